@@ -1,0 +1,105 @@
+package store
+
+import "time"
+
+// Kind says what an event records.
+type Kind string
+
+// The kinds of event. docs/events.md describes each and its fields.
+const (
+	KindMessage    Kind = "message"     // a message from the owner or from others
+	KindAnswer     Kind = "answer"      // one model call's answer: text, thinking, tool calls, usage
+	KindToolResult Kind = "tool_result" // one tool call's answer
+	KindSummary    Kind = "summary"     // a summary of the events it covers
+	KindModelSet   Kind = "model_set"   // /model:set: the conversation's model from here on
+	KindCheckpoint Kind = "checkpoint"  // where the window starts, and the tokens before it
+)
+
+// Event is one entry of a conversation's append-only log. Its Seq is
+// written once, and nothing of it changes after it is written. Fields
+// not used by its Kind are left empty.
+type Event struct {
+	Seq  int64     `json:"seq"`
+	Time time.Time `json:"time"`
+	Kind Kind      `json:"kind"`
+
+	// A message: who sent it (empty From is the owner), the header it was
+	// sent to the model with (date, local time, connection, speaker), its
+	// text and attachments. Steered marks one that joined a running turn.
+	From     string `json:"from,omitempty"`
+	FromName string `json:"fromName,omitempty"`
+	Hops     int    `json:"hops,omitempty"`
+	Header   string `json:"header,omitempty"`
+	Text     string `json:"text,omitempty"`
+	Parts    []Part `json:"parts,omitempty"`
+	Steered  bool   `json:"steered,omitempty"`
+
+	// An answer: thinking (kept, never shown), the calls it makes, and
+	// what the provider said of the call.
+	Thinking   []Thinking `json:"thinking,omitempty"`
+	Calls      []ToolCall `json:"calls,omitempty"`
+	Model      string     `json:"model,omitempty"`
+	Provider   string     `json:"provider,omitempty"`
+	ResponseID string     `json:"responseId,omitempty"`
+	Usage      *Usage     `json:"usage,omitempty"`
+	LatencyMS  int64      `json:"latencyMs,omitempty"`
+	CostUSD    float64    `json:"costUsd,omitempty"`
+
+	// A tool's answer: which call it answers, and whether it failed.
+	CallID  string `json:"callId,omitempty"`
+	Tool    string `json:"tool,omitempty"`
+	IsError bool   `json:"isError,omitempty"`
+
+	// A summary: the range of events it stands for.
+	Covers *Range `json:"covers,omitempty"`
+
+	// A checkpoint: where the window starts.
+	Window *Checkpoint `json:"window,omitempty"`
+}
+
+// Part is an attachment of a message: an image, a voice note or a document,
+// its bytes base64 as the prompt carried them.
+type Part struct {
+	Type     string `json:"type"` // image, audio, resource
+	MimeType string `json:"mimeType,omitempty"`
+	Name     string `json:"name,omitempty"` // a resource's URI or file name
+	Data     string `json:"data,omitempty"` // base64
+	Text     string `json:"text,omitempty"` // a text resource's contents
+}
+
+// Thinking is a provider's thinking block, kept so a later call can send it
+// back, never shown.
+type Thinking struct {
+	Text      string `json:"text,omitempty"`
+	Signature string `json:"signature,omitempty"`
+	Redacted  string `json:"redacted,omitempty"`
+}
+
+// ToolCall is one call an answer makes.
+type ToolCall struct {
+	ID    string `json:"id"`
+	Name  string `json:"name"`  // as offered: memory__search
+	Input string `json:"input"` // its arguments, JSON
+}
+
+// Usage is the provider's own count of a call's tokens.
+type Usage struct {
+	In         int64 `json:"in"`
+	Out        int64 `json:"out"`
+	CacheRead  int64 `json:"cacheRead,omitempty"`
+	CacheWrite int64 `json:"cacheWrite,omitempty"`
+}
+
+// Range is a closed range of sequence numbers.
+type Range struct {
+	From int64 `json:"from"`
+	To   int64 `json:"to"`
+}
+
+// Checkpoint says where a window starts: its first event, that event's
+// time, and the rough tokens of the conversation before it.
+type Checkpoint struct {
+	Start        int64     `json:"start"`
+	StartTime    time.Time `json:"startTime"`
+	TokensBefore int64     `json:"tokensBefore"`
+}

@@ -1,0 +1,46 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// MaxLine bounds one event's line, so a corrupt file can't make a reader
+// hold an unbounded line. A tool's answer is kept to 32 KiB and a message's
+// attachments to what a bridge sends; 64 MiB leaves room for both.
+const MaxLine = 64 << 20
+
+// MarshalLine encodes e as one line of JSON, ending in a newline: the form
+// of an event in events.jsonl and inside compact frames.
+func MarshalLine(e Event) ([]byte, error) {
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode event %d: %w", e.Seq, err)
+	}
+	return append(b, '\n'), nil
+}
+
+// ParseLine decodes one line (its newline optional) as an event. A line
+// that isn't an event is ErrCorrupt; the caller adds the file and place.
+func ParseLine(line []byte) (Event, error) {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	if len(line) > MaxLine {
+		return Event{}, fmt.Errorf("%w: line of %d bytes is over %d", ErrCorrupt, len(line), MaxLine)
+	}
+	var e Event
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if err := dec.Decode(&e); err != nil {
+		return Event{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
+	}
+	if dec.More() {
+		return Event{}, fmt.Errorf("%w: more than one value on a line", ErrCorrupt)
+	}
+	if e.Seq < 1 {
+		return Event{}, fmt.Errorf("%w: sequence number %d is not positive", ErrCorrupt, e.Seq)
+	}
+	if e.Kind == "" {
+		return Event{}, fmt.Errorf("%w: event %d has no kind", ErrCorrupt, e.Seq)
+	}
+	return e, nil
+}

@@ -1,0 +1,90 @@
+// Package store is the seam through which Link Harness keeps everything of
+// an agent's: its settings, its instructions and files, and its
+// conversations, each an append-only log of events.
+//
+// A driver does three things only: append an event if its number is free
+// and the next, read from a number, and hold the lease that says a turn
+// runs. Everything else (the copy for people, conversion, forks, where a
+// window starts) is built on those three in this package and its users.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors a driver returns, tested with errors.Is.
+var (
+	// ErrSeqTaken: the event's number is already written, or is not the next.
+	ErrSeqTaken = errors.New("sequence number taken or not next")
+	// ErrLeaseHeld: another holder's lease has not expired.
+	ErrLeaseHeld = errors.New("lease held")
+	// ErrCorrupt: stored bytes don't read as events; the error names the file and place.
+	ErrCorrupt = errors.New("corrupt")
+)
+
+// Conversations keeps the conversations of one agent. Threads are named by
+// their contract thread id (telegram:42); the driver chooses where.
+type Conversations interface {
+	// Append writes e as event e.Seq of thread if that number is free and
+	// the next (1 for the first); ErrSeqTaken otherwise. Once Append
+	// returns nil the event is durable.
+	Append(ctx context.Context, thread string, e Event) error
+	// Read returns the thread's events numbered from and after, in order.
+	// A thread with no events reads as none.
+	Read(ctx context.Context, thread string, from int64) ([]Event, error)
+	// Lease takes the lease that says a turn runs, or renews it for the
+	// holder that has it, until now+ttl. A lease held by another holder and
+	// not yet expired gives ErrLeaseHeld.
+	Lease(ctx context.Context, thread, holder string, ttl time.Duration) (Lease, error)
+	// Release lets the holder's lease go; it is not an error if the holder
+	// no longer has it.
+	Release(ctx context.Context, thread, holder string) error
+}
+
+// Lease says who runs a turn in a conversation, and until when.
+type Lease struct {
+	Holder  string    `json:"holder"`
+	Expires time.Time `json:"expires"`
+}
+
+// LatestReader is the optional capability of reading a conversation's
+// latest events without reading all of it.
+type LatestReader interface {
+	// Latest returns the thread's last n events, in order.
+	Latest(ctx context.Context, thread string, n int) ([]Event, error)
+}
+
+// Closer is implemented by drivers holding files or connections.
+type Closer interface {
+	Close() error
+}
+
+// Latest reads the thread's last n events, with the driver's LatestReader
+// when it has one.
+func Latest(ctx context.Context, c Conversations, thread string, n int) ([]Event, error) {
+	if lr, ok := c.(LatestReader); ok {
+		return lr.Latest(ctx, thread, n)
+	}
+	all, err := c.Read(ctx, thread, 1)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) > n {
+		all = all[len(all)-n:]
+	}
+	return all, nil
+}
+
+// Next is the number the thread's next event takes.
+func Next(ctx context.Context, c Conversations, thread string) (int64, error) {
+	last, err := Latest(ctx, c, thread, 1)
+	if err != nil {
+		return 0, err
+	}
+	if len(last) == 0 {
+		return 1, nil
+	}
+	return last[0].Seq + 1, nil
+}
