@@ -1,0 +1,62 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// RecoverParams are _link/recover's params: empty or {} for the single
+// phase; two_phase asks for ids; done lets answers with those ids go.
+type RecoverParams struct {
+	TwoPhase bool     `json:"two_phase,omitempty"`
+	Done     []string `json:"done,omitempty"`
+}
+
+// RecoverResult is _link/recover's answer.
+type RecoverResult struct {
+	Answers []RecoveredAnswer `json:"answers"`
+}
+
+// RecoveredAnswer is one answer nobody took: its thread and text, and in
+// the two-phase form its opaque id.
+type RecoveredAnswer struct {
+	ID     string `json:"id,omitempty"`
+	Thread string `json:"thread"`
+	Text   string `json:"text"`
+}
+
+// MaxDone bounds the ids one done request lets go.
+const MaxDone = 4096
+
+// ParseRecoverParams reads _link/recover's params: absent, null or an
+// object with two_phase (a boolean) and done (a list of strings).
+func ParseRecoverParams(raw json.RawMessage) (RecoverParams, error) {
+	raw = bytes.TrimSpace(raw)
+	var p RecoverParams
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
+		return p, refuse("recover", "params are an object: {}, {\"two_phase\": true} or {\"done\": [ids]}")
+	}
+	if v, ok := fields["two_phase"]; ok {
+		if err := parseBool(v, "two_phase", &p.TwoPhase); err != nil {
+			return p, err
+		}
+	}
+	if v, ok := fields["done"]; ok {
+		if err := json.Unmarshal(v, &p.Done); err != nil {
+			return p, refuse("done", "done is a list of ids, each a string")
+		}
+		if len(p.Done) > MaxDone {
+			return p, refuse("done", "done is at most %d ids", MaxDone)
+		}
+	}
+	return p, nil
+}
+
+// TakenParams are _link/taken's: the session whose message was had.
+type TakenParams struct {
+	SessionID string `json:"sessionId"`
+}
