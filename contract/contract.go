@@ -9,7 +9,7 @@ import "strconv"
 
 // Paths an endpoint answers at.
 const (
-	ACPPath    = "/acp"        // the WebSocket upgrade, one per message
+	ACPPath    = "/acp"         // the WebSocket upgrade, one per message
 	ProofPath  = "/_link/proof" // GET: the endpoint proves it holds the key
 	HealthPath = "/health"
 )
