@@ -1,0 +1,172 @@
+package log
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// block is how much a backwards read takes from the file at a time: a
+// turn's latest 32 events of a chat fit in one.
+const block = 64 << 10
+
+// completeEnd is the offset just past the last newline of r's first size
+// bytes: where the complete lines end. What's after it is a final line a
+// writer didn't finish, never acknowledged, which no reader reads and the
+// next writer cuts off.
+func completeEnd(r io.ReaderAt, size int64) (int64, error) {
+	buf := make([]byte, block)
+	for pos := size; pos > 0; {
+		n := min(int64(len(buf)), pos)
+		pos -= n
+		b := buf[:n]
+		if _, err := r.ReadAt(b, pos); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return pos + int64(i) + 1, nil
+		}
+		if size-pos > store.MaxLine+1 {
+			// A final line this long is no event's; reading on would read
+			// the whole file for nothing.
+			return 0, fmt.Errorf("%w: final line at byte %d is over %d bytes", store.ErrCorrupt, pos, store.MaxLine)
+		}
+	}
+	return 0, nil
+}
+
+// backwards calls fn with each complete line of r ending at or before
+// end (an offset just past a newline, or 0), last first: the line without
+// its newline, and the offset it starts at. It stops when fn says so, at
+// the start of the file, or at an error. A line is read once, and only
+// the blocks that hold the lines fn takes are read.
+func backwards(r io.ReaderAt, end int64, fn func(line []byte, off int64) (more bool, err error)) error {
+	// win holds the file's bytes [start, start+len(win)); the line being
+	// found ends at le, just past its newline.
+	var win []byte
+	start, le := end, end
+	size := int64(block)
+	for le > 0 {
+		// The newline that ends the line before this one.
+		i := -1
+		if le > start {
+			i = bytes.LastIndexByte(win[:le-1-start], '\n')
+		}
+		if i < 0 && start > 0 {
+			if le-start > store.MaxLine+1 {
+				return fmt.Errorf("%w: line ending at byte %d is over %d bytes", store.ErrCorrupt, le, store.MaxLine)
+			}
+			// Read the block before the window, twice as large each time
+			// one line needs more, and keep only what's left to read.
+			n := min(size, start)
+			size *= 2
+			next := make([]byte, n+le-start)
+			if _, err := r.ReadAt(next[:n], start-n); err != nil {
+				return err
+			}
+			copy(next[n:], win[:le-start])
+			win, start = next, start-n
+			continue
+		}
+		ls := start + int64(i) + 1 // 0 when i is -1 and the window starts the file
+		more, err := fn(win[ls-start:le-1-start], ls)
+		if err != nil || !more {
+			return err
+		}
+		le = ls
+	}
+	return nil
+}
+
+// lastLines reads the complete lines of r before end, last first, parsing
+// each, until stop says it has what it needs. Numbers must run down by one
+// from each line to the one before it; a line out of order is corrupt.
+// path names the file in errors.
+func lastLines(r io.ReaderAt, end int64, path string, stop func(e store.Event) bool) ([]store.Event, error) {
+	var (
+		es      []store.Event
+		stopped bool
+	)
+	err := backwards(r, end, func(line []byte, off int64) (bool, error) {
+		e, err := store.ParseLine(line)
+		if err != nil {
+			return false, fmt.Errorf("%s at byte %d: %w", path, off, err)
+		}
+		if len(es) > 0 && e.Seq != es[len(es)-1].Seq-1 {
+			return false, fmt.Errorf("%s at byte %d: %w: event %d before event %d", path, off, store.ErrCorrupt, e.Seq, es[len(es)-1].Seq)
+		}
+		es = append(es, e)
+		stopped = stop(e)
+		return !stopped, nil
+	})
+	if err != nil {
+		if !errors.Is(err, store.ErrCorrupt) {
+			err = fmt.Errorf("read %s: %w", path, err)
+		}
+		return nil, err
+	}
+	if !stopped && len(es) > 0 && es[len(es)-1].Seq != 1 {
+		// The file's first line is not event 1.
+		return nil, fmt.Errorf("%s at byte 0: %w: first event is %d", path, store.ErrCorrupt, es[len(es)-1].Seq)
+	}
+	for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
+		es[i], es[j] = es[j], es[i]
+	}
+	return es, nil
+}
+
+// scan reads the complete lines of r from its start, in order, returning
+// the events numbered from and after. Event k must be line k; a line that
+// isn't, or isn't an event, is corrupt, named by its line number and byte
+// offset. A final line without its newline is not read.
+func scan(r io.Reader, path string, from int64) ([]store.Event, error) {
+	s := bufio.NewScanner(r)
+	s.Buffer(make([]byte, 0, block), store.MaxLine+1)
+	s.Split(splitLines)
+	var (
+		es  []store.Event
+		off int64
+		n   int64
+	)
+	for s.Scan() {
+		line := s.Bytes()
+		if line[len(line)-1] != '\n' {
+			break // unfinished, never acknowledged
+		}
+		n++
+		e, err := store.ParseLine(line)
+		if err == nil && e.Seq != n {
+			err = fmt.Errorf("%w: event %d on line %d", store.ErrCorrupt, e.Seq, n)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d (byte %d): %w", path, n, off, err)
+		}
+		if e.Seq >= from {
+			es = append(es, e)
+		}
+		off += int64(len(line))
+	}
+	if err := s.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return nil, fmt.Errorf("%s line %d (byte %d): %w: line over %d bytes", path, n+1, off, store.ErrCorrupt, store.MaxLine)
+		}
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return es, nil
+}
+
+// splitLines is a bufio.SplitFunc giving each line with its newline, and
+// a final line without one as it is, so the caller can tell it unfinished.
+func splitLines(data []byte, atEOF bool) (int, []byte, error) {
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		return i + 1, data[:i+1], nil
+	}
+	if atEOF && len(data) > 0 {
+		return len(data), data, nil
+	}
+	return 0, nil, nil
+}

@@ -1,0 +1,254 @@
+// Package log keeps an agent's conversations as logs: each conversation a
+// folder of its own, its events the lines of events.jsonl, one JSON event
+// a line (store.MarshalLine). A lock on the file serializes writers across
+// processes; an event is written only if its number is the next, an
+// unfinished final line left by a writer that stopped is cut off before
+// the next append, and an append is on the disk before it returns. The
+// latest events are read backwards from the file's end, so a turn's read
+// costs the same however long the conversation. The lease that says a
+// turn runs is lease.json beside the events, changed under the same lock.
+package log
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+)
+
+// File names of a conversation's folder.
+const (
+	EventsFile = "events.jsonl"
+	LeaseFile  = "lease.json"
+)
+
+// Driver keeps the conversations of one agent under its conversations
+// folder.
+type Driver struct {
+	chats string
+	// Now is the clock leases are taken and expire by.
+	Now func() time.Time
+}
+
+var (
+	_ store.Conversations = (*Driver)(nil)
+	_ store.LatestReader  = (*Driver)(nil)
+)
+
+// Open keeps conversations in chats, the agent's conversations folder
+// (store.Paths.Chats): each thread's in the folder contract.ThreadFolder
+// names, made at its first append.
+func Open(chats string) *Driver {
+	return &Driver{chats: chats, Now: time.Now}
+}
+
+// Folder is the folder of thread's conversation.
+func (d *Driver) Folder(thread string) (string, error) {
+	name, err := contract.ThreadFolder(thread)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d.chats, name), nil
+}
+
+// Append writes e as the thread's event e.Seq if that is the next number,
+// and returns once it's on the disk.
+func (d *Driver) Append(ctx context.Context, thread string, e store.Event) error {
+	if err := d.append(ctx, thread, e); err != nil {
+		return fmt.Errorf("append %s#%d: %w", thread, e.Seq, err)
+	}
+	return nil
+}
+
+func (d *Driver) append(ctx context.Context, thread string, e store.Event) error {
+	if e.Seq < 1 {
+		return fmt.Errorf("%w: numbers start at 1", store.ErrSeqTaken)
+	}
+	e.Time = e.Time.UTC()
+	if e.Window != nil {
+		w := *e.Window
+		w.StartTime = w.StartTime.UTC()
+		e.Window = &w
+	}
+	line, err := store.MarshalLine(e)
+	if err != nil {
+		return err
+	}
+	if len(line) > store.MaxLine {
+		return fmt.Errorf("event of %d bytes is over %d", len(line), store.MaxLine)
+	}
+	dir, err := d.Folder(thread)
+	if err != nil {
+		return err
+	}
+	f, err := openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, unix.LOCK_EX)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	end, err := completeEnd(f, info.Size())
+	if err != nil {
+		return fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	if end < info.Size() {
+		// A writer stopped mid-line: its event was never acknowledged.
+		if err := f.Truncate(end); err != nil {
+			return err
+		}
+	}
+	last, err := lastSeq(f, end)
+	if err != nil {
+		return err
+	}
+	if e.Seq != last+1 {
+		return fmt.Errorf("%w: the next is %d", store.ErrSeqTaken, last+1)
+	}
+	if _, err := f.WriteAt(line, end); err != nil {
+		// Leave no part of it for a reader; the next writer would cut it
+		// off anyway.
+		_ = f.Truncate(end)
+		return err
+	}
+	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	if e.Seq == 1 {
+		// The file, and maybe its folder, are new: make their names as
+		// durable as the event.
+		if err := syncDir(dir); err != nil {
+			return err
+		}
+		if err := syncDir(d.chats); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// lastSeq is the number of the last event of f's complete lines before
+// end, 0 for none.
+func lastSeq(f *os.File, end int64) (int64, error) {
+	if end == 0 {
+		return 0, nil
+	}
+	last, err := lastLines(f, end, f.Name(), func(store.Event) bool { return true })
+	if err != nil {
+		return 0, err
+	}
+	return last[0].Seq, nil
+}
+
+// openLocked opens dir's events.jsonl with flag and takes how on it; a
+// flag with O_CREATE makes the folder first. The lock goes with the file's
+// closing.
+func openLocked(ctx context.Context, dir string, flag, how int) (*os.File, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if flag&os.O_CREATE != 0 {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(filepath.Join(dir, EventsFile), flag, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := lock(ctx, f, how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// reading opens the thread's events for reading under the shared lock;
+// a conversation not begun is (nil, 0).
+func (d *Driver) reading(ctx context.Context, thread string) (*os.File, int64, error) {
+	dir, err := d.Folder(thread)
+	if err != nil {
+		return nil, 0, err
+	}
+	f, err := openLocked(ctx, dir, os.O_RDONLY, unix.LOCK_SH)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	end, err := completeEnd(f, info.Size())
+	if err != nil {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return f, end, nil
+}
+
+// Read returns the thread's events numbered from and after. From the
+// first, it reads the file through; from a later number, it reads
+// backwards from the end only as far as that number.
+func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
+	f, end, err := d.reading(ctx, thread)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", thread, err)
+	}
+	if f == nil {
+		return nil, nil
+	}
+	defer f.Close()
+	var es []store.Event
+	if from <= 1 {
+		es, err = scan(io.NewSectionReader(f, 0, end), f.Name(), from)
+	} else {
+		es, err = lastLines(f, end, f.Name(), func(e store.Event) bool { return e.Seq <= from })
+		if len(es) > 0 && es[0].Seq < from {
+			es = es[1:] // the line before from, read to see there's nothing after it
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", thread, err)
+	}
+	return es, nil
+}
+
+// Latest returns the thread's last n events, reading backwards from the
+// end of its file only the lines it returns.
+func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
+	if n <= 0 {
+		if _, err := d.Folder(thread); err != nil {
+			return nil, fmt.Errorf("latest %s: %w", thread, err)
+		}
+		return nil, nil
+	}
+	f, end, err := d.reading(ctx, thread)
+	if err != nil {
+		return nil, fmt.Errorf("latest %s: %w", thread, err)
+	}
+	if f == nil {
+		return nil, nil
+	}
+	defer f.Close()
+	count := 0
+	es, err := lastLines(f, end, f.Name(), func(store.Event) bool { count++; return count >= n })
+	if err != nil {
+		return nil, fmt.Errorf("latest %s: %w", thread, err)
+	}
+	return es, nil
+}
