@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -171,20 +172,19 @@ func parseBool(v json.RawMessage, field string, dst *bool) error {
 }
 
 func parseHops(v json.RawMessage) (int, error) {
+	v = bytes.TrimSpace(v)
 	var n json.Number
-	dec := json.NewDecoder(bytes.NewReader(v))
-	dec.UseNumber()
-	if err := dec.Decode(&n); err != nil {
+	if len(v) == 0 || v[0] == '"' || json.Unmarshal(v, &n) != nil {
 		return 0, refuse("hops", "hops is a non-negative integer")
 	}
-	i, err := n.Int64()
-	if err != nil || i < 0 {
+	f, err := n.Float64()
+	if err != nil || f < 0 || f != math.Trunc(f) {
 		return 0, refuse("hops", "hops is a non-negative integer")
 	}
-	if i > MaxHops {
+	if f > MaxHops {
 		return 0, refuse("hops", "hops is at most %d", MaxHops)
 	}
-	return int(i), nil
+	return int(f), nil
 }
 
 func parseTools(v json.RawMessage) ([]string, error) {
