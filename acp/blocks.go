@@ -1,0 +1,104 @@
+package acp
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// MaxBlocks bounds the content blocks of one prompt.
+const MaxBlocks = 1024
+
+// DecodeBlocks reads a prompt's content blocks and checks each: text has
+// its text; image and audio their base64 data and MIME type; a resource
+// its uri and text or base64 blob; a resource_link its uri. A block that
+// isn't one of these is refused with a *contract.RuleError naming the
+// rule.
+func DecodeBlocks(raw json.RawMessage) ([]Block, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, refuse("a prompt is a list of content blocks")
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, refuse("a prompt is a list of content blocks")
+	}
+	if len(items) > MaxBlocks {
+		return nil, refuse("a prompt is at most %d content blocks", MaxBlocks)
+	}
+	blocks := make([]Block, 0, len(items))
+	for i, item := range items {
+		var b Block
+		if err := json.Unmarshal(item, &b); err != nil {
+			return nil, refuse("block %d: a content block is an object with a type and its fields as strings", i)
+		}
+		if err := checkBlock(b); err != nil {
+			return nil, refuse("block %d: %s", i, err)
+		}
+		blocks = append(blocks, b)
+	}
+	return blocks, nil
+}
+
+type blockError string
+
+func (e blockError) Error() string { return string(e) }
+
+func checkBlock(b Block) error {
+	switch b.Type {
+	case "text":
+		return nil
+	case "image", "audio":
+		if b.MimeType == "" {
+			return blockError("an " + b.Type + " block has a mimeType")
+		}
+		if !isBase64(b.Data) {
+			return blockError("an " + b.Type + " block's data is base64, not empty")
+		}
+	case "resource":
+		r := b.Resource
+		if r == nil || r.URI == "" {
+			return blockError("a resource block holds a resource with a uri")
+		}
+		if r.Blob != "" && !isBase64(r.Blob) {
+			return blockError("a resource's blob is base64")
+		}
+	case "resource_link":
+		if b.URI == "" {
+			return blockError("a resource_link block has a uri")
+		}
+	default:
+		return blockError("a block's type is text, image, audio, resource or resource_link")
+	}
+	return nil
+}
+
+// isBase64 says whether s is non-empty standard base64, padded.
+func isBase64(s string) bool {
+	if s == "" || len(s)%4 != 0 {
+		return false
+	}
+	pad := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '=':
+			if i < len(s)-2 {
+				return false
+			}
+			pad++
+		case pad > 0:
+			return false
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func refuse(format string, args ...any) error {
+	return &contract.RuleError{Field: "prompt", Rule: fmt.Sprintf(format, args...)}
+}

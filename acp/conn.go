@@ -1,0 +1,265 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrClosed is returned by calls on a Conn whose connection has ended.
+var ErrClosed = errors.New("acp connection closed")
+
+// Handler handles a peer's request or notification. It runs on the
+// connection's read loop, so messages are handled in the order they came
+// and a notification's handling ends before the next message is read. A
+// request is answered with r.Reply or r.Fail, then or later: a handler
+// with long work (a prompt's turn) starts a goroutine and answers from it.
+type Handler func(ctx context.Context, r *Request)
+
+// Request is one incoming request or notification.
+type Request struct {
+	ID     json.RawMessage // nil for a notification
+	Method string
+	Params json.RawMessage // raw, as it came
+
+	conn    *Conn
+	replied atomic.Bool
+}
+
+// IsNotification says whether r expects no answer.
+func (r *Request) IsNotification() bool { return r.ID == nil }
+
+// Reply answers r with result: a json.RawMessage goes out as it is,
+// anything else marshalled. Replying to a notification, or twice, does
+// nothing.
+func (r *Request) Reply(ctx context.Context, result any) error {
+	if r.ID == nil || r.replied.Swap(true) {
+		return nil
+	}
+	raw, err := rawOf(result)
+	if err != nil {
+		return r.conn.send(ctx, &Message{ID: r.ID, Error: ErrorOf(fmt.Errorf("encode result of %s: %w", r.Method, err))})
+	}
+	if raw == nil {
+		raw = json.RawMessage("null")
+	}
+	return r.conn.send(ctx, &Message{ID: r.ID, Result: raw})
+}
+
+// Fail answers r with err, as ErrorOf maps it.
+func (r *Request) Fail(ctx context.Context, err error) error {
+	if r.ID == nil || r.replied.Swap(true) {
+		return nil
+	}
+	return r.conn.send(ctx, &Message{ID: r.ID, Error: ErrorOf(err)})
+}
+
+// Conn is a JSON-RPC 2.0 peer over a Framer: it sends requests and awaits
+// their responses, sends notifications, and hands what the other side
+// sends to a Handler. Writes are safe from any goroutine.
+type Conn struct {
+	f       Framer
+	handler Handler
+
+	wsem chan struct{} // one write at a time
+
+	mu      sync.Mutex
+	nextID  int64
+	pending map[string]chan *Message
+	done    chan struct{} // closed when Run ends
+	runErr  error
+	life    context.Context // lives while Run reads; writes use it
+	stop    context.CancelFunc
+	started atomic.Bool
+}
+
+// NewConn makes a peer over f; h handles incoming requests and
+// notifications (nil answers every request method-not-found). Run starts
+// it.
+func NewConn(f Framer, h Handler) *Conn {
+	if h == nil {
+		h = func(ctx context.Context, r *Request) {
+			r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", r.Method))
+		}
+	}
+	life, stop := context.WithCancel(context.Background())
+	return &Conn{f: f, handler: h, wsem: make(chan struct{}, 1), pending: map[string]chan *Message{}, done: make(chan struct{}), life: life, stop: stop}
+}
+
+// Run reads messages until the connection ends or ctx is done, and
+// returns nil when the peer closed it cleanly. Calls still waiting then
+// fail with ErrClosed. Run is called once.
+func (c *Conn) Run(ctx context.Context) error {
+	if c.started.Swap(true) {
+		return errors.New("acp connection: run twice")
+	}
+	stopLife := context.AfterFunc(ctx, c.stop)
+	defer stopLife()
+	err := c.read(ctx)
+	c.mu.Lock()
+	c.runErr = err
+	for id, ch := range c.pending {
+		close(ch)
+		delete(c.pending, id)
+	}
+	c.mu.Unlock()
+	c.stop()
+	close(c.done)
+	return err
+}
+
+func (c *Conn) read(ctx context.Context) error {
+	for {
+		b, err := c.f.ReadMessage(c.life)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		m, err := DecodeMessage(b)
+		if err != nil {
+			// Nothing to answer but the error itself, under a null id.
+			if err := c.send(ctx, &Message{Error: ErrorOf(err)}); err != nil {
+				return err
+			}
+			continue
+		}
+		if m.IsResponse() {
+			c.deliver(m)
+			continue
+		}
+		c.handler(ctx, &Request{ID: m.ID, Method: m.Method, Params: m.Params, conn: c})
+	}
+}
+
+func (c *Conn) deliver(m *Message) {
+	c.mu.Lock()
+	ch, ok := c.pending[string(m.ID)]
+	delete(c.pending, string(m.ID))
+	c.mu.Unlock()
+	if ok {
+		ch <- m
+	}
+}
+
+// Done is closed once Run has ended.
+func (c *Conn) Done() <-chan struct{} { return c.done }
+
+// Err is why Run ended: nil for a clean close, or while it runs.
+func (c *Conn) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.runErr
+}
+
+// Call sends a request and waits for its response: the raw result, or an
+// *Error the peer answered. params may be a json.RawMessage, sent as it is.
+func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	raw, err := rawOf(params)
+	if err != nil {
+		return nil, fmt.Errorf("call %s: encode params: %w", method, err)
+	}
+	ch := make(chan *Message, 1)
+	c.mu.Lock()
+	if c.isDone() {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("call %s: %w", method, ErrClosed)
+	}
+	c.nextID++
+	id := json.RawMessage(strconv.FormatInt(c.nextID, 10))
+	c.pending[string(id)] = ch
+	c.mu.Unlock()
+	if err := c.send(ctx, &Message{ID: id, Method: method, Params: raw}); err != nil {
+		c.forget(id)
+		return nil, fmt.Errorf("call %s: %w", method, err)
+	}
+	select {
+	case m, ok := <-ch:
+		if !ok {
+			return nil, fmt.Errorf("call %s: %w", method, ErrClosed)
+		}
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		c.forget(id)
+		return nil, fmt.Errorf("call %s: %w", method, ctx.Err())
+	}
+}
+
+func (c *Conn) forget(id json.RawMessage) {
+	c.mu.Lock()
+	delete(c.pending, string(id))
+	c.mu.Unlock()
+}
+
+func (c *Conn) isDone() bool {
+	select {
+	case <-c.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// Notify sends a notification. params may be a json.RawMessage, sent as
+// it is.
+func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	raw, err := rawOf(params)
+	if err != nil {
+		return fmt.Errorf("notify %s: encode params: %w", method, err)
+	}
+	if err := c.send(ctx, &Message{Method: method, Params: raw}); err != nil {
+		return fmt.Errorf("notify %s: %w", method, err)
+	}
+	return nil
+}
+
+// send writes m. ctx bounds only the wait for the write's turn: the write
+// itself runs under the connection's own life, since a cancelled write
+// context would end the whole WebSocket.
+func (c *Conn) send(ctx context.Context, m *Message) error {
+	b, err := m.Encode()
+	if err != nil {
+		return err
+	}
+	if c.life.Err() != nil {
+		return ErrClosed
+	}
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.life.Done():
+		return ErrClosed
+	}
+	defer func() { <-c.wsem }()
+	if c.life.Err() != nil {
+		return ErrClosed
+	}
+	if err := c.f.WriteMessage(c.life, b); err != nil {
+		if c.life.Err() != nil {
+			return ErrClosed
+		}
+		return err
+	}
+	return nil
+}
+
+// Close ends the connection through the framer (a WebSocket's close
+// handshake): Run returns once the framer's read ends.
+func (c *Conn) Close() error {
+	err := c.f.Close()
+	c.stop()
+	return err
+}

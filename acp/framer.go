@@ -1,0 +1,27 @@
+package acp
+
+import (
+	"context"
+	"errors"
+)
+
+// Framer carries whole JSON-RPC messages over some connection, one at a
+// time each way. ReadMessage returns io.EOF once the peer has closed the
+// connection cleanly. WriteMessage may be called from one goroutine at a
+// time (Conn serialises its writes); ReadMessage likewise.
+type Framer interface {
+	// ReadMessage returns the next message's bytes. Cancelling ctx may
+	// end the connection, not only the read.
+	ReadMessage(ctx context.Context) ([]byte, error)
+	// WriteMessage sends one message.
+	WriteMessage(ctx context.Context, msg []byte) error
+	// Close ends the connection.
+	Close() error
+}
+
+// MaxMessage is the default bound of one message read: prompts carry
+// images, voice notes and documents in base64.
+const MaxMessage = 32 << 20
+
+// ErrTooLong is returned by a framer that read past its bound.
+var ErrTooLong = errors.New("message longer than the read limit")

@@ -1,0 +1,220 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// JSON-RPC 2.0 error codes, and ACP's.
+const (
+	CodeParseError     = -32700 // not JSON
+	CodeInvalidRequest = -32600 // JSON, but not a request, or one out of turn
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602 // params that break a rule; the message names it
+	CodeInternalError  = -32603
+)
+
+// Error is a JSON-RPC error object, sent and received as such.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
+
+// Errorf makes an Error of code with a formatted message.
+func Errorf(code int, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorOf is the one place an error becomes a JSON-RPC error: an *Error
+// stays itself, a *contract.RuleError is invalid params with its rule as
+// the message, a cancelled or expired context says so, and anything else
+// is an internal error carrying its text.
+func ErrorOf(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var rule *contract.RuleError
+	if errors.As(err, &rule) {
+		return &Error{Code: CodeInvalidParams, Message: rule.Error()}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Code: CodeInternalError, Message: "the request ended before its answer: " + err.Error()}
+	}
+	return &Error{Code: CodeInternalError, Message: err.Error()}
+}
+
+// Message is one JSON-RPC 2.0 message: a request (Method and ID), a
+// notification (Method, no ID) or a response (ID and Result or Error).
+// Params and Result are kept raw, as they came.
+type Message struct {
+	ID     json.RawMessage // nil for a notification; a string or number
+	Method string
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  *Error
+}
+
+// IsRequest says whether m is a request, awaiting a response.
+func (m *Message) IsRequest() bool { return m.Method != "" && m.ID != nil }
+
+// IsNotification says whether m is a notification.
+func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
+
+// IsResponse says whether m answers a request.
+func (m *Message) IsResponse() bool { return m.Method == "" }
+
+// wire is a message as JSON carries it, every member optional.
+type wire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  *string         `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// DecodeMessage reads one JSON-RPC 2.0 message. Anything that isn't one
+// (not JSON, a batch, a wrong version, an id that isn't a string or
+// number, a response with both or neither of result and error) is an
+// *Error: CodeParseError for bytes that aren't JSON, CodeInvalidRequest
+// for JSON that isn't a message.
+func DecodeMessage(b []byte) (*Message, error) {
+	b = bytes.TrimSpace(b)
+	if !json.Valid(b) {
+		return nil, &Error{Code: CodeParseError, Message: "a message is JSON"}
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "a message is a JSON object (batches are not ACP's)"}
+	}
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "a message's members have JSON-RPC's types: " + err.Error()}
+	}
+	if w.JSONRPC != "2.0" {
+		return nil, &Error{Code: CodeInvalidRequest, Message: `a message says "jsonrpc": "2.0"`}
+	}
+	m := &Message{Params: w.Params, Result: w.Result, Error: w.Error}
+	if w.ID != nil && string(w.ID) != "null" {
+		if !validID(w.ID) {
+			return nil, &Error{Code: CodeInvalidRequest, Message: "an id is a string or an integer"}
+		}
+		m.ID = w.ID
+	}
+	if w.Method != nil {
+		if *w.Method == "" {
+			return nil, &Error{Code: CodeInvalidRequest, Message: "a method is a non-empty string"}
+		}
+		if w.Result != nil || w.Error != nil {
+			return nil, &Error{Code: CodeInvalidRequest, Message: "a request has no result or error"}
+		}
+		m.Method = *w.Method
+		if p := bytes.TrimSpace(w.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
+			return nil, &Error{Code: CodeInvalidRequest, Message: "params are an object or an array"}
+		}
+		return m, nil
+	}
+	if (w.Result == nil) == (w.Error == nil) {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "a response has a result or an error, not both"}
+	}
+	if m.ID == nil && w.Error == nil {
+		return nil, &Error{Code: CodeInvalidRequest, Message: "a response with a result has an id"}
+	}
+	return m, nil
+}
+
+// validID says whether id is a JSON string or an integer.
+func validID(id json.RawMessage) bool {
+	switch {
+	case id[0] == '"':
+		var s string
+		return json.Unmarshal(id, &s) == nil
+	default:
+		var n json.Number
+		if json.Unmarshal(id, &n) != nil {
+			return false
+		}
+		_, err := n.Int64()
+		return err == nil
+	}
+}
+
+// Encode writes m as JSON. Params and Result go out byte for byte as they
+// are held (after a check that they are JSON), so a forwarded message is
+// what came.
+func (m *Message) Encode() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0"`)
+	if m.ID != nil {
+		b.WriteString(`,"id":`)
+		b.Write(m.ID)
+	} else if m.Method == "" {
+		b.WriteString(`,"id":null`)
+	}
+	if m.Method != "" {
+		name, _ := json.Marshal(m.Method)
+		b.WriteString(`,"method":`)
+		b.Write(name)
+		if len(m.Params) > 0 {
+			if !json.Valid(m.Params) {
+				return nil, fmt.Errorf("encode %s: params are not JSON", m.Method)
+			}
+			b.WriteString(`,"params":`)
+			b.Write(compactLine(m.Params))
+		}
+	} else if m.Error != nil {
+		e, err := json.Marshal(m.Error)
+		if err != nil {
+			return nil, fmt.Errorf("encode error: %w", err)
+		}
+		b.WriteString(`,"error":`)
+		b.Write(e)
+	} else {
+		result := m.Result
+		if len(result) == 0 {
+			result = json.RawMessage("null")
+		}
+		if !json.Valid(result) {
+			return nil, fmt.Errorf("encode result: not JSON")
+		}
+		b.WriteString(`,"result":`)
+		b.Write(compactLine(result))
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// compactLine returns raw JSON unchanged unless it holds a line break,
+// which only whitespace between tokens can be: then it is compacted, so
+// every encoded message fits on one line.
+func compactLine(raw json.RawMessage) []byte {
+	if bytes.IndexByte(raw, '\n') < 0 && bytes.IndexByte(raw, '\r') < 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// rawOf turns v into raw JSON: a json.RawMessage as it is, nil as
+// nothing, anything else marshalled.
+func rawOf(v any) (json.RawMessage, error) {
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return v, nil
+	default:
+		return json.Marshal(v)
+	}
+}

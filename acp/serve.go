@@ -1,0 +1,251 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// Serve is the server side of one message's connection: it answers
+// initialize, session/resume (session/load and session/new too, for other
+// clients) of the session its thread names, session/prompt by calling
+// a.Prompt, _link/recover by calling a.Recover, and session/cancel by
+// cancelling that session's running prompts' contexts. agentName is the
+// agent the endpoint routed the connection to, tools its Link-Tools
+// header (nil if none).
+//
+// A prompt's _meta.link, blocks and session are checked before anything
+// reaches the agent: a bad one is refused with invalid params naming the
+// rule. A turn keeps running if its caller goes; Serve returns once the
+// connection has ended and every prompt it started has returned (nil when
+// the client closed cleanly). Cancelling ctx cancels the turns too. Serve
+// does not close f.
+func Serve(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent) error {
+	s := &server{agent: agentName, tools: tools, a: a, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}}
+	s.conn = NewConn(f, s.handle)
+	s.ctx = ctx
+	err := s.conn.Run(ctx)
+	s.wg.Wait()
+	return err
+}
+
+type server struct {
+	agent string
+	tools *[]string
+	a     Agent
+	conn  *Conn
+	ctx   context.Context
+	wg    sync.WaitGroup
+
+	mu          sync.Mutex
+	initialized bool
+	sessions    map[string]bool               // opened on this connection
+	running     map[string]map[*turn]struct{} // by thread
+}
+
+// turn is one running prompt.
+type turn struct {
+	cancel    context.CancelFunc
+	cancelled bool // by session/cancel
+}
+
+func (s *server) handle(ctx context.Context, r *Request) {
+	switch r.Method {
+	case MethodInitialize:
+		s.mu.Lock()
+		s.initialized = true
+		s.mu.Unlock()
+		r.Reply(ctx, InitializeResult{
+			ProtocolVersion: ProtocolVersion,
+			AgentCapabilities: AgentCapabilities{
+				LoadSession:         true,
+				PromptCapabilities:  PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
+				SessionCapabilities: SessionCapabilities{Resume: &struct{}{}},
+			},
+			AuthMethods: []json.RawMessage{},
+		})
+	case MethodSessionResume, MethodSessionLoad:
+		if err := s.open(r.Params); err != nil {
+			r.Fail(ctx, err)
+			return
+		}
+		// Nothing of the thread's history is replayed: a bridge sends the
+		// message alone, and the harness holds the rest.
+		r.Reply(ctx, json.RawMessage("{}"))
+	case MethodSessionNew:
+		if err := s.needInit(); err != nil {
+			r.Fail(ctx, err)
+			return
+		}
+		s.mu.Lock()
+		s.sessions[contract.DefaultThread] = true
+		s.mu.Unlock()
+		r.Reply(ctx, NewSessionResult{SessionID: contract.DefaultThread})
+	case MethodSessionPrompt:
+		s.prompt(ctx, r)
+	case MethodSessionCancel:
+		var p sessionParams
+		if json.Unmarshal(r.Params, &p) == nil && p.SessionID != nil {
+			s.cancel(*p.SessionID)
+		}
+	case contract.MethodRecover:
+		s.recover(ctx, r)
+	default:
+		r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", truncate(r.Method, 64)))
+	}
+}
+
+func (s *server) needInit() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.initialized {
+		return Errorf(CodeInvalidRequest, "initialize comes first")
+	}
+	return nil
+}
+
+// open checks a session request's params and opens its thread's session.
+func (s *server) open(params json.RawMessage) error {
+	if err := s.needInit(); err != nil {
+		return err
+	}
+	var p sessionParams
+	if err := json.Unmarshal(params, &p); err != nil || p.SessionID == nil {
+		return &contract.RuleError{Field: "sessionId", Rule: "a session's sessionId is its thread, a string"}
+	}
+	if err := contract.ParseThread(*p.SessionID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.sessions[*p.SessionID] = true
+	s.mu.Unlock()
+	return nil
+}
+
+// prompt checks a session/prompt and runs its turn in a goroutine of its
+// own, so the connection keeps reading (session/cancel).
+func (s *server) prompt(ctx context.Context, r *Request) {
+	p, err := s.checkPrompt(r.Params)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	tctx, cancel := context.WithCancel(s.ctx)
+	t := &turn{cancel: cancel}
+	s.mu.Lock()
+	if s.running[p.Thread] == nil {
+		s.running[p.Thread] = map[*turn]struct{}{}
+	}
+	s.running[p.Thread][t] = struct{}{}
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		st := &stream{conn: s.conn, thread: p.Thread}
+		ans, err := s.a.Prompt(tctx, p, st)
+		s.mu.Lock()
+		delete(s.running[p.Thread], t)
+		cancelled := t.cancelled
+		s.mu.Unlock()
+		if err != nil && cancelled && errors.Is(err, context.Canceled) {
+			ans, err = Answer{StopReason: StopCancelled}, nil
+		}
+		// Writes run under the connection's life, never the turn's context.
+		wctx := context.WithoutCancel(tctx)
+		if err != nil {
+			r.Fail(wctx, err)
+			return
+		}
+		if err := st.Taken(wctx); err != nil {
+			return
+		}
+		res := PromptResult{StopReason: ans.StopReason}
+		if res.StopReason == "" {
+			res.StopReason = StopEndTurn
+		}
+		if ans.Steered {
+			res.Meta = &LinkMeta{Link: contract.Said{Steered: true}}
+		}
+		r.Reply(wctx, res)
+	}()
+}
+
+// checkPrompt builds the agent's Prompt from session/prompt's params, or
+// says which rule they break.
+func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
+	s.mu.Lock()
+	initialized := s.initialized
+	s.mu.Unlock()
+	if !initialized {
+		return Prompt{}, Errorf(CodeInvalidRequest, "initialize comes first")
+	}
+	var pp promptParams
+	if err := json.Unmarshal(params, &pp); err != nil {
+		return Prompt{}, &contract.RuleError{Field: "session/prompt", Rule: "params are an object with sessionId, prompt and _meta"}
+	}
+	if pp.SessionID == nil {
+		return Prompt{}, &contract.RuleError{Field: "sessionId", Rule: "a prompt names its session"}
+	}
+	thread := *pp.SessionID
+	s.mu.Lock()
+	open := s.sessions[thread]
+	none := len(s.sessions) == 0
+	s.mu.Unlock()
+	if none {
+		return Prompt{}, Errorf(CodeInvalidRequest, "a prompt comes after session/resume of its thread")
+	}
+	if !open {
+		return Prompt{}, &contract.RuleError{Field: "sessionId", Rule: "a prompt's sessionId is a session resumed on this connection"}
+	}
+	said, err := contract.ParseMeta(pp.Meta)
+	if err != nil {
+		return Prompt{}, err
+	}
+	blocks, err := DecodeBlocks(pp.Prompt)
+	if err != nil {
+		return Prompt{}, err
+	}
+	return Prompt{Agent: s.agent, Thread: thread, Said: said, Tools: s.tools, Blocks: blocks, Meta: pp.Meta}, nil
+}
+
+// cancel cancels the running prompts of thread.
+func (s *server) cancel(thread string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for t := range s.running[thread] {
+		t.cancelled = true
+		t.cancel()
+	}
+}
+
+func (s *server) recover(ctx context.Context, r *Request) {
+	p, err := contract.ParseRecoverParams(r.Params)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		res, err := s.a.Recover(s.ctx, s.agent, p)
+		if err != nil {
+			r.Fail(ctx, err)
+			return
+		}
+		if res.Answers == nil {
+			res.Answers = []contract.RecoveredAnswer{}
+		}
+		r.Reply(ctx, res)
+	}()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,129 @@
+package acp
+
+import (
+	"encoding/json"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// ACP's methods Serve answers and Client sends.
+const (
+	MethodInitialize    = "initialize"
+	MethodSessionNew    = "session/new"
+	MethodSessionLoad   = "session/load"
+	MethodSessionResume = "session/resume"
+	MethodSessionPrompt = "session/prompt"
+	MethodSessionCancel = "session/cancel" // a notification
+	MethodSessionUpdate = "session/update" // a notification, agent to client
+)
+
+// ProtocolVersion is the ACP version Serve speaks.
+const ProtocolVersion = 1
+
+// Stop reasons of a prompt's answer.
+const (
+	StopEndTurn   = "end_turn"
+	StopMaxTokens = "max_tokens"
+	StopRefusal   = "refusal"
+	StopCancelled = "cancelled"
+)
+
+// Kinds of session/update Serve streams.
+const (
+	UpdateMessageChunk   = "agent_message_chunk"
+	UpdateToolCall       = "tool_call"
+	UpdateToolCallUpdate = "tool_call_update"
+)
+
+// Statuses of a tool call.
+const (
+	ToolInProgress = "in_progress"
+	ToolCompleted  = "completed"
+	ToolFailed     = "failed"
+)
+
+// InitializeResult is Serve's answer to initialize.
+type InitializeResult struct {
+	ProtocolVersion   int               `json:"protocolVersion"`
+	AgentCapabilities AgentCapabilities `json:"agentCapabilities"`
+	AuthMethods       []json.RawMessage `json:"authMethods"`
+}
+
+// AgentCapabilities are what an endpoint says it does.
+type AgentCapabilities struct {
+	LoadSession         bool                `json:"loadSession"`
+	PromptCapabilities  PromptCapabilities  `json:"promptCapabilities"`
+	SessionCapabilities SessionCapabilities `json:"sessionCapabilities"`
+}
+
+// PromptCapabilities are the content blocks a prompt may carry beyond text.
+type PromptCapabilities struct {
+	Image           bool `json:"image"`
+	Audio           bool `json:"audio"`
+	EmbeddedContext bool `json:"embeddedContext"`
+}
+
+// SessionCapabilities are the session methods beyond ACP's baseline; a
+// present Resume says session/resume is answered.
+type SessionCapabilities struct {
+	Resume *struct{} `json:"resume,omitempty"`
+}
+
+// sessionParams are session/resume's, session/load's and session/cancel's:
+// only the session's id matters here.
+type sessionParams struct {
+	SessionID *string `json:"sessionId"`
+}
+
+// NewSessionResult is session/new's answer.
+type NewSessionResult struct {
+	SessionID string `json:"sessionId"`
+}
+
+// promptParams are session/prompt's, its blocks and _meta kept raw until
+// checked.
+type promptParams struct {
+	SessionID *string         `json:"sessionId"`
+	Prompt    json.RawMessage `json:"prompt"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+// PromptResult is session/prompt's answer: why the turn stopped, and in
+// _meta.link whether the prompt joined a running turn.
+type PromptResult struct {
+	StopReason string    `json:"stopReason"`
+	Meta       *LinkMeta `json:"_meta,omitempty"`
+}
+
+// Steered says whether the answer said _meta.link.steered.
+func (r PromptResult) Steered() bool { return r.Meta != nil && r.Meta.Link.Steered }
+
+// LinkMeta is a _meta holding Link's link member.
+type LinkMeta struct {
+	Link contract.Said `json:"link"`
+}
+
+// Notification is session/update's params.
+type Notification struct {
+	SessionID string          `json:"sessionId"`
+	Update    json.RawMessage `json:"update"`
+}
+
+// Update is the one session/update shape Serve sends and Client reads:
+// a message chunk (Content), a tool call or its update (ToolCallID,
+// Title, Status), with _meta.link.activity when said. Fields of other
+// kinds are not kept: a proxy forwards Notification.Update raw instead.
+type Update struct {
+	SessionUpdate string       `json:"sessionUpdate"`
+	Content       *TextContent `json:"content,omitempty"`
+	ToolCallID    string       `json:"toolCallId,omitempty"`
+	Title         string       `json:"title,omitempty"`
+	Status        string       `json:"status,omitempty"`
+	Meta          *LinkMeta    `json:"_meta,omitempty"`
+}
+
+// TextContent is a text content block.
+type TextContent struct {
+	Type string `json:"type"` // text
+	Text string `json:"text"`
+}
