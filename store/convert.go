@@ -1,0 +1,409 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Opener opens a driver of the conversations of the agent whose
+// conversations folder is chats. A driver whose events are in the
+// conversation's folder (the log, compact) is opened on a convert's own
+// folder too, to write a conversation there before it is put in place.
+type Opener func(chats string) (Conversations, error)
+
+// ConvertHolder holds every conversation's lease while a convert runs.
+const ConvertHolder = "convert"
+
+// The prefixes of a convert's folders beside a conversation's: the new
+// way, written before it's put in place, and the old, put aside.
+const (
+	convertPrefix = ".convert-"
+	oldPrefix     = ".old-"
+)
+
+// The steps of converting one conversation, in order, as Converter.Step
+// is told them: each is about to be taken.
+const (
+	StepStage  = "stage"  // write the new way in .convert-<folder>/<folder>
+	StepAside  = "aside"  // rename <folder> to .old-<folder>
+	StepIn     = "in"     // rename .convert-<folder>/<folder> to <folder>
+	StepForget = "forget" // let a driver forget the old way's rows
+	StepClean  = "clean"  // remove .old-<folder> and .convert-<folder>
+)
+
+// Converter moves each conversation of an agent that isn't kept the way
+// To says to that way (lnk agent chat convert), by hand and with the agent
+// stopped. Each is written the new way in a folder beside its own
+// (chats/.convert-<folder>/<folder>), with what else its folder holds (its
+// tools, a turn asked to end, answers still to hand over) and, but for
+// compact, its copy for people made again; its events are read back and
+// compared, byte for byte; then it is put in place: its folder renamed
+// aside (.old-<folder>), the new renamed into its place, the old way's
+// rows forgotten by a driver that keeps them outside the folder, and the
+// old folder removed.
+//
+// A convert stopped anywhere leaves each conversation whole in one of
+// these states, which the next convert (or Resolve) finishes first:
+//
+//	<folder> and .convert-<folder>   the new way half written: removed, and
+//	                                 a driver's rows of it forgotten
+//	.old-<folder> and .convert-<folder>/<folder>, no <folder>
+//	                                 the new way whole, not in place: put in
+//	.old-<folder> and <folder>       in place: the old way's rows forgotten,
+//	                                 its folder removed
+//	.old-<folder> alone              put back
+type Converter struct {
+	Paths Paths
+	To    string
+	// Drivers open each way by name: log, compact, and each store driver.
+	Drivers map[string]Opener
+	// Progress, when set, is told how many conversations are done of how
+	// many, at the start and after each.
+	Progress func(done, total int)
+	// Step, when set, is told each step before it is taken, and stops the
+	// convert there when it returns an error.
+	Step func(thread, step string) error
+	// LeaseTTL is how long each lease is taken for, renewed as each
+	// conversation begins; 10 minutes when zero.
+	LeaseTTL time.Duration
+
+	open map[string]Conversations // drivers opened on the conversations folder
+}
+
+// ConvertResult says what a convert did.
+type ConvertResult struct {
+	Converted []string // the threads written the new way
+	// Unforgotten are the threads whose old rows a driver without Forget
+	// still keeps.
+	Unforgotten []string
+}
+
+// Convert converts every conversation of the agent at p to the way to
+// says; see Converter.
+func Convert(ctx context.Context, p Paths, to string, drivers map[string]Opener, progress func(done, total int)) (ConvertResult, error) {
+	c := &Converter{Paths: p, To: to, Drivers: drivers, Progress: progress}
+	return c.Run(ctx)
+}
+
+// Run converts. It refuses, having changed nothing, while any
+// conversation's lease is held.
+func (c *Converter) Run(ctx context.Context) (res ConvertResult, err error) {
+	if err := ParseKind(c.To); err != nil {
+		return res, fmt.Errorf("convert to %s: %w", c.To, err)
+	}
+	if c.Drivers[c.To] == nil {
+		return res, fmt.Errorf("convert to %s: %w", c.To, ErrNoDriver)
+	}
+	chats := c.Paths.Chats()
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		return res, fmt.Errorf("convert to %s: %w", c.To, err)
+	}
+	unlock, err := lockDir(ctx, chats)
+	if err != nil {
+		return res, fmt.Errorf("convert to %s: %w", c.To, err)
+	}
+	defer unlock()
+	defer c.close()
+	if res.Unforgotten, err = c.resolve(ctx); err != nil {
+		return res, fmt.Errorf("convert to %s: finish the last convert: %w", c.To, err)
+	}
+
+	type job struct{ thread, from string }
+	var jobs []job
+	threads, err := Threads(ctx, c.Paths)
+	if err != nil {
+		return res, fmt.Errorf("convert to %s: %w", c.To, err)
+	}
+	for _, th := range threads {
+		dir, _ := c.Paths.Conversation(th)
+		kind, err := KindOf(dir)
+		if err != nil {
+			return res, fmt.Errorf("convert to %s: %w", c.To, err)
+		}
+		if kind != "" && kind != c.To {
+			jobs = append(jobs, job{th, kind})
+		}
+	}
+
+	// Every lease first, so a convert refused has changed nothing.
+	held := map[string]string{}
+	defer func() {
+		for th, kind := range held {
+			if d, oerr := c.driver(kind); oerr == nil {
+				d.Release(context.WithoutCancel(ctx), th, ConvertHolder)
+			}
+		}
+	}()
+	for _, j := range jobs {
+		d, err := c.driver(j.from)
+		if err != nil {
+			return res, fmt.Errorf("convert %s to %s: %w", j.thread, c.To, err)
+		}
+		if _, err := d.Lease(ctx, j.thread, ConvertHolder, c.ttl()); err != nil {
+			return res, fmt.Errorf("convert to %s: %s is in use, stop the agent first: %w", c.To, j.thread, err)
+		}
+		held[j.thread] = j.from
+	}
+
+	c.progress(0, len(jobs))
+	for i, j := range jobs {
+		forgot, err := c.convert(ctx, j.thread, j.from)
+		if err != nil {
+			return res, fmt.Errorf("convert %s from %s to %s: %w", j.thread, j.from, c.To, err)
+		}
+		delete(held, j.thread) // its lease went with its old way
+		res.Converted = append(res.Converted, j.thread)
+		if !forgot {
+			res.Unforgotten = append(res.Unforgotten, j.thread)
+		}
+		c.progress(i+1, len(jobs))
+	}
+	return res, nil
+}
+
+// convert moves one conversation, held by its lease, from the way from to
+// c.To. forgot is false when from's driver kept rows it can't forget.
+func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bool, err error) {
+	src, err := c.driver(from)
+	if err != nil {
+		return false, err
+	}
+	if _, err := src.Lease(ctx, thread, ConvertHolder, c.ttl()); err != nil {
+		return false, err
+	}
+	events, err := src.Read(ctx, thread, 1)
+	if err != nil {
+		return false, err
+	}
+	live, _ := c.Paths.Conversation(thread)
+	chats, name := filepath.Dir(live), filepath.Base(live)
+	stageRoot := filepath.Join(chats, convertPrefix+name)
+	stage := filepath.Join(stageRoot, name)
+	old := filepath.Join(chats, oldPrefix+name)
+
+	if err := c.step(thread, StepStage); err != nil {
+		return false, err
+	}
+	if err := os.RemoveAll(stageRoot); err != nil {
+		return false, err
+	}
+	if err := os.Mkdir(stageRoot, 0o700); err != nil {
+		return false, err
+	}
+	if err := c.write(ctx, thread, stageRoot, stage, events); err != nil {
+		return false, err
+	}
+	for _, f := range KeptFiles {
+		if err := copyKept(filepath.Join(live, f), filepath.Join(stage, f)); err != nil {
+			return false, err
+		}
+	}
+	if c.To != Compact {
+		if err := writeAtomic(filepath.Join(stage, CopyFile), RenderCopy(events)); err != nil {
+			return false, err
+		}
+	}
+	if err := syncDir(stage); err != nil {
+		return false, err
+	}
+	if err := syncDir(stageRoot); err != nil {
+		return false, err
+	}
+
+	if err := c.step(thread, StepAside); err != nil {
+		return false, err
+	}
+	if err := os.Rename(live, old); err != nil {
+		return false, err
+	}
+	if err := c.step(thread, StepIn); err != nil {
+		return false, err
+	}
+	if err := os.Rename(stage, live); err != nil {
+		return false, err
+	}
+	if err := syncDir(chats); err != nil {
+		return false, err
+	}
+	if err := c.step(thread, StepForget); err != nil {
+		return false, err
+	}
+	forgot = true
+	if !inFolder(from) {
+		src.Release(ctx, thread, ConvertHolder)
+		if forgot, err = c.forget(ctx, from, thread); err != nil {
+			return false, err
+		}
+	}
+	if err := c.step(thread, StepClean); err != nil {
+		return false, err
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return false, err
+	}
+	return forgot, os.RemoveAll(stageRoot)
+}
+
+// write writes events as thread's in stage, the new way: through a
+// driver opened on stageRoot for a way kept in the folder, else through
+// c.To's driver, its folder holding only its marker. It reads them back
+// and compares them, byte for byte.
+func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, events []Event) error {
+	var dst Conversations
+	if inFolder(c.To) {
+		d, err := c.Drivers[c.To](stageRoot)
+		if err != nil {
+			return err
+		}
+		if cl, ok := d.(Closer); ok {
+			defer cl.Close()
+		}
+		dst = d
+		if err := os.Mkdir(stage, 0o700); err != nil {
+			return err
+		}
+	} else {
+		d, err := c.driver(c.To)
+		if err != nil {
+			return err
+		}
+		dst = d
+		// The marker first: a driver's rows of a thread whose folder
+		// doesn't say so are known half written, and forgotten.
+		if err := Mark(stage, c.To); err != nil {
+			return err
+		}
+		if next, err := Next(ctx, d, thread); err != nil {
+			return err
+		} else if next != 1 {
+			f, ok := d.(Forgetter)
+			if !ok {
+				return fmt.Errorf("%s already keeps %d events of %s and can't forget them", c.To, next-1, thread)
+			}
+			if err := f.Forget(ctx, thread); err != nil {
+				return err
+			}
+		}
+	}
+	for _, e := range events {
+		if err := dst.Append(ctx, thread, e); err != nil {
+			return err
+		}
+	}
+	back, err := dst.Read(ctx, thread, 1)
+	if err != nil {
+		return err
+	}
+	return sameEvents(events, back)
+}
+
+// sameEvents compares two runs of events by their lines, byte for byte.
+func sameEvents(want, got []Event) error {
+	if len(got) != len(want) {
+		return fmt.Errorf("read back %d events of %d written", len(got), len(want))
+	}
+	for i := range want {
+		a, err := MarshalLine(want[i])
+		if err != nil {
+			return err
+		}
+		b, err := MarshalLine(got[i])
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(a, b) {
+			return fmt.Errorf("event %d read back differs", want[i].Seq)
+		}
+	}
+	return nil
+}
+
+// inFolder says whether kind keeps its events in the conversation's
+// folder.
+func inFolder(kind string) bool { return kind == Log || kind == Compact }
+
+// driver opens kind's driver on the conversations folder, once.
+func (c *Converter) driver(kind string) (Conversations, error) {
+	if d := c.open[kind]; d != nil {
+		return d, nil
+	}
+	o := c.Drivers[kind]
+	if o == nil {
+		return nil, fmt.Errorf("%s: %w", kind, ErrNoDriver)
+	}
+	d, err := o(c.Paths.Chats())
+	if err != nil {
+		return nil, err
+	}
+	if c.open == nil {
+		c.open = map[string]Conversations{}
+	}
+	c.open[kind] = d
+	return d, nil
+}
+
+func (c *Converter) close() {
+	for _, d := range c.open {
+		if cl, ok := d.(Closer); ok {
+			cl.Close()
+		}
+	}
+	c.open = nil
+}
+
+// forget lets kind's driver forget thread; false when it can't.
+func (c *Converter) forget(ctx context.Context, kind, thread string) (bool, error) {
+	d, err := c.driver(kind)
+	if err != nil {
+		return false, err
+	}
+	f, ok := d.(Forgetter)
+	if !ok {
+		return false, nil
+	}
+	return true, f.Forget(ctx, thread)
+}
+
+func (c *Converter) step(thread, step string) error {
+	if c.Step == nil {
+		return nil
+	}
+	return c.Step(thread, step)
+}
+
+func (c *Converter) progress(done, total int) {
+	if c.Progress != nil {
+		c.Progress(done, total)
+	}
+}
+
+func (c *Converter) ttl() time.Duration {
+	if c.LeaseTTL > 0 {
+		return c.LeaseTTL
+	}
+	return 10 * time.Minute
+}
+
+// copyKept copies a kept file, when there is one, whole and synced.
+func copyKept(from, to string) error {
+	b, err := readKept(from)
+	if err != nil || b == nil {
+		return err
+	}
+	return writeAtomic(to, b)
+}
+
+// exists says whether path names anything.
+func exists(path string) (bool, error) {
+	_, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
+}

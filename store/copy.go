@@ -1,0 +1,283 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// The copy for people, chat.md in a conversation's folder: what was said,
+// up to the agent's last answer. It holds the owner's messages, those of
+// people in a chat the agent is shared with (person:), and the agent's
+// answers: each the last answer of a turn, one that makes no call. Never a
+// tool's call or answer, a summary, a message from a schedule, task,
+// agent, command or webhook, or a message not yet answered. Each answer
+// ends with a trailer, an HTML comment people don't see rendered, naming
+// its event, so the copy is known to end with the last answer:
+//
+//	<!-- seq 12 -->
+
+// CopyTimeLayout is how a heading gives an event's time: as the events
+// keep it (UTC), so every machine makes the same copy.
+const CopyTimeLayout = "2006-01-02 15:04 MST"
+
+// Copied says whether e is in the copy for people, once answered.
+func Copied(e Event) bool {
+	switch e.Kind {
+	case KindMessage:
+		return e.From == "" || strings.HasPrefix(e.From, "person:")
+	case KindAnswer:
+		return FinalAnswer(e)
+	}
+	return false
+}
+
+// FinalAnswer says whether e is an answer that ends a turn: one that makes
+// no call.
+func FinalAnswer(e Event) bool { return e.Kind == KindAnswer && len(e.Calls) == 0 }
+
+// RenderCopy renders events as the copy for people: every copied event up
+// to the last final answer among them, none after it.
+func RenderCopy(events []Event) []byte {
+	var b bytes.Buffer
+	renderCopy(&b, events)
+	return b.Bytes()
+}
+
+// renderCopy writes the copied events of events, up to the last final
+// answer, and returns that answer's number (0: none).
+func renderCopy(b *bytes.Buffer, events []Event) int64 {
+	last := -1
+	for i, e := range events {
+		if FinalAnswer(e) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return 0
+	}
+	for _, e := range events[:last+1] {
+		if !Copied(e) {
+			continue
+		}
+		fmt.Fprintf(b, "## %s · %s\n\n", speaker(e), e.Time.UTC().Format(CopyTimeLayout))
+		if text := strings.TrimRight(e.Text, "\n"); text != "" {
+			b.WriteString(text)
+			b.WriteString("\n")
+		}
+		for _, p := range e.Parts {
+			fmt.Fprintf(b, "\n_(%s)_\n", partLabel(p))
+		}
+		if e.Kind == KindAnswer {
+			fmt.Fprintf(b, "\n<!-- seq %d -->\n", e.Seq)
+		}
+		b.WriteString("\n")
+	}
+	return events[last].Seq
+}
+
+func speaker(e Event) string {
+	switch {
+	case e.Kind == KindAnswer:
+		return "Agent"
+	case e.From == "":
+		return "Owner"
+	case e.FromName != "":
+		return oneLine(e.FromName) + " (" + oneLine(e.From) + ")"
+	}
+	return oneLine(e.From)
+}
+
+func partLabel(p Part) string {
+	label := oneLine(p.Type)
+	if p.Name != "" {
+		label += ": " + oneLine(p.Name)
+	} else if p.MimeType != "" {
+		label += ": " + oneLine(p.MimeType)
+	}
+	return label
+}
+
+// oneLine keeps a heading one line, whatever a name holds.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// trailer finds the trailer at the end of a copy: the number of the answer
+// it ends with.
+var trailer = regexp.MustCompile(`<!-- seq ([0-9]{1,19}) -->\n\n\z`)
+
+// CopyEnd reads which answer the copy at path ends with: 0 with ok true
+// for no copy yet, ok false for one that doesn't end with an answer's
+// trailer (cut short, or not a copy).
+func CopyEnd(path string) (seq int64, ok bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, true, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, false, err
+	}
+	const tail = 64
+	off := max(info.Size()-tail, 0)
+	buf := make([]byte, info.Size()-off)
+	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
+		return 0, false, err
+	}
+	m := trailer.FindSubmatch(buf)
+	if m == nil {
+		return 0, false, nil
+	}
+	seq, err = strconv.ParseInt(string(m[1]), 10, 64)
+	if err != nil || seq < 1 {
+		return 0, false, nil
+	}
+	return seq, true, nil
+}
+
+// AppendCopy adds to thread's copy what was said since it was last added
+// to, up to the last answer among turn, the events the turn holds (in
+// order, each number once). When the copy doesn't end with an answer, or
+// turn doesn't hold every event since the one it ends with, it reads them
+// from conv; when the copy ends past them, or doesn't end with an answer,
+// it is made again from every event. A compact conversation has no copy.
+func AppendCopy(ctx context.Context, p Paths, conv Conversations, thread string, turn []Event) error {
+	if err := appendCopy(ctx, p, conv, thread, turn); err != nil {
+		return fmt.Errorf("add to the copy of %s: %w", thread, err)
+	}
+	return nil
+}
+
+func appendCopy(ctx context.Context, p Paths, conv Conversations, thread string, turn []Event) error {
+	dir, err := p.Conversation(thread)
+	if err != nil {
+		return err
+	}
+	kind, err := KindOf(dir)
+	if err != nil || kind == Compact || kind == "" {
+		return err
+	}
+	lastAnswer := int64(0)
+	for _, e := range turn {
+		if FinalAnswer(e) {
+			lastAnswer = e.Seq
+		}
+	}
+	if lastAnswer == 0 {
+		return nil // nothing said since the copy's last answer is final yet
+	}
+	path := filepath.Join(dir, CopyFile)
+	end, ok, err := CopyEnd(path)
+	if err != nil {
+		return err
+	}
+	if ok && end == lastAnswer {
+		return nil // already added
+	}
+	if ok && end > lastAnswer {
+		ok = false // a copy ahead of its conversation is another's
+	}
+	if ok && end > 0 {
+		if e, held := find(turn, end); held && !FinalAnswer(e) {
+			ok = false // it ends with what isn't an answer of this conversation
+		}
+	}
+	if !ok {
+		return MakeCopy(ctx, p, conv, thread)
+	}
+	since := after(turn, end)
+	if since == nil {
+		// The turn doesn't hold every event since the copy's end.
+		read, err := conv.Read(ctx, thread, max(end, 1))
+		if err != nil {
+			return err
+		}
+		if end > 0 {
+			if len(read) == 0 || read[0].Seq != end || !FinalAnswer(read[0]) {
+				return MakeCopy(ctx, p, conv, thread)
+			}
+			read = read[1:]
+		}
+		since = read
+	}
+	var b bytes.Buffer
+	if renderCopy(&b, since) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b.Bytes())
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// after is the events of turn after number end, when turn holds every one
+// of them (it starts at or before end+1, with no gap); nil when it doesn't.
+func after(turn []Event, end int64) []Event {
+	for i, e := range turn {
+		if e.Seq > end {
+			if e.Seq != end+1 {
+				return nil
+			}
+			for j := i + 1; j < len(turn); j++ {
+				if turn[j].Seq != turn[j-1].Seq+1 {
+					return nil
+				}
+			}
+			return turn[i:]
+		}
+	}
+	return nil
+}
+
+func find(events []Event, seq int64) (Event, bool) {
+	for _, e := range events {
+		if e.Seq == seq {
+			return e, true
+		}
+	}
+	return Event{}, false
+}
+
+// MakeCopy makes thread's copy again from every event, replacing it whole;
+// a compact conversation has none.
+func MakeCopy(ctx context.Context, p Paths, conv Conversations, thread string) error {
+	dir, err := p.Conversation(thread)
+	if err != nil {
+		return err
+	}
+	kind, err := KindOf(dir)
+	if err != nil || kind == Compact || kind == "" {
+		return err
+	}
+	all, err := conv.Read(ctx, thread, 1)
+	if err != nil {
+		return fmt.Errorf("make the copy of %s: %w", thread, err)
+	}
+	if err := writeAtomic(filepath.Join(dir, CopyFile), RenderCopy(all)); err != nil {
+		return fmt.Errorf("make the copy of %s: %w", thread, err)
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+)
+
+// ErrNotOwnerMessage: a fork's point names no message of the owner's.
+var ErrNotOwnerMessage = errors.New("not a message from the owner")
+
+// ErrThreadBegun: a fork's new thread already has events.
+var ErrThreadBegun = errors.New("thread already begun")
+
+// Fork begins newThread with the complete, immutable prefix of thread
+// before event beforeSeq, a message from the owner (the one being
+// edited): every event copied as it is, its number and time included, so
+// the new conversation's prompt is the old one's up to there and the
+// provider's cache holds. The tools thread was narrowed to go with it.
+// Only events are copied, never a visible transcript: calls, their
+// answers, thinking, summaries and window marks are all kept.
+func Fork(ctx context.Context, p Paths, conv Conversations, thread, newThread string, beforeSeq int64) error {
+	if err := fork(ctx, p, conv, thread, newThread, beforeSeq); err != nil {
+		return fmt.Errorf("fork %s before #%d as %s: %w", thread, beforeSeq, newThread, err)
+	}
+	return nil
+}
+
+func fork(ctx context.Context, p Paths, conv Conversations, thread, newThread string, beforeSeq int64) error {
+	if thread == newThread {
+		return fmt.Errorf("%w: a fork is a new thread", ErrThreadBegun)
+	}
+	src, err := p.Conversation(thread)
+	if err != nil {
+		return err
+	}
+	dst, err := p.Conversation(newThread)
+	if err != nil {
+		return err
+	}
+	if next, err := Next(ctx, conv, newThread); err != nil {
+		return err
+	} else if next != 1 {
+		return fmt.Errorf("%w: %s has %d events", ErrThreadBegun, newThread, next-1)
+	}
+	all, err := conv.Read(ctx, thread, 1)
+	if err != nil {
+		return err
+	}
+	at := -1
+	for i, e := range all {
+		if e.Seq == beforeSeq {
+			at = i
+			break
+		}
+	}
+	if at < 0 {
+		return fmt.Errorf("%w: %s has no event #%d", ErrNotOwnerMessage, thread, beforeSeq)
+	}
+	if e := all[at]; e.Kind != KindMessage || e.From != "" {
+		return fmt.Errorf("%w: #%d is a %s from %q", ErrNotOwnerMessage, beforeSeq, e.Kind, e.From)
+	}
+	// The tools first: a conversation begun is never one with every tool
+	// when its source had fewer.
+	b, err := readKept(filepath.Join(src, ToolsFile))
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		if _, err := ParseTools(b); err != nil {
+			return err
+		}
+		if err := mkdirAll(dst); err != nil {
+			return err
+		}
+		if err := writeAtomic(filepath.Join(dst, ToolsFile), b); err != nil {
+			return err
+		}
+	}
+	for _, e := range all[:at] {
+		if err := conv.Append(ctx, newThread, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,238 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// ErrNoDriver: a conversation is kept by a driver the router wasn't given.
+var ErrNoDriver = errors.New("no such driver")
+
+// Router keeps the conversations of one agent, each the way its folder
+// says (Detect), and begins a new one the way the spec's [storage]
+// conversations says. It holds nothing of a conversation between calls:
+// each call reads the folder again (one ReadDir), so a conversation
+// converted under it is read where it now is.
+type Router struct {
+	paths   Paths
+	kind    string
+	drivers map[string]Conversations
+}
+
+var (
+	_ Conversations = (*Router)(nil)
+	_ LatestReader  = (*Router)(nil)
+)
+
+// NewRouter routes the conversations of the agent at p among drivers, by
+// name (log and compact among them, and each store driver by its own),
+// beginning a new conversation with kind's.
+func NewRouter(p Paths, kind string, drivers map[string]Conversations) (*Router, error) {
+	if kind == "" {
+		kind = Log
+	}
+	if err := ParseKind(kind); err != nil {
+		return nil, err
+	}
+	if drivers[kind] == nil {
+		return nil, fmt.Errorf("route conversations of %s: new ones are %s: %w", p.Agent, kind, ErrNoDriver)
+	}
+	return &Router{paths: p, kind: kind, drivers: drivers}, nil
+}
+
+// ParseKind checks a way of keeping conversations as the spec names one:
+// log, compact or a driver's name, lowercase letters and digits, which
+// names its marker (store.<driver>) and its plugin (lnk-<driver>).
+func ParseKind(kind string) error {
+	if kind == "" || len(kind) > 32 {
+		return fmt.Errorf("conversations are kept %q: a way is log, compact or a driver's name", kind)
+	}
+	for i := 0; i < len(kind); i++ {
+		if c := kind[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return fmt.Errorf("conversations are kept %q: a driver's name is lowercase letters and digits", kind)
+		}
+	}
+	return nil
+}
+
+// Kind says how thread's conversation is kept: as its folder says, or,
+// for one not begun, as a new one begins.
+func (r *Router) Kind(thread string) (string, error) {
+	dir, err := r.paths.Conversation(thread)
+	if err != nil {
+		return "", err
+	}
+	kind, err := KindOf(dir)
+	if err != nil {
+		return "", err
+	}
+	if kind == "" {
+		return r.kind, nil
+	}
+	return kind, nil
+}
+
+// KindOf is Detect for a conversation that may have a folder and no
+// events yet: a folder holding only what isn't an event (its tools, a
+// lease taken before the first event) is a conversation not begun, "".
+// For any folder with events it says what Detect says.
+func KindOf(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("detect %s: %w", dir, err)
+	}
+	begun := false
+	kind := Log
+	for _, e := range entries {
+		name := e.Name()
+		if d, ok := strings.CutPrefix(name, MarkerPrefix); ok && d != "" {
+			return d, nil
+		}
+		switch {
+		case name == "events.zst":
+			kind, begun = Compact, true
+		case name == "events.jsonl":
+			if info, err := e.Info(); err == nil && info.Size() > 0 {
+				begun = true
+			}
+		case !notEvents[name] && !strings.HasPrefix(name, "."):
+			begun = true // a file per event, as the log was kept before
+		}
+	}
+	if !begun {
+		return "", nil
+	}
+	return kind, nil
+}
+
+// notEvents are the names a conversation's folder holds that say nothing
+// of how its events are kept: what it keeps that isn't an event, and the
+// log's lease.
+var notEvents = map[string]bool{
+	ToolsFile: true, EndFile: true, AnswersFile: true, CopyFile: true,
+	"lease.json": true, "lease.json.new": true,
+}
+
+// driver is the driver that keeps thread, and its folder.
+func (r *Router) driver(thread string) (Conversations, string, string, error) {
+	dir, err := r.paths.Conversation(thread)
+	if err != nil {
+		return nil, "", "", err
+	}
+	kind, err := KindOf(dir)
+	if err != nil {
+		return nil, "", "", err
+	}
+	begun := kind != ""
+	if !begun {
+		kind = r.kind
+	}
+	d := r.drivers[kind]
+	if d == nil {
+		return nil, "", "", fmt.Errorf("%s is kept by %s: %w", thread, kind, ErrNoDriver)
+	}
+	if !begun {
+		return d, kind, dir, nil
+	}
+	return d, "", dir, nil
+}
+
+// Append writes e through the driver that keeps thread; the first event
+// of a conversation not begun makes its folder and marker first.
+func (r *Router) Append(ctx context.Context, thread string, e Event) error {
+	d, mark, dir, err := r.driver(thread)
+	if err != nil {
+		return fmt.Errorf("append %s#%d: %w", thread, e.Seq, err)
+	}
+	if mark != "" {
+		if err := Mark(dir, mark); err != nil {
+			return fmt.Errorf("append %s#%d: %w", thread, e.Seq, err)
+		}
+	}
+	return d.Append(ctx, thread, e)
+}
+
+// Read reads thread through the driver that keeps it.
+func (r *Router) Read(ctx context.Context, thread string, from int64) ([]Event, error) {
+	d, _, _, err := r.driver(thread)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", thread, err)
+	}
+	return d.Read(ctx, thread, from)
+}
+
+// Latest reads thread's last n events through the driver that keeps it.
+func (r *Router) Latest(ctx context.Context, thread string, n int) ([]Event, error) {
+	d, _, _, err := r.driver(thread)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", thread, err)
+	}
+	return Latest(ctx, d, thread, n)
+}
+
+// Lease takes thread's lease through the driver that keeps it.
+func (r *Router) Lease(ctx context.Context, thread, holder string, ttl time.Duration) (Lease, error) {
+	d, _, _, err := r.driver(thread)
+	if err != nil {
+		return Lease{}, fmt.Errorf("lease %s: %w", thread, err)
+	}
+	return d.Lease(ctx, thread, holder, ttl)
+}
+
+// Release lets thread's lease go through the driver that keeps it.
+func (r *Router) Release(ctx context.Context, thread, holder string) error {
+	d, _, _, err := r.driver(thread)
+	if err != nil {
+		return fmt.Errorf("release %s: %w", thread, err)
+	}
+	return d.Release(ctx, thread, holder)
+}
+
+// Threads lists the threads that have a folder, in order: each folder of
+// the conversations folder whose name is a thread's.
+func (r *Router) Threads(ctx context.Context) ([]string, error) {
+	return Threads(ctx, r.paths)
+}
+
+// Threads lists the threads of the agent at p that have a folder, in
+// order. Names no thread has (a convert's leftovers, events.sqlite) are
+// passed over.
+func Threads(ctx context.Context, p Paths) ([]string, error) {
+	entries, err := os.ReadDir(p.Chats())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list threads of %s: %w", p.Agent, err)
+	}
+	var out []string
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		th, err := contract.FolderThread(e.Name())
+		if err != nil {
+			continue
+		}
+		// A folder whose name reads as a thread but isn't that thread's
+		// own (none today: the names reverse exactly) is passed over.
+		if name, err := contract.ThreadFolder(th); err != nil || filepath.Base(name) != e.Name() {
+			continue
+		}
+		out = append(out, th)
+	}
+	sort.Strings(out)
+	return out, ctx.Err()
+}
