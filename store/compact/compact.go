@@ -1,0 +1,246 @@
+// Package compact keeps each conversation compact: its events as lines of
+// JSON (store.MarshalLine) in zstd frames appended to events.zst, so a
+// write never rewrites what's there, and the events since the last frame
+// as lines of a tail, events.jsonl. Every FoldEvents of them (or
+// FoldBytes) are folded into the next frame, compressed hard, since a
+// frame is written once per many events.
+//
+// events.zst starts with a skippable frame naming the thread (Thread), so
+// a folder says whose it is though its name doesn't say it whole. The
+// tail's lock is the conversation's: writers hold it exclusive, readers
+// shared. A frame cut short by a writer that stopped is not read, and the
+// next writer cuts it off: its events are still in the tail, which is
+// emptied only once the frame is on the disk. An event found in both is
+// read and framed once.
+//
+// There is no frame index: a read reads the whole conversation.
+package compact
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+)
+
+// The files of a compact conversation's folder.
+const (
+	zstName   = "events.zst"
+	tailName  = "events.jsonl"
+	leaseName = "lease.json"
+)
+
+// When the tail is folded into a frame: once it holds FoldEvents events,
+// or FoldBytes bytes, the next append folds it first.
+const (
+	FoldEvents = 32
+	FoldBytes  = 1 << 20
+)
+
+// Level is the zstd level of frames: klauspost/compress's hardest, about
+// zstd's 11 (docs/decisions.md, "Compact: zstd level").
+const Level = zstd.SpeedBestCompression
+
+const (
+	// maxFrame bounds what one frame decodes to: a fold takes a tail under
+	// FoldBytes and one event after it.
+	maxFrame = 2 * store.MaxLine
+	// maxTail bounds the tail: under FoldBytes, an event after it, and a
+	// final line a writer didn't finish.
+	maxTail = FoldBytes + 2*(store.MaxLine+1)
+)
+
+// Driver keeps the compact conversations of one agent, each in its
+// thread's folder of the agent's conversations folder.
+type Driver struct {
+	// Now is the clock leases are given and judged by; time.Now if nil.
+	Now func() time.Time
+
+	chats string
+
+	mu     sync.Mutex
+	closed bool
+	enc    *zstd.Encoder
+	dec    *zstd.Decoder
+	known  map[string]zstState // by folder: what's known of its events.zst
+}
+
+var (
+	_ store.Conversations = (*Driver)(nil)
+	_ store.LatestReader  = (*Driver)(nil)
+	_ store.Closer        = (*Driver)(nil)
+)
+
+// Open gives the driver of the conversations in chats, the agent's
+// conversations folder. It opens nothing until a conversation is used.
+func Open(chats string) *Driver {
+	return &Driver{chats: chats, known: map[string]zstState{}}
+}
+
+// Close lets the driver's encoder and decoder go.
+func (d *Driver) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.closed = true
+	if d.enc != nil {
+		d.enc.Close()
+		d.enc = nil
+	}
+	if d.dec != nil {
+		d.dec.Close()
+		d.dec = nil
+	}
+	return nil
+}
+
+var errClosed = errors.New("compact driver closed")
+
+// encoder is the driver's encoder of frames, made at first use.
+func (d *Driver) encoder() (*zstd.Encoder, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, errClosed
+	}
+	if d.enc == nil {
+		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(Level), zstd.WithEncoderConcurrency(1))
+		if err != nil {
+			return nil, fmt.Errorf("zstd encoder: %w", err)
+		}
+		d.enc = enc
+	}
+	return d.enc, nil
+}
+
+// decoder is the driver's decoder of frames, made at first use.
+func (d *Driver) decoder() (*zstd.Decoder, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil, errClosed
+	}
+	if d.dec == nil {
+		dec, err := zstd.NewReader(nil, zstd.WithDecoderMaxMemory(maxFrame), zstd.WithDecoderMaxWindow(maxFrame))
+		if err != nil {
+			return nil, fmt.Errorf("zstd decoder: %w", err)
+		}
+		d.dec = dec
+	}
+	return d.dec, nil
+}
+
+func (d *Driver) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+// dir is thread's folder; a thread id the contract refuses has none.
+func (d *Driver) dir(thread string) (string, error) {
+	name, err := contract.ThreadFolder(thread)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d.chats, name), nil
+}
+
+// Read returns thread's events numbered from and after, reading the whole
+// conversation.
+func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
+	all, err := d.readAll(ctx, thread)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", thread, err)
+	}
+	from = max(from, 1)
+	if len(all) == 0 || from > all[len(all)-1].Seq {
+		return nil, nil
+	}
+	return all[from-1:], nil
+}
+
+// Latest returns thread's last n events, reading the whole conversation.
+func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
+	all, err := d.readAll(ctx, thread)
+	if err != nil {
+		return nil, fmt.Errorf("latest %d of %s: %w", n, thread, err)
+	}
+	return all[len(all)-min(max(n, 0), len(all)):], nil
+}
+
+// readAll reads every event of thread under the shared lock: the whole
+// frames, then the tail's events they don't hold.
+func (d *Driver) readAll(ctx context.Context, thread string) ([]store.Event, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := d.dir(thread)
+	if err != nil {
+		return nil, err
+	}
+	var tail []byte
+	tf, err := os.Open(filepath.Join(dir, tailName))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		// No tail: a conversation not begun, or begun this moment.
+	case err != nil:
+		return nil, err
+	default:
+		defer tf.Close()
+		if err := lock(ctx, tf, false); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", tf.Name(), err)
+		}
+		if tail, err = readTail(tf); err != nil {
+			return nil, fmt.Errorf("%s: %s %w", dir, tailName, err)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, zstName))
+	if errors.Is(err, fs.ErrNotExist) && tf == nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fr, err := d.readFrames(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s %w", dir, zstName, err)
+	}
+	lines, _, err := parseTail(tail)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %s %w", dir, tailName, err)
+	}
+	kept, err := merge(fr.last(), fr.end, fr.cut, lines)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	events := fr.events
+	for _, l := range kept {
+		events = append(events, l.event)
+	}
+	return events, nil
+}
+
+// readTail reads the whole of an open tail.
+func readTail(f *os.File) ([]byte, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > maxTail {
+		return nil, fmt.Errorf("%w: %d bytes, over %d", store.ErrCorrupt, fi.Size(), int64(maxTail))
+	}
+	b := make([]byte, fi.Size())
+	if err := readAt(f, b, 0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
