@@ -1,0 +1,273 @@
+package endpoint
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+
+	"github.com/coder/websocket"
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+)
+
+// DialOptions say how to open one message's connection to an endpoint.
+type DialOptions struct {
+	URL     string    // the endpoint: http://127.0.0.1:18800/acp (ws:// too)
+	Key     []byte    // the endpoint key, sent only once the proof is right
+	Agent   string    // Link-Agent; "" sends none (the endpoint's own agent)
+	AgentID string    // Link-Agent-Id; "" sends none
+	Tools   *[]string // Link-Tools; nil sends none
+	// NoProof upgrades without asking the proof first: for an endpoint
+	// without the contract's proof. The key then goes to whatever
+	// answers on the port.
+	NoProof bool
+	// NoDelayOff leaves TCP_NODELAY off on the connection: only for the
+	// benchmark's off case.
+	NoDelayOff bool
+	// ReadLimit bounds one message read; 0 is acp.MaxMessage.
+	ReadLimit int64
+}
+
+// Steps of a dial, as a DialError names them.
+const (
+	StepConnect = "connect"
+	StepProof   = "proof"
+	StepUpgrade = "upgrade"
+)
+
+// ErrBadProof: the endpoint's Link-Proof is missing or wrong, so it isn't
+// the harness (or has another key). Nothing more was sent to it.
+var ErrBadProof = errors.New("the endpoint's proof is missing or wrong")
+
+// ErrConnReused: the endpoint closed the proved connection before the
+// upgrade; Dial never upgrades on another one.
+var ErrConnReused = errors.New("the endpoint closed the proved connection before the upgrade")
+
+// DialError says which step of a dial failed, and the endpoint's HTTP
+// status when it answered one. Its Err is ErrUnknownAgent for 404,
+// ErrAgentShared for 409, ErrUnauthorized for 401, ErrBadProof for a
+// wrong proof, else the cause.
+type DialError struct {
+	Step   string // StepConnect, StepProof or StepUpgrade
+	Status int    // the HTTP status answered, 0 if none
+	Body   string // the start of the answer's body, for a refusal
+	Err    error
+}
+
+func (e *DialError) Error() string {
+	var b strings.Builder
+	b.WriteString("dial endpoint: ")
+	b.WriteString(e.Step)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, ": %d %s", e.Status, http.StatusText(e.Status))
+	}
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	if e.Body != "" {
+		b.WriteString(" (")
+		b.WriteString(e.Body)
+		b.WriteString(")")
+	}
+	return b.String()
+}
+
+func (e *DialError) Unwrap() error { return e.Err }
+
+// ClientConn is one message's connection to an endpoint, upgraded: an
+// acp.Framer, with the TCP connection's addresses.
+type ClientConn struct {
+	*acp.WebSocket
+	local, remote net.Addr
+}
+
+var _ acp.Framer = (*ClientConn)(nil)
+
+// LocalAddr is the client side's address of the TCP connection.
+func (c *ClientConn) LocalAddr() net.Addr { return c.local }
+
+// RemoteAddr is the endpoint side's address of the TCP connection.
+func (c *ClientConn) RemoteAddr() net.Addr { return c.remote }
+
+// Dial opens one message's connection: a fresh TCP connection with
+// TCP_NODELAY on, GET /_link/proof with a fresh challenge, the proof
+// checked before the key is sent (a wrong or missing one closes the
+// connection, nothing else sent), then the WebSocket upgrade on that same
+// connection with the key and the agent's headers. Its errors are
+// *DialError.
+func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
+	host, path, err := parseURL(o.URL)
+	if err != nil {
+		return nil, &DialError{Step: StepConnect, Err: err}
+	}
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, &DialError{Step: StepConnect, Err: err}
+	}
+	if tc, ok := raw.(*net.TCPConn); ok {
+		if err := tc.SetNoDelay(!o.NoDelayOff); err != nil {
+			raw.Close()
+			return nil, &DialError{Step: StepConnect, Err: fmt.Errorf("set TCP_NODELAY: %w", err)}
+		}
+	}
+	if !o.NoProof {
+		if err := prove(ctx, raw, host, o); err != nil {
+			raw.Close()
+			return nil, err
+		}
+	}
+	var handed atomic.Bool
+	tr := &http.Transport{
+		DialContext: func(context.Context, string, string) (net.Conn, error) {
+			if handed.Swap(true) {
+				return nil, ErrConnReused
+			}
+			return raw, nil
+		},
+		DisableCompression: true,
+		MaxIdleConns:       1,
+	}
+	defer tr.CloseIdleConnections()
+	h := agentHeader(o)
+	h.Set(contract.HeaderAuthorization, contract.BearerPrefix+string(o.Key))
+	if o.Tools != nil {
+		h.Set(contract.HeaderTools, strings.Join(*o.Tools, ","))
+	}
+	c, resp, err := websocket.Dial(ctx, "ws://"+host+path, &websocket.DialOptions{
+		HTTPClient:      &http.Client{Transport: tr, CheckRedirect: noRedirect},
+		HTTPHeader:      h,
+		CompressionMode: websocket.CompressionDisabled,
+	})
+	if err != nil {
+		raw.Close()
+		e := &DialError{Step: StepUpgrade, Err: err}
+		if resp != nil {
+			e.Status = resp.StatusCode
+			e.Body = readBody(resp.Body)
+			if s := statusErr(resp.StatusCode); s != nil {
+				e.Err = s
+			}
+		}
+		return nil, e
+	}
+	return &ClientConn{WebSocket: acp.NewWebSocket(c, o.ReadLimit), local: raw.LocalAddr(), remote: raw.RemoteAddr()}, nil
+}
+
+// prove asks the endpoint for its proof of a fresh challenge on conn,
+// writing the request and reading the answer by hand, so nothing but the
+// proof request is sent before the proof is checked, and the connection
+// is known to be the one the upgrade then takes.
+func prove(ctx context.Context, conn net.Conn, host string, o DialOptions) error {
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(deadlinePast) })
+	defer stop()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+		defer conn.SetDeadline(noDeadline)
+	}
+	challenge := contract.NewChallenge()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+contract.ProofPath, nil)
+	if err != nil {
+		return &DialError{Step: StepProof, Err: err}
+	}
+	req.Header = agentHeader(o)
+	req.Header.Set(contract.HeaderChallenge, challenge)
+	if err := req.Write(conn); err != nil {
+		return &DialError{Step: StepProof, Err: ctxErr(ctx, err)}
+	}
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, req)
+	if err != nil {
+		return &DialError{Step: StepProof, Err: ctxErr(ctx, err)}
+	}
+	body := readBody(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		e := &DialError{Step: StepProof, Status: resp.StatusCode, Body: body, Err: statusErr(resp.StatusCode)}
+		if e.Err == nil {
+			e.Err = errors.New("the endpoint refused the proof")
+		}
+		return e
+	}
+	if !contract.VerifyProof(o.Key, challenge, resp.Header.Get(contract.HeaderProof)) {
+		return &DialError{Step: StepProof, Status: resp.StatusCode, Err: ErrBadProof}
+	}
+	if resp.Close || br.Buffered() > 0 {
+		return &DialError{Step: StepProof, Status: resp.StatusCode, Err: ErrConnReused}
+	}
+	return nil
+}
+
+// agentHeader holds Link-Agent and Link-Agent-Id as o says them.
+func agentHeader(o DialOptions) http.Header {
+	h := http.Header{}
+	if o.Agent != "" {
+		h.Set(contract.HeaderAgent, o.Agent)
+	}
+	if o.AgentID != "" {
+		h.Set(contract.HeaderAgentID, o.AgentID)
+	}
+	return h
+}
+
+// statusErr is the sentinel of a refusal's status, nil for another.
+func statusErr(status int) error {
+	switch status {
+	case http.StatusNotFound:
+		return ErrUnknownAgent
+	case http.StatusConflict:
+		return ErrAgentShared
+	case http.StatusUnauthorized:
+		return ErrUnauthorized
+	}
+	return nil
+}
+
+// parseURL reads an endpoint's URL: http or ws, a host and port, a path
+// (contract.ACPPath when empty).
+func parseURL(s string) (host, path string, err error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "", "", fmt.Errorf("endpoint url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "ws" {
+		return "", "", fmt.Errorf("endpoint url %q: the scheme is http or ws", s)
+	}
+	if u.Host == "" || u.Port() == "" {
+		return "", "", fmt.Errorf("endpoint url %q: it names a host and port", s)
+	}
+	path = u.EscapedPath()
+	if path == "" {
+		path = contract.ACPPath
+	}
+	if u.RawQuery != "" {
+		path += "?" + u.RawQuery
+	}
+	return u.Host, path, nil
+}
+
+// readBody reads the start of a refusal's body, for its error.
+func readBody(r io.ReadCloser) string {
+	if r == nil {
+		return ""
+	}
+	defer r.Close()
+	b, _ := io.ReadAll(io.LimitReader(r, 512))
+	return strings.TrimSpace(string(b))
+}
+
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+func ctxErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}

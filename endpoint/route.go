@@ -1,0 +1,102 @@
+package endpoint
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// Agent is one agent an endpoint answers for: its name, its ID (unique
+// across owners; empty when the endpoint answers one owner's agents) and
+// its endpoint key.
+type Agent struct {
+	Name string
+	ID   string
+	Key  []byte
+}
+
+// Refusals of routing, each with its HTTP status.
+var (
+	// ErrUnknownAgent: no agent by that name, or an ID that names none
+	// or another agent (404).
+	ErrUnknownAgent = errors.New("no such agent")
+	// ErrAgentShared: a name two owners' agents share, given without an
+	// ID (409).
+	ErrAgentShared = errors.New("agent name shared by more than one owner: give Link-Agent-Id")
+	// ErrUnauthorized: the key is missing or wrong (401).
+	ErrUnauthorized = errors.New("unauthorized")
+)
+
+// Route finds the agent a connection names: name is its Link-Agent
+// ("" is own, the process's own agent), id its Link-Agent-Id ("" for
+// none). An invalid name, a name no agent has, or an ID whose agent is
+// absent or has another name is ErrUnknownAgent; a name more than one
+// agent has, given without an ID, is ErrAgentShared.
+func Route(agents []Agent, own, name, id string) (Agent, error) {
+	if name == "" {
+		name = own
+	}
+	if name == "" {
+		name = contract.DefaultAgent
+	}
+	if err := contract.ParseAgentName(name); err != nil {
+		return Agent{}, fmt.Errorf("route %.64q: %w", name, ErrUnknownAgent)
+	}
+	if id != "" {
+		for _, a := range agents {
+			if a.ID == id {
+				if a.Name != name {
+					return Agent{}, fmt.Errorf("route %q: no agent of that name has that Link-Agent-Id: %w", name, ErrUnknownAgent)
+				}
+				return a, nil
+			}
+		}
+		return Agent{}, fmt.Errorf("route %q: no agent of that name has that Link-Agent-Id: %w", name, ErrUnknownAgent)
+	}
+	var found []Agent
+	for _, a := range agents {
+		if a.Name == name {
+			found = append(found, a)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return Agent{}, fmt.Errorf("route %q: %w", name, ErrUnknownAgent)
+	case 1:
+		return found[0], nil
+	default:
+		return Agent{}, fmt.Errorf("route %q: %w", name, ErrAgentShared)
+	}
+}
+
+// validateAgents checks a list of agents can be routed: valid names,
+// keys given, IDs unique, and a name held twice only by agents with IDs.
+func validateAgents(agents []Agent) error {
+	if len(agents) == 0 {
+		return errors.New("endpoint config: no agents")
+	}
+	ids := map[string]bool{}
+	byName := map[string]int{}
+	for _, a := range agents {
+		if err := contract.ParseAgentName(a.Name); err != nil {
+			return fmt.Errorf("endpoint config: agent %q: %w", a.Name, err)
+		}
+		if len(a.Key) == 0 {
+			return fmt.Errorf("endpoint config: agent %q: no key", a.Name)
+		}
+		if a.ID != "" {
+			if ids[a.ID] {
+				return fmt.Errorf("endpoint config: agent %q: ID %q held twice", a.Name, a.ID)
+			}
+			ids[a.ID] = true
+		}
+		byName[a.Name]++
+	}
+	for _, a := range agents {
+		if byName[a.Name] > 1 && a.ID == "" {
+			return fmt.Errorf("endpoint config: agent %q: a name held by more than one agent needs each one's ID", a.Name)
+		}
+	}
+	return nil
+}

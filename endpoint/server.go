@@ -1,0 +1,209 @@
+package endpoint
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+)
+
+// Server is an endpoint: it answers the proof, upgrades /acp for the
+// routed agent's key, and answers /health.
+type Server struct {
+	cfg Config
+
+	mu      sync.Mutex
+	closed  bool
+	servers map[*http.Server]struct{}
+	conns   sync.WaitGroup // upgraded connections being served
+}
+
+// ErrClosed is returned by Serve once the server has been closed.
+var ErrClosed = errors.New("endpoint closed")
+
+// New makes a server of cfg, checked.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Server{cfg: cfg, servers: map[*http.Server]struct{}{}}, nil
+}
+
+// ListenAndServe listens on addr (host:port) and serves it until ctx is
+// done or Close.
+func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve answers the connections ln accepts, setting TCP_NODELAY on each,
+// until ctx is done (every connection is then ended, and the turns'
+// contexts cancelled) or Close (the connections still open are let run
+// to their end). It returns nil once stopped either way.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		ln.Close()
+		return ErrClosed
+	}
+	s.servers[hs] = struct{}{}
+	s.mu.Unlock()
+	stop := context.AfterFunc(ctx, func() { hs.Close() })
+	defer stop()
+	err := hs.Serve(noDelayListener{Listener: ln, on: !s.cfg.NoDelayOff})
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops listening, ends idle connections, and waits for the
+// upgraded ones to end: their clients close them once answered.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	servers := s.servers
+	s.servers = map[*http.Server]struct{}{}
+	s.mu.Unlock()
+	var errs []error
+	for hs := range servers {
+		if err := hs.Shutdown(context.Background()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	s.conns.Wait()
+	return errors.Join(errs...)
+}
+
+// ServeHTTP answers the endpoint's paths: the proof, the upgrade and
+// health. Served by anything but Serve, its connections go without
+// TCP_NODELAY's guarantee.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case contract.ProofPath:
+		s.proof(w, r)
+	case contract.ACPPath:
+		s.upgrade(w, r)
+	case contract.HealthPath:
+		s.health(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// proof answers GET /_link/proof: the routed agent's proof of the
+// challenge. The connection stays open for the upgrade.
+func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", http.MethodGet)
+		s.refuse(w, r, http.StatusMethodNotAllowed, "the proof is a GET")
+		return
+	}
+	challenge := r.Header.Get(contract.HeaderChallenge)
+	if err := contract.ParseChallenge(challenge); err != nil {
+		s.refuse(w, r, http.StatusBadRequest, contract.HeaderChallenge+": "+err.Error())
+		return
+	}
+	a, ok := s.route(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set(contract.HeaderProof, contract.Proof(a.Key, challenge))
+	w.WriteHeader(http.StatusOK)
+}
+
+// upgrade answers /acp: the routed agent's key, the Link-Tools header,
+// then the WebSocket, served by the Handler until it ends.
+func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.route(w, r)
+	if !ok {
+		return
+	}
+	if !contract.KeyMatches(a.Key, r.Header.Get(contract.HeaderAuthorization)) {
+		w.Header().Set("WWW-Authenticate", "Bearer")
+		s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "endpoint refused", slog.Int("status", http.StatusUnauthorized), slog.String("agent", a.Name), slog.String("remote", r.RemoteAddr))
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var tools *[]string
+	if vals := r.Header.Values(contract.HeaderTools); len(vals) > 0 {
+		list, err := contract.ParseToolsHeader(strings.Join(vals, ","))
+		if err != nil {
+			s.refuse(w, r, http.StatusBadRequest, err.Error())
+			return
+		}
+		tools = &list
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		s.refuse(w, r, http.StatusServiceUnavailable, "the endpoint is closing")
+		return
+	}
+	s.conns.Add(1)
+	s.mu.Unlock()
+	defer s.conns.Done()
+	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return // Accept answered the request
+	}
+	f := acp.NewWebSocket(c, s.cfg.ReadLimit)
+	ctx := r.Context()
+	s.cfg.Handler.ServeACP(ctx, Request{Agent: a.Name, AgentID: a.ID, Tools: tools, RemoteAddr: r.RemoteAddr}, f)
+	if ctx.Err() != nil {
+		f.CloseNow()
+		return
+	}
+	f.Close()
+}
+
+// health answers /health: 200 when the Handler is healthy, else 503 with
+// its reason.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if err := s.cfg.Handler.Health(r.Context()); err != nil {
+		s.refuse(w, r, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	w.Write([]byte("ok\n"))
+}
+
+// route finds the request's agent, or answers 404 or 409.
+func (s *Server) route(w http.ResponseWriter, r *http.Request) (Agent, bool) {
+	a, err := Route(s.cfg.Agents, s.cfg.Own, r.Header.Get(contract.HeaderAgent), r.Header.Get(contract.HeaderAgentID))
+	switch {
+	case errors.Is(err, ErrAgentShared):
+		s.refuse(w, r, http.StatusConflict, err.Error())
+		return Agent{}, false
+	case err != nil:
+		s.refuse(w, r, http.StatusNotFound, err.Error())
+		return Agent{}, false
+	}
+	return a, true
+}
+
+// refuse answers status with a line of why, and logs it.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
+	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "endpoint refused", slog.Int("status", status), slog.String("path", r.URL.Path), slog.String("why", why), slog.String("remote", r.RemoteAddr))
+	http.Error(w, why, status)
+}
