@@ -45,11 +45,15 @@ func completeEnd(r io.ReaderAt, size int64) (int64, error) {
 // the start of the file, or at an error. A line is read once, and only
 // the blocks that hold the lines fn takes are read.
 func backwards(r io.ReaderAt, end int64, fn func(line []byte, off int64) (more bool, err error)) error {
+	return backwardsFrom(r, end, block, fn)
+}
+
+// backwardsFrom is backwards with the size of its first read given.
+func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int64) (more bool, err error)) error {
 	// win holds the file's bytes [start, start+len(win)); the line being
 	// found ends at le, just past its newline.
 	var win []byte
 	start, le := end, end
-	size := int64(block)
 	for le > 0 {
 		// The newline that ends the line before this one.
 		i := -1

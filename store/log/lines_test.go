@@ -1,0 +1,123 @@
+package log
+
+import (
+	"bytes"
+	"io"
+	"sync/atomic"
+	"testing"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/storetest"
+)
+
+// forward is what backwards must find: the complete lines of data, in
+// order, without their newlines, and where each starts.
+func forward(data []byte) (lines [][]byte, offs []int64) {
+	off := int64(0)
+	for {
+		i := bytes.IndexByte(data[off:], '\n')
+		if i < 0 {
+			return lines, offs
+		}
+		lines = append(lines, data[off:off+int64(i)])
+		offs = append(offs, off)
+		off += int64(i) + 1
+	}
+}
+
+// FuzzBackwards checks the backwards line reader against a forward split
+// of any bytes, with reads of any size: never a panic, the same lines.
+func FuzzBackwards(f *testing.F) {
+	f.Add([]byte("a\nbb\nccc\n"), uint8(1))
+	f.Add([]byte("a\nbb\npartial"), uint8(2))
+	f.Add([]byte("\n\n\n"), uint8(1))
+	f.Add([]byte("no newline"), uint8(3))
+	f.Add([]byte(""), uint8(1))
+	f.Add([]byte("{\"seq\":1,\"kind\":\"message\"}\n{\"seq\":2,\"kind\":\"answer\"}\n"), uint8(7))
+	f.Fuzz(func(t *testing.T, data []byte, size uint8) {
+		r := bytes.NewReader(data)
+		end, err := completeEnd(r, int64(len(data)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(bytes.LastIndexByte(data, '\n') + 1); end != want {
+			t.Fatalf("complete end %d, want %d", end, want)
+		}
+		wantLines, wantOffs := forward(data)
+		var got [][]byte
+		var offs []int64
+		err = backwardsFrom(r, end, int64(size)+1, func(line []byte, off int64) (bool, error) {
+			got = append(got, bytes.Clone(line))
+			offs = append(offs, off)
+			return true, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(wantLines) {
+			t.Fatalf("%d lines backwards, %d forwards", len(got), len(wantLines))
+		}
+		for i := range got {
+			j := len(got) - 1 - i
+			if !bytes.Equal(got[i], wantLines[j]) || offs[i] != wantOffs[j] {
+				t.Fatalf("line %d backwards is %q at %d, want %q at %d", i, got[i], offs[i], wantLines[j], wantOffs[j])
+			}
+		}
+		// Stopped early, it gives the last lines only.
+		n := 0
+		_ = backwardsFrom(r, end, int64(size)+1, func(line []byte, off int64) (bool, error) {
+			n++
+			return n < 2, nil
+		})
+		if n != min(2, len(wantLines)) {
+			t.Fatalf("stopped after 2, it gave %d lines", n)
+		}
+	})
+}
+
+// counting counts the bytes read through it.
+type counting struct {
+	r io.ReaderAt
+	n atomic.Int64
+}
+
+func (c *counting) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestLatestReadsLittle proves the latest 32 events read the same bytes
+// from a conversation of a thousand events and of twenty thousand: the
+// cost of a turn's read doesn't grow with the conversation.
+func TestLatestReadsLittle(t *testing.T) {
+	var read []int64
+	for _, n := range []int{1_000, 20_000} {
+		var b bytes.Buffer
+		for _, e := range storetest.BenchEvents(n) {
+			line, err := store.MarshalLine(e)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Write(line)
+		}
+		c := &counting{r: bytes.NewReader(b.Bytes())}
+		end, err := completeEnd(c, int64(b.Len()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := 0
+		es, err := lastLines(c, end, "events.jsonl", func(store.Event) bool { count++; return count >= 32 })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(es) != 32 || es[31].Seq != int64(n) {
+			t.Fatalf("latest 32 of %d: %d events", n, len(es))
+		}
+		read = append(read, c.n.Load())
+	}
+	if read[0] != read[1] || read[1] > 4*block {
+		t.Fatalf("latest 32 read %d bytes of 1k events and %d of 20k; want the same, at most %d", read[0], read[1], 4*block)
+	}
+	t.Logf("latest 32 read %d bytes at 1k events and at 20k", read[1])
+}
