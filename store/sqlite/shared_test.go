@@ -124,6 +124,32 @@ func TestTwoDriversContendLease(t *testing.T) {
 	}
 }
 
+// Drivers opening a new file at once all open it: one makes the tables,
+// the others wait for it and find them.
+func TestOpenAtOnce(t *testing.T) {
+	chats := t.TempDir()
+	const n = 4
+	ds := make([]*Driver, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { ds[i], errs[i] = Open(chats) })
+	}
+	wg.Wait()
+	for i, d := range ds {
+		if errs[i] != nil {
+			t.Fatalf("open %d: %v", i, errs[i])
+		}
+		t.Cleanup(func() { d.Close() })
+	}
+	for i, d := range ds {
+		appendN(t, d, "default", int64(i+1), int64(i+1), "x")
+	}
+	if es, err := ds[0].Read(context.Background(), "default", 1); err != nil || !reflect.DeepEqual(seqs(es), span(1, n)) {
+		t.Fatalf("read: %v, %v", seqs(es), err)
+	}
+}
+
 // The environment of a test binary started by TestTwoProcesses: the
 // conversations folder to append to, and how many events to write.
 const (
