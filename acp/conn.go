@@ -127,8 +127,9 @@ func (c *Conn) read(ctx context.Context) error {
 		}
 		m, err := DecodeMessage(b)
 		if err != nil {
-			// Nothing to answer but the error itself, under a null id.
-			if err := c.send(ctx, &Message{Error: ErrorOf(err)}); err != nil {
+			// Nothing to answer but the error itself, under the message's
+			// id when it has a readable one, else null.
+			if err := c.send(ctx, &Message{ID: probeID(b), Error: ErrorOf(err)}); err != nil {
 				return err
 			}
 			continue
@@ -262,4 +263,17 @@ func (c *Conn) Close() error {
 	err := c.f.Close()
 	c.stop()
 	return err
+}
+
+// probeID is the id of a message that isn't a valid one, when it is an
+// object with a string or integer id; else nil.
+func probeID(b []byte) json.RawMessage {
+	var probe struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	if json.Unmarshal(b, &probe) != nil || probe.Method == nil || len(probe.ID) == 0 || string(probe.ID) == "null" || !validID(probe.ID) {
+		return nil
+	}
+	return probe.ID
 }

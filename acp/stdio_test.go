@@ -1,0 +1,96 @@
+package acp
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestStdioFraming(t *testing.T) {
+	ctx := context.Background()
+	in := "{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\":3}"
+	var out bytes.Buffer
+	s := NewStdio(strings.NewReader(in), &out, 0)
+	for _, want := range []string{`{"a":1}`, `{"b":2}`, `{"c":3}`} {
+		got, err := s.ReadMessage(ctx)
+		if err != nil || string(got) != want {
+			t.Fatalf("read %q, %v; want %q", got, err, want)
+		}
+	}
+	if _, err := s.ReadMessage(ctx); !errors.Is(err, io.EOF) {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+	if err := s.WriteMessage(ctx, []byte("{\n  \"x\": [1,\n 2]\n}")); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); got != "{\"x\":[1,2]}\n" {
+		t.Errorf("wrote %q, want one compacted line", got)
+	}
+	if err := s.WriteMessage(ctx, []byte("not\njson")); err == nil {
+		t.Error("a line break in something not JSON was written")
+	}
+}
+
+func TestStdioLimit(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	s := NewStdio(strings.NewReader(long+"\n{}\n"), io.Discard, 100<<10)
+	if _, err := s.ReadMessage(context.Background()); !errors.Is(err, ErrTooLong) {
+		t.Errorf("a line past the limit: %v, want ErrTooLong", err)
+	}
+	s = NewStdio(strings.NewReader(long+"\n"), io.Discard, 200<<10)
+	if got, err := s.ReadMessage(context.Background()); err != nil || len(got) != len(long) {
+		t.Errorf("a line at the limit: %d bytes, %v", len(got), err)
+	}
+}
+
+// TestStdioServe: Serve and Client talk over stdio framing through pipes,
+// as the hub will with a stdio agent.
+func TestStdioServe(t *testing.T) {
+	ctx := testCtx(t)
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	served := make(chan error, 1)
+	go func() { served <- Serve(ctx, NewStdio(sr, sw, 0), "main", nil, newScripted()) }()
+	c := NewClient(ctx, NewStdio(cr, cw, 0), nil)
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resume(ctx, "default"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Prompt(ctx, "default", []Block{{Type: "text", Text: "hi"}}, nil)
+	if err != nil || res.StopReason != StopEndTurn {
+		t.Fatalf("prompt: %+v, %v", res, err)
+	}
+	c.Close()
+	if err := <-served; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
+
+// FuzzStdio: arbitrary input read as lines and decoded never panics, and
+// every line read is within the limit and holds no line break.
+func FuzzStdio(f *testing.F) {
+	f.Add([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}\n{}\r\n"))
+	f.Add([]byte("\n\n\r\n"))
+	f.Add([]byte(strings.Repeat("a", 300) + "\nb"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s := NewStdio(bytes.NewReader(b), io.Discard, 256)
+		for i := 0; i < 1000; i++ {
+			msg, err := s.ReadMessage(context.Background())
+			if err != nil {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, ErrTooLong) {
+					t.Fatalf("read: %v", err)
+				}
+				return
+			}
+			if len(msg) > 256 || bytes.IndexByte(msg, '\n') >= 0 {
+				t.Fatalf("read %q: past the limit or holding a line break", msg)
+			}
+			DecodeMessage(msg)
+		}
+	})
+}
