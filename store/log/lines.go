@@ -19,6 +19,17 @@ const block = 64 << 10
 // writer didn't finish, never acknowledged, which no reader reads and the
 // next writer cuts off.
 func completeEnd(r io.ReaderAt, size int64) (int64, error) {
+	if size == 0 {
+		return 0, nil
+	}
+	// Nearly always the file ends with its last line's newline.
+	var last [1]byte
+	if _, err := r.ReadAt(last[:], size-1); err != nil {
+		return 0, err
+	}
+	if last[0] == '\n' {
+		return size, nil
+	}
 	buf := make([]byte, block)
 	for pos := size; pos > 0; {
 		n := min(int64(len(buf)), pos)
