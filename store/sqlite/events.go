@@ -3,11 +3,21 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+)
+
+// The queries of events, each through the (thread, seq) index
+// (TestQueryPlans), so what one costs doesn't grow with the file.
+const (
+	queryLast   = `SELECT seq FROM events WHERE thread = ? ORDER BY seq DESC LIMIT 1`
+	queryInsert = `INSERT INTO events (thread, seq, body) VALUES (?, ?, ?)`
+	queryFrom   = `SELECT seq, body FROM events WHERE thread = ? AND seq >= ? ORDER BY seq`
+	queryLatest = `SELECT seq, body FROM events WHERE thread = ? ORDER BY seq DESC LIMIT ?`
 )
 
 // Append writes e as event e.Seq of thread, in one transaction that holds
@@ -27,15 +37,15 @@ func (d *Driver) Append(ctx context.Context, thread string, e store.Event) error
 		return fmt.Errorf("append %s#%d: %w", thread, e.Seq, err)
 	}
 	defer tx.Rollback()
-	var last int64
-	err = tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events WHERE thread = ?`, thread).Scan(&last)
-	if err != nil {
+	var last int64 // 0 for a thread with no events
+	err = tx.QueryRowContext(ctx, queryLast, thread).Scan(&last)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("append %s#%d: %w", thread, e.Seq, err)
 	}
 	if e.Seq != last+1 {
 		return fmt.Errorf("append %s#%d: %w: the next is %d", thread, e.Seq, store.ErrSeqTaken, last+1)
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO events (thread, seq, body) VALUES (?, ?, ?)`, thread, e.Seq, body); err != nil {
+	if _, err := tx.ExecContext(ctx, queryInsert, thread, e.Seq, body); err != nil {
 		return fmt.Errorf("append %s#%d: %w", thread, e.Seq, err)
 	}
 	if err := tx.Commit(); err != nil {
@@ -50,7 +60,7 @@ func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.E
 	if err := contract.ParseThread(thread); err != nil {
 		return nil, fmt.Errorf("read from #%d: %w", from, err)
 	}
-	rows, err := d.r.QueryContext(ctx, `SELECT seq, body FROM events WHERE thread = ? AND seq >= ? ORDER BY seq`, thread, from)
+	rows, err := d.r.QueryContext(ctx, queryFrom, thread, from)
 	if err != nil {
 		return nil, fmt.Errorf("read %s from #%d: %w", thread, from, err)
 	}
@@ -70,7 +80,7 @@ func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Even
 	if n <= 0 {
 		return nil, nil
 	}
-	rows, err := d.r.QueryContext(ctx, `SELECT seq, body FROM events WHERE thread = ? ORDER BY seq DESC LIMIT ?`, thread, n)
+	rows, err := d.r.QueryContext(ctx, queryLatest, thread, n)
 	if err != nil {
 		return nil, fmt.Errorf("read latest %d of %s: %w", n, thread, err)
 	}

@@ -11,6 +11,12 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
+const (
+	queryLease = `SELECT holder, expires FROM leases WHERE thread = ?`
+	queryTake  = `INSERT INTO leases (thread, holder, expires) VALUES (?, ?, ?) ON CONFLICT (thread) DO UPDATE SET holder = excluded.holder, expires = excluded.expires`
+	queryLetGo = `DELETE FROM leases WHERE thread = ? AND holder = ?`
+)
+
 // Lease takes thread's lease for holder, or renews it, until now+ttl, by
 // the driver's clock. It reads and writes the lease in one transaction
 // that holds the file's write lock from its start, so of two processes
@@ -34,7 +40,7 @@ func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 	now := d.now()
 	var cur store.Lease
 	var expires int64
-	err = tx.QueryRowContext(ctx, `SELECT holder, expires FROM leases WHERE thread = ?`, thread).Scan(&cur.Holder, &expires)
+	err = tx.QueryRowContext(ctx, queryLease, thread).Scan(&cur.Holder, &expires)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
@@ -46,9 +52,7 @@ func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 		}
 	}
 	l := store.Lease{Holder: holder, Expires: now.Add(ttl).Round(0)}
-	_, err = tx.ExecContext(ctx, `INSERT INTO leases (thread, holder, expires) VALUES (?, ?, ?)
-		ON CONFLICT (thread) DO UPDATE SET holder = excluded.holder, expires = excluded.expires`,
-		thread, holder, l.Expires.UnixNano())
+	_, err = tx.ExecContext(ctx, queryTake, thread, holder, l.Expires.UnixNano())
 	if err != nil {
 		return store.Lease{}, fmt.Errorf("lease %s for %q: %w", thread, holder, err)
 	}
@@ -64,7 +68,7 @@ func (d *Driver) Release(ctx context.Context, thread, holder string) error {
 	if err := contract.ParseThread(thread); err != nil {
 		return fmt.Errorf("release for %q: %w", holder, err)
 	}
-	if _, err := d.w.ExecContext(ctx, `DELETE FROM leases WHERE thread = ? AND holder = ?`, thread, holder); err != nil {
+	if _, err := d.w.ExecContext(ctx, queryLetGo, thread, holder); err != nil {
 		return fmt.Errorf("release %s for %q: %w", thread, holder, err)
 	}
 	return nil

@@ -39,7 +39,7 @@ func fill(tb testing.TB, c store.Conversations, thread string, events []store.Ev
 		tb.Fatal(err)
 	}
 	defer tx.Rollback()
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (thread, seq, body) VALUES (?, ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, queryInsert)
 	if err != nil {
 		tb.Fatal(err)
 	}
