@@ -255,6 +255,7 @@ func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bo
 // c.To's driver, its folder holding only its marker. It reads them back
 // and compares them, byte for byte.
 func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, events []Event) error {
+	all := events
 	var dst Conversations
 	if inFolder(c.To) {
 		d, err := c.Drivers[c.To](stageRoot)
@@ -279,12 +280,20 @@ func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, 
 		if err := Mark(stage, c.To); err != nil {
 			return err
 		}
-		if next, err := Next(ctx, d, thread); err != nil {
+		// Rows the driver already keeps of the thread (an earlier
+		// convert's, stopped, or the old way's of a conversation converted
+		// away and back) that are the events' first, byte for byte, are
+		// theirs: the rest is appended after them. Others are forgotten.
+		rows, err := d.Read(ctx, thread, 1)
+		if err != nil {
 			return err
-		} else if next != 1 {
+		}
+		if k := samePrefix(events, rows); k == len(rows) {
+			events = events[k:]
+		} else {
 			f, ok := d.(Forgetter)
 			if !ok {
-				return fmt.Errorf("%s already keeps %d events of %s and can't forget them", c.To, next-1, thread)
+				return fmt.Errorf("%s keeps %d other events of %s and can't forget them", c.To, len(rows), thread)
 			}
 			if err := f.Forget(ctx, thread); err != nil {
 				return err
@@ -300,7 +309,16 @@ func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, 
 	if err != nil {
 		return err
 	}
-	return sameEvents(events, back)
+	return sameEvents(all, back)
+}
+
+// samePrefix is how many of rows are events' first, byte for byte; 0
+// when rows aren't a prefix of events at all.
+func samePrefix(events, rows []Event) int {
+	if len(rows) > len(events) || sameEvents(events[:len(rows)], rows) != nil {
+		return -1
+	}
+	return len(rows)
 }
 
 // sameEvents compares two runs of events by their lines, byte for byte.

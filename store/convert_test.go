@@ -1,0 +1,282 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/sqlite"
+)
+
+// world is an agent with conversations of every way, and what each holds.
+type world struct {
+	p       store.Paths
+	events  map[string][]store.Event
+	tools   map[string]*[]string
+	answers map[string][]string
+}
+
+var worldThreads = []string{"telegram:1", "telegram:-1002", "slack:C0123ABC.1700000000.000100", "link:notes", "default"}
+
+func newWorld(t *testing.T) *world {
+	ctx := context.Background()
+	w := &world{p: agent(t), events: map[string][]store.Event{}, tools: map[string]*[]string{}, answers: map[string][]string{}}
+	ds := drivers(t, w.p)
+	kinds := []string{store.Log, store.Compact, sqlite.Name}
+	f := &store.Folders{Paths: w.p}
+	for i, th := range worldThreads {
+		kind := kinds[i%len(kinds)]
+		r, err := store.NewRouter(w.p, kind, ds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		es := conversation([]int{2, 9, 3, 2, 1}[i], th) // compact's 40 events fold once
+		appendAll(t, r, th, es)
+		w.events[th] = es
+		if i%2 == 0 {
+			tools := &[]string{"memory__search", fmt.Sprintf("tool%d", i)}
+			if _, err := f.NarrowTools(ctx, th, tools); err != nil {
+				t.Fatal(err)
+			}
+			w.tools[th] = tools
+			if _, err := f.Keep(ctx, th, "kept of "+th, t0, 4); err != nil {
+				t.Fatal(err)
+			}
+			w.answers[th] = []string{"kept of " + th}
+			if err := f.AskEnd(ctx, th, t0); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return w
+}
+
+// check fails t unless every conversation reads as it was written, with
+// what its folder held, and is kept one of the ways in kinds.
+func (w *world) check(t *testing.T, kinds ...string) {
+	t.Helper()
+	ctx := context.Background()
+	r := router(t, w.p, store.Log)
+	f := &store.Folders{Paths: w.p}
+	for _, th := range worldThreads {
+		sameLines(t, th, readAll(t, r, th), w.events[th])
+		kind, err := r.Kind(th)
+		if err != nil || !contains(kinds, kind) {
+			t.Fatalf("%s is kept %q (%v), want one of %v", th, kind, err, kinds)
+		}
+		tools, err := f.ReadTools(ctx, th)
+		if err != nil || !reflect.DeepEqual(tools, w.tools[th]) {
+			t.Fatalf("%s's tools: %v, %v; want %v", th, tools, err, w.tools[th])
+		}
+		_, asked, _ := f.EndAsked(ctx, th)
+		if asked != (w.tools[th] != nil) {
+			t.Fatalf("%s: end asked %v", th, asked)
+		}
+		dir, _ := w.p.Conversation(th)
+		_, err = os.Stat(filepath.Join(dir, store.CopyFile))
+		if kind == store.Compact && err == nil {
+			t.Fatalf("%s: a copy beside a compact conversation", th)
+		}
+		// The lease is free: no convert holds it.
+		if _, err := r.Lease(ctx, th, "turn", time.Minute); err != nil {
+			t.Fatalf("%s: lease after convert: %v", th, err)
+		}
+		r.Release(ctx, th, "turn")
+	}
+	all, err := f.Pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]string{}
+	for _, k := range all {
+		got[k.Thread] = append(got[k.Thread], k.Text)
+	}
+	if !reflect.DeepEqual(got, w.answers) {
+		t.Fatalf("answers: %v, want %v", got, w.answers)
+	}
+}
+
+// leftovers lists a convert's folders left in the conversations folder.
+func (w *world) leftovers(t *testing.T) []string {
+	entries, err := os.ReadDir(w.p.Chats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func TestConvertRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	w.check(t, store.Log, store.Compact, sqlite.Name)
+	for _, to := range []string{store.Log, store.Compact, sqlite.Name, store.Log} {
+		var seen [][2]int
+		res, err := store.Convert(ctx, w.p, to, openers(t), func(done, total int) { seen = append(seen, [2]int{done, total}) })
+		if err != nil {
+			t.Fatalf("convert to %s: %v", to, err)
+		}
+		w.check(t, to)
+		if left := w.leftovers(t); len(left) != 0 {
+			t.Fatalf("convert to %s left %v", to, left)
+		}
+		if len(seen) != len(res.Converted)+1 || seen[len(seen)-1] != [2]int{len(res.Converted), len(res.Converted)} {
+			t.Fatalf("progress %v for %d converted", seen, len(res.Converted))
+		}
+		// A second convert to the same way has nothing to do.
+		again, err := store.Convert(ctx, w.p, to, openers(t), nil)
+		if err != nil || len(again.Converted) != 0 {
+			t.Fatalf("convert to %s again: %v, %v", to, again.Converted, err)
+		}
+	}
+}
+
+// From a driver that keeps rows outside the folder, the old way's rows
+// are forgotten, or said not to be by a driver that can't.
+func TestConvertForgetsOldRows(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	r := router(t, p, sqlite.Name)
+	es := conversation(3, "a")
+	appendAll(t, r, "telegram:1", es)
+	res, err := store.Convert(ctx, p, store.Log, openers(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(p.Chats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows := readAll(t, db, "telegram:1")
+	if _, ok := any(db).(store.Forgetter); ok {
+		if len(rows) != 0 || len(res.Unforgotten) != 0 {
+			t.Fatalf("sqlite keeps %d rows after convert (unforgotten %v)", len(rows), res.Unforgotten)
+		}
+	} else if !reflect.DeepEqual(res.Unforgotten, []string{"telegram:1"}) {
+		t.Fatalf("unforgotten: %v, want the thread whose rows sqlite keeps", res.Unforgotten)
+	}
+	sameLines(t, "as a log", readAll(t, r, "telegram:1"), es)
+}
+
+func TestConvertRefusedWhileLeased(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	r := router(t, w.p, store.Log)
+	if _, err := r.Lease(ctx, "link:notes", "turn", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	_, err := store.Convert(ctx, w.p, store.Compact, openers(t), nil)
+	if !errors.Is(err, store.ErrLeaseHeld) {
+		t.Fatalf("convert while a turn runs: %v, want ErrLeaseHeld", err)
+	}
+	// Nothing changed, and every lease the convert took is let go.
+	for i, th := range worldThreads {
+		kind, _ := r.Kind(th)
+		if want := []string{store.Log, store.Compact, sqlite.Name}[i%3]; kind != want {
+			t.Fatalf("%s is %s after a refused convert, want %s", th, kind, want)
+		}
+	}
+	if err := r.Release(ctx, "link:notes", "turn"); err != nil {
+		t.Fatal(err)
+	}
+	w.check(t, store.Log, store.Compact, sqlite.Name)
+	if _, err := store.Convert(ctx, w.p, store.Compact, openers(t), nil); err != nil {
+		t.Fatalf("convert once the turn ended: %v", err)
+	}
+	w.check(t, store.Compact)
+}
+
+func TestConvertRefusesUnknownWay(t *testing.T) {
+	w := newWorld(t)
+	for _, to := range []string{"gcs", "", "Log"} {
+		if _, err := store.Convert(context.Background(), w.p, to, openers(t), nil); err == nil {
+			t.Errorf("convert to %q: no error", to)
+		}
+	}
+	w.check(t, store.Log, store.Compact, sqlite.Name)
+}
+
+var errStopped = errors.New("stopped here")
+
+// A convert stopped before any step, of any conversation, leaves every
+// conversation whole: where it is, or put there by the next convert.
+func TestConvertInterrupted(t *testing.T) {
+	ctx := context.Background()
+	steps := []string{store.StepStage, store.StepAside, store.StepIn, store.StepForget, store.StepClean}
+	for _, to := range []string{sqlite.Name, store.Log, store.Compact} {
+		for _, step := range steps {
+			t.Run(to+"/"+step, func(t *testing.T) {
+				w := newWorld(t)
+				// Stop at a step of a conversation converted: to a log, the
+				// one sqlite keeps, whose rows make the most states.
+				stopAt := map[string]string{sqlite.Name: "telegram:1", store.Compact: "telegram:1", store.Log: "slack:C0123ABC.1700000000.000100"}[to]
+				c := &store.Converter{Paths: w.p, To: to, Drivers: openers(t), Step: func(th, s string) error {
+					if th == stopAt && s == step {
+						return errStopped
+					}
+					return nil
+				}}
+				if _, err := c.Run(ctx); !errors.Is(err, errStopped) {
+					t.Fatalf("convert: %v, want it stopped", err)
+				}
+				if _, err := store.ResolveConvert(ctx, w.p, openers(t)); err != nil {
+					t.Fatalf("resolve: %v", err)
+				}
+				if left := w.leftovers(t); len(left) != 0 {
+					t.Fatalf("resolved, yet left %v", left)
+				}
+				w.check(t, store.Log, store.Compact, sqlite.Name)
+				// The next convert finishes the job.
+				if _, err := store.Convert(ctx, w.p, to, openers(t), nil); err != nil {
+					t.Fatal(err)
+				}
+				w.check(t, to)
+			})
+		}
+	}
+}
+
+// Stopped after the old way was put aside and before the new was put in,
+// the next convert puts it in without resolving by hand.
+func TestConvertFinishesTheLast(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t)
+	c := &store.Converter{Paths: w.p, To: store.Log, Drivers: openers(t), Step: func(th, s string) error {
+		if s == store.StepIn {
+			return errStopped
+		}
+		return nil
+	}}
+	if _, err := c.Run(ctx); !errors.Is(err, errStopped) {
+		t.Fatalf("convert: %v", err)
+	}
+	if left := w.leftovers(t); len(left) != 2 {
+		t.Fatalf("left %v, want the old aside and the new beside", left)
+	}
+	if _, err := store.Convert(ctx, w.p, store.Log, openers(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	w.check(t, store.Log)
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,142 @@
+package store_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lnk-dev/link/store"
+)
+
+func TestRenderCopy(t *testing.T) {
+	es := conversation(4, "a")
+	// A message from a person in a shared chat, and the owner's message
+	// being answered after the last answer.
+	es = append(es,
+		store.Event{Seq: int64(len(es) + 1), Time: t0, Kind: store.KindMessage, From: "person:telegram:7", FromName: "Ada\nLovelace", Text: "hello from Ada",
+			Parts: []store.Part{{Type: "image", MimeType: "image/png", Data: "iVBO"}}},
+		store.Event{Seq: int64(len(es) + 2), Time: t0, Kind: store.KindAnswer, Text: "hi Ada"},
+		store.Event{Seq: int64(len(es) + 3), Time: t0, Kind: store.KindMessage, Text: "the question being answered"},
+		store.Event{Seq: int64(len(es) + 4), Time: t0, Kind: store.KindAnswer, Text: "half way", Calls: []store.ToolCall{{ID: "c", Name: "run__command"}}},
+	)
+	got := string(store.RenderCopy(es))
+	for _, want := range []string{"question 1 of a", "answer 4 of a", "## Owner · 2026-11-30 09:15 UTC", "## Agent ·",
+		"## Ada Lovelace (person:telegram:7)", "hello from Ada", "_(image: image/png)_", "hi Ada"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("copy lacks %q", want)
+		}
+	}
+	for _, never := range []string{"tool said", "looking", "memory__search", "summary to", "scheduled", "the question being answered", "half way", "hmm", "sig"} {
+		if strings.Contains(got, never) {
+			t.Errorf("copy holds %q:\n%s", never, got)
+		}
+	}
+	if !strings.HasSuffix(got, "hi Ada\n\n<!-- seq 20 -->\n\n") {
+		t.Fatalf("copy doesn't end with its last answer's trailer:\n%s", got[max(0, len(got)-200):])
+	}
+	if len(store.RenderCopy(es[:1])) != 0 {
+		t.Fatal("a copy before any answer holds something")
+	}
+}
+
+// The copy grows at each answer from what the turn holds, and is the same
+// as one made from every event.
+func TestAppendCopy(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	r := router(t, p, store.Log)
+	th := "telegram:42"
+	es := conversation(9, "a")
+	path, _ := p.ConversationFile(th, store.CopyFile)
+	turnStart := 0
+	for i, e := range es {
+		appendAll(t, r, th, []store.Event{e})
+		if store.FinalAnswer(e) {
+			// The turn holds its own events and a window of a few before.
+			turn := es[max(0, turnStart-3) : i+1]
+			if err := store.AppendCopy(ctx, p, r, th, turn); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := store.RenderCopy(es[:i+1]); string(b) != string(want) {
+				t.Fatalf("after #%d the copy is\n%s\nwant\n%s", e.Seq, b, want)
+			}
+			// Added once: the same turn again adds nothing.
+			store.AppendCopy(ctx, p, r, th, turn)
+			if b2, _ := os.ReadFile(path); string(b2) != string(b) {
+				t.Fatal("the same answer added twice")
+			}
+			turnStart = i + 1
+		}
+	}
+}
+
+// A copy that doesn't end with the last answer is made again from every
+// event; one the turn can't extend reads what it lacks.
+func TestAppendCopyRemade(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	r := router(t, p, store.Log)
+	th := "telegram:42"
+	es := conversation(6, "a")
+	appendAll(t, r, th, es)
+	path, _ := p.ConversationFile(th, store.CopyFile)
+	want := string(store.RenderCopy(es))
+	last := es[len(es)-2:] // the last turn's final answer and its summary's neighbours
+
+	for _, c := range []struct {
+		name string
+		copy string
+	}{
+		{"cut short", want[:len(want)/2]},
+		{"cut in its trailer", want[:len(want)-5]},
+		{"another's, ahead", want + "## Agent · x\n\nlater\n\n<!-- seq 999 -->\n\n"},
+		{"ends with what isn't an answer", strings.Replace(want, "<!-- seq 26 -->", "<!-- seq 25 -->", 1)},
+		{"an older copy", string(store.RenderCopy(es[:8]))},
+		{"the last but one answer", string(store.RenderCopy(es[:22]))},
+		{"none", ""},
+		{"not a copy", "hello\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "none" {
+				os.Remove(path)
+			} else if err := os.WriteFile(path, []byte(c.copy), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			turn := last
+			if c.name == "ends with what isn't an answer" {
+				turn = es[20:]
+			}
+			if err := store.AppendCopy(ctx, p, r, th, turn); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := os.ReadFile(path)
+			if string(b) != want {
+				t.Fatalf("copy is\n%s\nwant\n%s", b, want)
+			}
+		})
+	}
+}
+
+func TestNoCopyBesideCompact(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	r := router(t, p, store.Compact)
+	es := conversation(2, "a")
+	appendAll(t, r, "telegram:1", es)
+	if err := store.AppendCopy(ctx, p, r, "telegram:1", es); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MakeCopy(ctx, p, r, "telegram:1"); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := p.Conversation("telegram:1")
+	if _, err := os.Stat(filepath.Join(dir, store.CopyFile)); !os.IsNotExist(err) {
+		t.Fatalf("a copy beside a compact conversation: %v", err)
+	}
+}

@@ -1,0 +1,152 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/sqlite"
+	"github.com/lnk-dev/link/store/storetest"
+)
+
+// A router is a driver like any other: the one suite passes through it,
+// for each way a new conversation begins.
+func TestRouterSuite(t *testing.T) {
+	for _, kind := range []string{store.Log, store.Compact, sqlite.Name} {
+		t.Run(kind, func(t *testing.T) {
+			storetest.Run(t, func(t *testing.T) store.Conversations {
+				return router(t, agent(t), kind)
+			})
+		})
+	}
+}
+
+func TestRouterBeginsAndDetects(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	ds := drivers(t, p)
+	es := conversation(2, "a")
+
+	// A log begun before the spec said sqlite stays a log.
+	appendAll(t, ds[store.Log], "telegram:1", es)
+	r, err := store.NewRouter(p, sqlite.Name, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, r, "telegram:2", es)
+	appendAll(t, ds[store.Compact], "telegram:3", es)
+
+	for th, want := range map[string]string{"telegram:1": store.Log, "telegram:2": sqlite.Name, "telegram:3": store.Compact, "telegram:4": sqlite.Name} {
+		kind, err := r.Kind(th)
+		if err != nil || kind != want {
+			t.Errorf("kind of %s: %q, %v; want %q", th, kind, err, want)
+		}
+	}
+	// The new one has its marker, and its events are sqlite's alone.
+	dir, _ := p.Conversation("telegram:2")
+	if _, err := os.Stat(filepath.Join(dir, store.MarkerPrefix+sqlite.Name)); err != nil {
+		t.Fatalf("no marker: %v", err)
+	}
+	sameLines(t, "sqlite's own", readAll(t, ds[sqlite.Name], "telegram:2"), es)
+	if got := readAll(t, ds[store.Log], "telegram:2"); len(got) != 0 {
+		t.Fatalf("the log holds %d events of a sqlite conversation", len(got))
+	}
+	// Each reads through the router from where it is.
+	for _, th := range []string{"telegram:1", "telegram:2", "telegram:3"} {
+		sameLines(t, th, readAll(t, r, th), es)
+		next, err := store.Next(ctx, r, th)
+		if err != nil || next != int64(len(es)+1) {
+			t.Fatalf("next of %s: %d, %v", th, next, err)
+		}
+	}
+	threads, err := r.Threads(ctx)
+	if err != nil || !reflect.DeepEqual(threads, []string{"telegram:1", "telegram:2", "telegram:3"}) {
+		t.Fatalf("threads: %v, %v", threads, err)
+	}
+}
+
+// A folder holding only what isn't an event (tools narrowed, a lease taken
+// before the first message) is a conversation not begun: it begins the
+// spec's way, not as a log.
+func TestRouterFolderWithoutEvents(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	for _, kind := range []string{store.Compact, sqlite.Name} {
+		r := router(t, p, kind)
+		th := "link:" + kind
+		f := &store.Folders{Paths: p}
+		if _, err := f.NarrowTools(ctx, th, &[]string{"memory__search"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Lease(ctx, th, "turn", 60e9); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := r.Kind(th); got != kind {
+			t.Fatalf("%s: a folder without events is %q", kind, got)
+		}
+		appendAll(t, r, th, conversation(1, kind))
+		dir, _ := p.Conversation(th)
+		if got, err := store.Detect(dir); got != kind || err != nil {
+			t.Fatalf("detect after the first event: %q, %v; want %q", got, err, kind)
+		}
+		if err := r.Release(ctx, th, "turn"); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestRouterRefuses(t *testing.T) {
+	p := agent(t)
+	ds := drivers(t, p)
+	if _, err := store.NewRouter(p, "postgres", ds); !errors.Is(err, store.ErrNoDriver) {
+		t.Fatalf("a new kind without its driver: %v", err)
+	}
+	for _, bad := range []string{"Log", "sq lite", "../x"} {
+		if _, err := store.NewRouter(p, bad, ds); err == nil {
+			t.Errorf("kind %q: no error", bad)
+		}
+	}
+	// A conversation marked by a driver the router wasn't given.
+	dir, _ := p.Conversation("telegram:9")
+	if err := store.Mark(dir, "gcs"); err != nil {
+		t.Fatal(err)
+	}
+	r := router(t, p, store.Log)
+	if _, err := r.Read(context.Background(), "telegram:9", 1); !errors.Is(err, store.ErrNoDriver) {
+		t.Fatalf("read of a gcs conversation without gcs: %v", err)
+	}
+}
+
+// Detecting at each call against calling the driver alone: the cost of
+// holding nothing between calls.
+func BenchmarkRouterLatest(b *testing.B) {
+	p := agent(b)
+	ds := drivers(b, p)
+	appendAll(b, ds[store.Log], "telegram:1", conversation(50, "a"))
+	r, _ := store.NewRouter(p, store.Log, ds)
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		conv store.Conversations
+	}{{"driver", ds[store.Log]}, {"router", r}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := store.Latest(ctx, c.conv, "telegram:1", 32); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("detect", func(b *testing.B) {
+		dir, _ := p.Conversation("telegram:1")
+		for b.Loop() {
+			if _, err := store.KindOf(dir); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
