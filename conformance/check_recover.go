@@ -15,8 +15,13 @@ import (
 // finishes.
 const recoverPoll = 20 * time.Millisecond
 
+// leaveWait bounds how long leave waits for _link/taken before it goes
+// anyway: whether taken comes is the taken check's, not recover's.
+const leaveWait = 500 * time.Millisecond
+
 // leave sends the target's Recover message on thread, waits for
-// _link/taken, and goes, leaving the turn's answer to nobody.
+// _link/taken (or the first of the answer, or leaveWait), and goes,
+// leaving the turn's answer to nobody.
 func (k *kit) leave(ctx context.Context, thread string) error {
 	o, err := k.open(ctx, thread)
 	if err != nil {
@@ -27,16 +32,21 @@ func (k *kit) leave(ctx context.Context, thread string) error {
 	if err != nil {
 		return err
 	}
+	wctx, cancel := context.WithTimeout(ctx, leaveWait)
+	defer cancel()
 	for {
-		m, err := o.r.read(ctx)
+		m, err := o.r.read(wctx)
 		if err != nil {
+			if wctx.Err() != nil && ctx.Err() == nil {
+				return nil // had by now, taken or not
+			}
 			return fmt.Errorf("wait for _link/taken of the message to leave: %w", err)
 		}
-		if m.Method == contract.MethodTaken {
-			return nil
-		}
 		if m.Method == "" && string(m.ID) == id {
-			return errors.New("the Recover hook's message was answered before _link/taken and before its caller went: it must end only once its caller has gone")
+			return errors.New("the Recover hook's message was answered before its caller went: it must end only once its caller has gone")
+		}
+		if m.Method == contract.MethodTaken || m.Method == "session/update" {
+			return nil
 		}
 	}
 }

@@ -23,10 +23,10 @@ func checkRoutingName(ctx context.Context, k *kit) error {
 	return nil
 }
 
-// checkRoutingDefault names no agent: the proof is the target agent's, and
-// a message is answered.
+// checkRoutingDefault names no agent: the proof is answered, and a
+// message with the target agent's key is answered.
 func checkRoutingDefault(ctx context.Context, k *kit) error {
-	if err := k.proveOnce(ctx, contract.NewChallenge(), http.Header{}); err != nil {
+	if err := k.proofOnce(ctx, http.Header{}); err != nil {
 		return fmt.Errorf("the proof naming no agent: %w", err)
 	}
 	nameless := *k
@@ -41,10 +41,11 @@ func checkRoutingDefault(ctx context.Context, k *kit) error {
 	return nil
 }
 
-// checkRoutingID names the agent by its name and ID (proved), then with an
-// ID that isn't its own (404), at the proof and at the upgrade.
+// checkRoutingID names the agent by its name and ID (answered; every
+// other check's messages name it so too), then with an ID that isn't its
+// own (404), at the proof and at the upgrade.
 func checkRoutingID(ctx context.Context, k *kit) error {
-	if err := k.proveOnce(ctx, contract.NewChallenge(), k.agentHeaders()); err != nil {
+	if err := k.proofOnce(ctx, k.agentHeaders()); err != nil {
 		return fmt.Errorf("the proof naming %s by its ID %s: %w", k.t.Agent, k.t.AgentID, err)
 	}
 	other := "conformance-other-" + k.run
@@ -66,4 +67,15 @@ func checkRoutingShared(ctx context.Context, k *kit) error {
 		return fmt.Errorf("the upgrade naming %s alone: %w", k.t.Shared, err)
 	}
 	return nil
+}
+
+// proofOnce asks a proof on a connection of its own and requires it
+// answered.
+func (k *kit) proofOnce(ctx context.Context, h http.Header) error {
+	w, err := dialWire(ctx, k.t.URL)
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	return k.proofAnswered(ctx, w, h)
 }

@@ -38,24 +38,36 @@ func (k *kit) agentHeaders() http.Header { return headers(nil, k.t.Agent, k.t.Ag
 // messageHeaders are a message's upgrade headers: the key and the agent.
 func (k *kit) messageHeaders() http.Header { return headers(k.t.Key, k.t.Agent, k.t.AgentID) }
 
-// proved opens a connection and proves it reaches the harness, as a bridge
-// does before it sends the key.
+// proved opens a connection and asks the proof as a bridge does before
+// it sends the key. Only the proof's answer (200) is required here: whether
+// the proof is right is the proof check's alone, so a wrong one fails that
+// check and no other.
 func (k *kit) proved(ctx context.Context) (*wire, error) {
 	w, err := dialWire(ctx, k.t.URL)
 	if err != nil {
 		return nil, err
 	}
-	challenge := contract.NewChallenge()
-	a, err := w.prove(ctx, challenge, k.agentHeaders())
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
-	if err := k.verify(a, challenge); err != nil {
+	if err := k.proofAnswered(ctx, w, k.agentHeaders()); err != nil {
 		w.Close()
 		return nil, err
 	}
 	return w, nil
+}
+
+// proofAnswered asks a proof of a fresh challenge on w with h, and
+// requires it answered 200 with a Link-Proof.
+func (k *kit) proofAnswered(ctx context.Context, w *wire, h http.Header) error {
+	a, err := w.prove(ctx, contract.NewChallenge(), h)
+	if err != nil {
+		return err
+	}
+	if a.status != http.StatusOK {
+		return fmt.Errorf("the proof was answered %d (%s), not 200", a.status, quoteBody(a.body))
+	}
+	if a.header.Get(contract.HeaderProof) == "" {
+		return errors.New("the proof was answered 200 with no Link-Proof")
+	}
+	return nil
 }
 
 // verify says whether a is the right proof of challenge.
