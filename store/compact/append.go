@@ -242,11 +242,10 @@ func (c *writer) fold(st *state) error {
 		for _, l := range st.kept {
 			content = append(content, l.bytes...)
 		}
-		enc, err := c.d.encoder()
+		f, err := c.d.encode(content)
 		if err != nil {
 			return err
 		}
-		f := enc.EncodeAll(content, make([]byte, 0, len(content)/2))
 		if _, err := c.zst.WriteAt(f, st.zst.end); err != nil {
 			// Part of a frame is a frame cut short: the next writer cuts it.
 			return fmt.Errorf("write %s: %w", c.zst.Name(), err)

@@ -67,9 +67,13 @@ type Driver struct {
 
 	chats string
 
+	// encoders holds encoders between folds. One at Level holds some
+	// 40 MB of tables, and folds are rare, so the driver keeps none for
+	// long: the pool lets them go at a garbage collection.
+	encoders sync.Pool
+
 	mu     sync.Mutex
 	closed bool
-	enc    *zstd.Encoder
 	dec    *zstd.Decoder
 	known  map[string]zstState // by folder: what's known of its events.zst
 }
@@ -86,15 +90,11 @@ func Open(chats string) *Driver {
 	return &Driver{chats: chats, known: map[string]zstState{}}
 }
 
-// Close lets the driver's encoder and decoder go.
+// Close lets the driver's decoder go.
 func (d *Driver) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.closed = true
-	if d.enc != nil {
-		d.enc.Close()
-		d.enc = nil
-	}
 	if d.dec != nil {
 		d.dec.Close()
 		d.dec = nil
@@ -104,21 +104,21 @@ func (d *Driver) Close() error {
 
 var errClosed = errors.New("compact driver closed")
 
-// encoder is the driver's encoder of frames, made at first use.
-func (d *Driver) encoder() (*zstd.Encoder, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, errClosed
-	}
-	if d.enc == nil {
-		enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(Level), zstd.WithEncoderConcurrency(1))
+// encode compresses content as one frame at Level, with its checksum.
+func (d *Driver) encode(content []byte) ([]byte, error) {
+	enc, ok := d.encoders.Get().(*zstd.Encoder)
+	if !ok {
+		// Used only by EncodeAll, an encoder starts no goroutine and
+		// needs no Close: the pool may drop it.
+		var err error
+		enc, err = zstd.NewWriter(nil, zstd.WithEncoderLevel(Level), zstd.WithEncoderConcurrency(1))
 		if err != nil {
 			return nil, fmt.Errorf("zstd encoder: %w", err)
 		}
-		d.enc = enc
 	}
-	return d.enc, nil
+	f := enc.EncodeAll(content, make([]byte, 0, len(content)/2))
+	d.encoders.Put(enc)
+	return f, nil
 }
 
 // decoder is the driver's decoder of frames, made at first use.
