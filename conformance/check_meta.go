@@ -18,7 +18,14 @@ type metaCase struct {
 	good func(Target) any
 }
 
-const refusedBefore = "; refused before the model sees it, with a JSON-RPC error and no answer chunk"
+// suffix is what a case's rule says of every case: refused before the
+// model sees it, with a JSON-RPC error and no chunk.
+func suffix(rule string) string {
+	if strings.Contains(rule, "refused before the model sees it") {
+		return ", with a JSON-RPC error and no answer chunk"
+	}
+	return "; refused before the model sees it, with a JSON-RPC error and no answer chunk"
+}
 
 // metaCases are the table of invalid _meta.link values.
 var metaCases = []metaCase{
@@ -99,7 +106,7 @@ func metaChecks() []check {
 	for i, c := range metaCases {
 		out[i] = check{
 			name: c.name,
-			rule: c.rule + refusedBefore,
+			rule: c.rule + suffix(c.rule),
 			run:  func(ctx context.Context, k *kit) error { return checkMeta(ctx, k, c) },
 		}
 	}
