@@ -21,7 +21,11 @@ import (
 // tool's call or answer, a summary, a message from a schedule, task,
 // agent, command or webhook, or a message not yet answered. Each answer
 // ends with a trailer, an HTML comment people don't see rendered, naming
-// its event, so the copy is known to end with the last answer:
+// its event, so the copy is known to end with the last answer. Each
+// heading says who, when, and the event's number (which lnk agent chat
+// fork takes):
+//
+//	## Owner · 2026-11-30 09:15 UTC · #9
 //
 //	<!-- seq 12 -->
 
@@ -68,7 +72,7 @@ func renderCopy(b *bytes.Buffer, events []Event) int64 {
 		if !Copied(e) {
 			continue
 		}
-		fmt.Fprintf(b, "## %s · %s\n\n", speaker(e), e.Time.UTC().Format(CopyTimeLayout))
+		fmt.Fprintf(b, "## %s · %s · #%d\n\n", speaker(e), e.Time.UTC().Format(CopyTimeLayout), e.Seq)
 		if text := strings.TrimRight(e.Text, "\n"); text != "" {
 			b.WriteString(text)
 			b.WriteString("\n")
