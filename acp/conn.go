@@ -76,6 +76,7 @@ type Conn struct {
 	life    context.Context // lives while Run reads; writes use it
 	stop    context.CancelFunc
 	started atomic.Bool
+	closing atomic.Bool // Close was called: the read's end is ours
 }
 
 // NewConn makes a peer over f; h handles incoming requests and
@@ -117,7 +118,7 @@ func (c *Conn) read(ctx context.Context) error {
 	for {
 		b, err := c.f.ReadMessage(c.life)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
+			if errors.Is(err, io.EOF) || c.closing.Load() {
 				return nil
 			}
 			if ctx.Err() != nil {
@@ -260,6 +261,7 @@ func (c *Conn) send(ctx context.Context, m *Message) error {
 // Close ends the connection through the framer (a WebSocket's close
 // handshake): Run returns once the framer's read ends.
 func (c *Conn) Close() error {
+	c.closing.Store(true)
 	err := c.f.Close()
 	c.stop()
 	return err

@@ -119,7 +119,7 @@ func TestRouting(t *testing.T) {
 			t.Errorf("dial for %q/%q: %v, want %d at the proof", c.agent, c.id, err, c.status)
 		}
 	}
-	if n := len(ts.agent.prompts); n != 0 {
+	if n := len(ts.agent.got()); n != 0 {
 		t.Errorf("the agent got %d prompts", n)
 	}
 }
@@ -139,7 +139,7 @@ func TestOwnAgent(t *testing.T) {
 	if _, _, err := message(ctx, c, "telegram:1", "hi"); err != nil {
 		t.Fatal(err)
 	}
-	if p := ts.agent.prompts[0]; p.Agent != "solo" {
+	if p := ts.agent.got()[0]; p.Agent != "solo" {
 		t.Errorf("prompt for %q, want solo", p.Agent)
 	}
 }
@@ -172,7 +172,7 @@ func TestKey(t *testing.T) {
 	if !errors.As(err, &de) || de.Status != 401 || !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("dial with a wrong key: %v, want 401", err)
 	}
-	if n := len(ts.agent.prompts); n != 0 {
+	if n := len(ts.agent.got()); n != 0 {
 		t.Errorf("the agent got %d prompts", n)
 	}
 }
@@ -205,7 +205,7 @@ func TestToolsHeader(t *testing.T) {
 	if _, _, err := message(ctx, c, "default", "hi"); err != nil {
 		t.Fatal(err)
 	}
-	p := ts.agent.prompts
+	p := ts.agent.got()
 	if p[0].Tools == nil || strings.Join(*p[0].Tools, ",") != "memory__search,web__fetch" {
 		t.Errorf("tools %v", p[0].Tools)
 	}
@@ -262,7 +262,7 @@ func TestMessage(t *testing.T) {
 	if conns[0].RemoteAddr().String() != c.LocalAddr().String() || conns[0].LocalAddr().String() != c.RemoteAddr().String() {
 		t.Errorf("the client's conn %v->%v is not the accepted one %v->%v", c.LocalAddr(), c.RemoteAddr(), conns[0].RemoteAddr(), conns[0].LocalAddr())
 	}
-	if p := ts.agent.prompts[0]; p.Agent != "shared" || p.Thread != "slack:D0123ABCDEF" {
+	if p := ts.agent.got()[0]; p.Agent != "shared" || p.Thread != "slack:D0123ABCDEF" {
 		t.Errorf("prompt %+v", p)
 	}
 }

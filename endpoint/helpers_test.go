@@ -129,15 +129,28 @@ func message(ctx context.Context, c *ClientConn, thread, text string) (acp.Promp
 			chunks.WriteString(u.Content.Text)
 		}
 	})
-	defer cl.Close()
 	if _, err := cl.Initialize(ctx); err != nil {
+		cl.Close()
 		return acp.PromptResult{}, "", err
 	}
 	if err := cl.Resume(ctx, thread); err != nil {
+		cl.Close()
 		return acp.PromptResult{}, "", err
 	}
 	res, err := cl.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
-	return res, chunks.String(), err
+	if err != nil {
+		cl.Close()
+		return res, "", err
+	}
+	// A clean close is part of a message: it must say nil.
+	return res, chunks.String(), cl.Close()
 }
 
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+
+// got is the prompts the agent has had.
+func (a *echo) got() []acp.Prompt {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]acp.Prompt(nil), a.prompts...)
+}
