@@ -8,13 +8,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
+
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/option"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/gcs"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/sqlite"
 )
@@ -30,11 +33,18 @@ func init() {
 // chatFlags are the flags every conversation command takes.
 type chatFlags struct {
 	home, agent string
+	// Google Cloud Storage, for conversations kept there: its bucket, an
+	// endpoint other than Google's (a fake-gcs-server; no credentials are
+	// sent to it), and the agent's prefix in the bucket.
+	gcsBucket, gcsEndpoint, gcsPrefix string
 }
 
 func (c *chatFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.home, "home", "", "the Link home folder (default $LNK_HOME, else the user's config folder/lnk)")
 	fs.StringVar(&c.agent, "agent", "", "the agent (default $"+contract.EnvAgent+", else main)")
+	fs.StringVar(&c.gcsBucket, "gcs-bucket", "", "the Google Cloud Storage bucket of conversations kept by gcs")
+	fs.StringVar(&c.gcsEndpoint, "gcs-endpoint", "", "a Cloud Storage endpoint other than Google's, such as a fake-gcs-server's http://127.0.0.1:4443/storage/v1/ (sent no credentials)")
+	fs.StringVar(&c.gcsPrefix, "gcs-prefix", "", "the agent's prefix in the bucket (default agents/<agent>/chats)")
 }
 
 // paths names the agent's files, from the flags, else the environment.
@@ -60,18 +70,53 @@ func (c *chatFlags) paths() (store.Paths, error) {
 	return store.For(home, agent)
 }
 
-// chatOpeners opens each way of keeping conversations this lnk has.
-func chatOpeners() map[string]store.Opener {
-	return map[string]store.Opener{
+// chatWays are the ways of keeping conversations lnk has.
+var chatWays = []string{store.Compact, gcsName, store.Log, sqlite.Name}
+
+// gcsName is the gcs driver's name, as its marker says it.
+const gcsName = "gcs"
+
+// openers opens each way of keeping conversations lnk has: gcs only with
+// a bucket. closeAll closes what they opened of their own (a gcs client).
+func (c *chatFlags) openers(p store.Paths) (openers map[string]store.Opener, closeAll func()) {
+	openers = map[string]store.Opener{
 		store.Log:     func(chats string) (store.Conversations, error) { return log.Open(chats), nil },
 		store.Compact: func(chats string) (store.Conversations, error) { return compact.Open(chats), nil },
 		sqlite.Name:   func(chats string) (store.Conversations, error) { return sqlite.Open(chats) },
 	}
+	if c.gcsBucket == "" {
+		return openers, func() {}
+	}
+	var client *storage.Client
+	openers[gcsName] = func(string) (store.Conversations, error) {
+		if client == nil {
+			opts := []option.ClientOption{}
+			if c.gcsEndpoint != "" {
+				opts = append(opts, option.WithEndpoint(c.gcsEndpoint), option.WithoutAuthentication())
+			}
+			cl, err := storage.NewClient(context.Background(), opts...)
+			if err != nil {
+				return nil, fmt.Errorf("open cloud storage: %w", err)
+			}
+			client = cl
+		}
+		prefix := c.gcsPrefix
+		if prefix == "" {
+			prefix = "agents/" + p.Agent + "/chats"
+		}
+		return gcs.Open(client, c.gcsBucket, prefix), nil
+	}
+	return openers, func() {
+		if client != nil {
+			client.Close()
+		}
+	}
 }
 
-// chatRouter opens every driver on p's conversations, and a router among
-// them that begins a new conversation kind's way. close closes them.
-func chatRouter(p store.Paths, kind string) (r *store.Router, closeAll func(), err error) {
+// router opens every driver on p's conversations, and a router among
+// them that begins a new conversation kind's way. closeAll closes them.
+func (c *chatFlags) router(p store.Paths, kind string) (r *store.Router, closeAll func(), err error) {
+	openers, closeOpeners := c.openers(p)
 	var open []store.Conversations
 	closeAll = func() {
 		for _, d := range open {
@@ -79,9 +124,10 @@ func chatRouter(p store.Paths, kind string) (r *store.Router, closeAll func(), e
 				c.Close()
 			}
 		}
+		closeOpeners()
 	}
 	drivers := map[string]store.Conversations{}
-	for name, o := range chatOpeners() {
+	for name, o := range openers {
 		if name == sqlite.Name {
 			// sqlite makes its file when opened: open it only for an agent
 			// that has one, or that begins one.
@@ -143,6 +189,8 @@ func chatExit(stderr io.Writer, what string, err error) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
+	case errors.Is(err, store.ErrNoDriver):
+		err = fmt.Errorf("%w (conversations kept by gcs need --gcs-bucket)", err)
 	}
 	fmt.Fprintf(stderr, "lnk %s: %v\n", what, err)
 	return 1
@@ -174,7 +222,7 @@ func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	r, closeAll, err := chatRouter(p, store.Log)
+	r, closeAll, err := cf.router(p, store.Log)
 	if err != nil {
 		return err
 	}
@@ -192,8 +240,8 @@ func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer
 
 func runChatConvert(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cf chatFlags
-	ways := chatWays()
-	fs := chatFlagSet("agent chat convert", "agent chat convert --to "+strings.Join(ways, "|")+" [--home DIR] [--agent NAME]\n\n"+
+	ways := chatWays
+	fs := chatFlagSet("agent chat convert", "agent chat convert --to "+strings.Join(ways, "|")+" [--home DIR] [--agent NAME] [--gcs-bucket B]\n\n"+
 		"Moves every conversation of the agent that isn't kept the way --to says to that way,\n"+
 		"each written beside its own and put in its place in one rename, with its tools and\n"+
 		"the answers it still has to hand over. Stop the agent first: a conversation whose\n"+
@@ -212,23 +260,18 @@ func runChatConvert(ctx context.Context, args []string, stdout, stderr io.Writer
 	return chatExit(stderr, "agent chat convert", chatConvert(ctx, cf, *to, stdout, stderr))
 }
 
-func chatWays() []string {
-	var ways []string
-	for name := range chatOpeners() {
-		ways = append(ways, name)
-	}
-	sort.Strings(ways)
-	return ways
-}
-
 func chatConvert(ctx context.Context, cf chatFlags, to string, stdout, stderr io.Writer) error {
-	openers := chatOpeners()
-	if openers[to] == nil {
-		return fmt.Errorf("no way %q: one of %s", to, strings.Join(chatWays(), ", "))
-	}
 	p, err := cf.paths()
 	if err != nil {
 		return err
+	}
+	openers, closeAll := cf.openers(p)
+	defer closeAll()
+	if openers[to] == nil {
+		if to == gcsName {
+			return errors.New("conversations kept by gcs need --gcs-bucket")
+		}
+		return fmt.Errorf("no way %q: one of %s", to, strings.Join(chatWays, ", "))
 	}
 	bar := &chatProgressBar{w: stderr}
 	res, err := store.Convert(ctx, p, to, openers, bar.show)
@@ -308,7 +351,7 @@ func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as
 	if kind == "" {
 		return fmt.Errorf("%s of %s has no conversation", thread, p.Agent)
 	}
-	r, closeAll, err := chatRouter(p, kind)
+	r, closeAll, err := cf.router(p, kind)
 	if err != nil {
 		return err
 	}

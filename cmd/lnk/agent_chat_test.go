@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
 )
@@ -139,5 +141,36 @@ func TestChatUsage(t *testing.T) {
 		if code != c.code || !strings.Contains(out+errOut, c.says) {
 			t.Errorf("%v: %d %q %q; want %d and %q", c.args, code, out, errOut, c.code, c.says)
 		}
+	}
+}
+
+func TestChatConvertGCS(t *testing.T) {
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "chats"})
+	home, _, _ := chatHome(t)
+	gcsFlags := []string{"--home", home, "--gcs-bucket", "chats", "--gcs-endpoint", srv.URL() + "/storage/v1/"}
+	_, want, _ := chatRun("agent", "chat", "show", "--home", home, "telegram:42")
+
+	code, out, errOut := chatRun(append([]string{"agent", "chat", "convert", "--to", "gcs"}, gcsFlags...)...)
+	if code != 0 || !strings.Contains(out, "converted to gcs") {
+		t.Fatalf("convert to gcs: %d %q %q", code, out, errOut)
+	}
+	if code, got, errOut := chatRun(append([]string{"agent", "chat", "show", "telegram:42"}, gcsFlags...)...); code != 0 || got != want {
+		t.Fatalf("show from gcs: %d %q\n%s", code, errOut, got)
+	}
+	// Without the bucket, a conversation kept there says what it needs.
+	if code, _, errOut := chatRun("agent", "chat", "show", "--home", home, "telegram:42"); code != 1 || !strings.Contains(errOut, "--gcs-bucket") {
+		t.Fatalf("show without the bucket: %d %q", code, errOut)
+	}
+	code, out, errOut = chatRun(append([]string{"agent", "chat", "convert", "--to", "log"}, gcsFlags...)...)
+	if code != 0 || !strings.Contains(out, "converted to log") {
+		t.Fatalf("convert back: %d %q %q", code, out, errOut)
+	}
+	if code, got, _ := chatRun("agent", "chat", "show", "--home", home, "telegram:42"); code != 0 || got != want {
+		t.Fatalf("show after convert back: %d\n%s", code, got)
 	}
 }
