@@ -62,8 +62,28 @@ func newWorld(t *testing.T) *world {
 // what its folder held, and is kept one of the ways in kinds.
 func (w *world) check(t *testing.T, kinds ...string) {
 	t.Helper()
+	w.checkWith(t, openers(t), kinds...)
+}
+
+// checkWith is check, reading through the drivers of openers.
+func (w *world) checkWith(t *testing.T, openers map[string]store.Opener, kinds ...string) {
+	t.Helper()
 	ctx := context.Background()
-	r := router(t, w.p, store.Log)
+	ds := map[string]store.Conversations{}
+	for name, open := range openers {
+		d, err := open(w.p.Chats())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c, ok := d.(store.Closer); ok {
+			defer c.Close()
+		}
+		ds[name] = d
+	}
+	r, err := store.NewRouter(w.p, store.Log, ds)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f := &store.Folders{Paths: w.p}
 	for _, th := range worldThreads {
 		sameLines(t, th, readAll(t, r, th), w.events[th])
