@@ -108,6 +108,9 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 	if err != nil {
 		return nil, &DialError{Step: StepConnect, Err: err}
 	}
+	if len(o.Key) == 0 {
+		return nil, &DialError{Step: StepConnect, Err: errors.New("no endpoint key")}
+	}
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {

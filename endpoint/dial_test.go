@@ -123,4 +123,7 @@ func TestDialURL(t *testing.T) {
 			t.Errorf("dial %q: %v, want a connect error", u, err)
 		}
 	}
+	if _, err := Dial(testCtx(t), DialOptions{URL: "http://127.0.0.1:1/acp"}); err == nil || !strings.Contains(err.Error(), "no endpoint key") {
+		t.Errorf("dial without a key: %v", err)
+	}
 }
