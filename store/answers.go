@@ -223,6 +223,12 @@ func (f *Folders) Recover(ctx context.Context, p contract.RecoverParams) (contra
 		}
 		res.Answers = append(res.Answers, a)
 	}
+	if err != nil && !p.TwoPhase && len(all) > 0 {
+		// Those taken are gone from their files: returned, they're handed
+		// over; an error would lose them. The folder that failed fails
+		// again at the next ask.
+		return res, nil
+	}
 	return res, err
 }
 

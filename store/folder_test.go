@@ -240,3 +240,29 @@ func texts(all []store.Kept) []string {
 	}
 	return out
 }
+
+// A folder whose answers don't read fails the ask, but never loses the
+// answers a single phase already took from other folders.
+func TestRecoverCorrupt(t *testing.T) {
+	ctx := context.Background()
+	f := &store.Folders{Paths: agent(t)}
+	f.Keep(ctx, "telegram:1", "one", t0, 0)
+	f.Keep(ctx, "telegram:2", "two", t0, 0)
+	path, _ := f.Paths.ConversationFile("telegram:2", store.AnswersFile)
+	if err := os.WriteFile(path, []byte(`[{"id":"x"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Recover(ctx, contract.RecoverParams{TwoPhase: true}); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("two-phase over a corrupt file: %v, want ErrCorrupt", err)
+	}
+	res, err := f.Recover(ctx, contract.RecoverParams{})
+	if err != nil || len(res.Answers) != 1 || res.Answers[0].Text != "one" {
+		t.Fatalf("single phase: %+v, %v; want the one that reads", res.Answers, err)
+	}
+	if _, err := f.Recover(ctx, contract.RecoverParams{}); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("single phase with only the corrupt left: %v", err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != `[{"id":"x"` {
+		t.Fatalf("the corrupt file was changed: %q", b)
+	}
+}
