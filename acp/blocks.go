@@ -44,6 +44,7 @@ func DecodeBlocks(raw json.RawMessage) ([]Block, error) {
 
 type blockError string
 
+// Error is the rule the block broke.
 func (e blockError) Error() string { return string(e) }
 
 func checkBlock(b Block) error {

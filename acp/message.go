@@ -26,6 +26,7 @@ type Error struct {
 	Data    json.RawMessage `json:"data,omitempty"`
 }
 
+// Error says the code and the message.
 func (e *Error) Error() string { return fmt.Sprintf("json-rpc error %d: %s", e.Code, e.Message) }
 
 // Errorf makes an Error of code with a formatted message.

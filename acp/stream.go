@@ -51,14 +51,17 @@ type outNotification struct {
 	Update    Update `json:"update"`
 }
 
+// Chunk streams text as an agent_message_chunk.
 func (s *stream) Chunk(ctx context.Context, text string) error {
 	return s.update(ctx, Update{SessionUpdate: UpdateMessageChunk, Content: &TextContent{Type: "text", Text: text}})
 }
 
+// ToolCall streams a tool call, in progress, titled with the tool's name.
 func (s *stream) ToolCall(ctx context.Context, id, title string, activity *bool) error {
 	return s.update(ctx, Update{SessionUpdate: UpdateToolCall, ToolCallID: id, Title: title, Status: ToolInProgress, Meta: activityMeta(activity)})
 }
 
+// ToolCallUpdate streams a tool call's end with its status.
 func (s *stream) ToolCallUpdate(ctx context.Context, id, status string, activity *bool) error {
 	return s.update(ctx, Update{SessionUpdate: UpdateToolCallUpdate, ToolCallID: id, Status: status, Meta: activityMeta(activity)})
 }

@@ -61,6 +61,7 @@ type DialError struct {
 	Err    error
 }
 
+// Error says the step, the status and why.
 func (e *DialError) Error() string {
 	var b strings.Builder
 	b.WriteString("dial endpoint: ")
@@ -80,6 +81,7 @@ func (e *DialError) Error() string {
 	return b.String()
 }
 
+// Unwrap is the cause, or the sentinel of the status.
 func (e *DialError) Unwrap() error { return e.Err }
 
 // ClientConn is one message's connection to an endpoint, upgraded: an
