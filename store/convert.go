@@ -321,17 +321,19 @@ func samePrefix(events, rows []Event) int {
 	return len(rows)
 }
 
-// sameEvents compares two runs of events by their lines, byte for byte.
+// sameEvents compares two runs of events by their lines, byte for byte,
+// their times in UTC: the log keeps every time in UTC, another way may
+// keep the zone it was given.
 func sameEvents(want, got []Event) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("read back %d events of %d written", len(got), len(want))
 	}
 	for i := range want {
-		a, err := MarshalLine(want[i])
+		a, err := MarshalLine(inUTC(want[i]))
 		if err != nil {
 			return err
 		}
-		b, err := MarshalLine(got[i])
+		b, err := MarshalLine(inUTC(got[i]))
 		if err != nil {
 			return err
 		}
@@ -340,6 +342,17 @@ func sameEvents(want, got []Event) error {
 		}
 	}
 	return nil
+}
+
+// inUTC is e with its times in UTC.
+func inUTC(e Event) Event {
+	e.Time = e.Time.UTC()
+	if e.Window != nil {
+		w := *e.Window
+		w.StartTime = w.StartTime.UTC()
+		e.Window = &w
+	}
+	return e
 }
 
 // inFolder says whether kind keeps its events in the conversation's

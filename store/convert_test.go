@@ -300,3 +300,25 @@ func contains(list []string, s string) bool {
 	}
 	return false
 }
+
+// An event kept with its zone (compact keeps what it's given) converts to
+// the log, which keeps UTC: the same instant, compared as such.
+func TestConvertZones(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	r := router(t, p, store.Compact)
+	es := conversation(1, "a")
+	zone := time.FixedZone("CET", 3600)
+	for i := range es {
+		es[i].Time = es[i].Time.In(zone)
+	}
+	appendAll(t, r, "telegram:1", es)
+	if _, err := store.Convert(ctx, p, store.Log, openers(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, r, "telegram:1")
+	for i := range es {
+		es[i].Time = es[i].Time.UTC()
+	}
+	sameLines(t, "as a log", got, es)
+}
