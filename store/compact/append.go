@@ -194,11 +194,11 @@ func (c *writer) frames() (zstState, bool, error) {
 		if err := readAt(c.zst, data, last.off); err != nil {
 			return zstState{}, false, err
 		}
-		es, err := c.d.frameEvents(data, last.off, -1)
+		ls, err := c.d.frameLines(data, last.off, -1)
 		if err != nil {
 			return zstState{}, false, err
 		}
-		st.last = es[len(es)-1].Seq
+		st.last = ls[len(ls)-1].seq
 	}
 	st.end = end
 	c.remember(st)

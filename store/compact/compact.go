@@ -169,32 +169,63 @@ func (d *Driver) dir(thread string) (string, error) {
 	return filepath.Join(d.chats, name), nil
 }
 
-// Read returns thread's events numbered from and after, reading the whole
-// conversation.
+// Read returns thread's events numbered from and after. It reads the
+// whole conversation: every frame is decompressed and its checksum and
+// numbers checked, and the events from from on parsed.
 func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
-	all, err := d.readAll(ctx, thread)
+	c, err := d.readAll(ctx, thread)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", thread, err)
 	}
-	from = max(from, 1)
-	if len(all) == 0 || from > all[len(all)-1].Seq {
-		return nil, nil
+	es, err := c.events(min(max(from, 1)-1, c.len()))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", thread, err)
 	}
-	return all[from-1:], nil
+	return es, nil
 }
 
-// Latest returns thread's last n events, reading the whole conversation.
+// Latest returns thread's last n events. It reads the whole conversation
+// as Read does, and parses the n events it returns.
 func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
-	all, err := d.readAll(ctx, thread)
+	c, err := d.readAll(ctx, thread)
 	if err != nil {
 		return nil, fmt.Errorf("latest %d of %s: %w", n, thread, err)
 	}
-	return all[len(all)-min(max(n, 0), len(all)):], nil
+	es, err := c.events(c.len() - min(max(int64(n), 0), c.len()))
+	if err != nil {
+		return nil, fmt.Errorf("latest %d of %s: %w", n, thread, err)
+	}
+	return es, nil
 }
 
-// readAll reads every event of thread under the shared lock: the whole
-// frames, then the tail's events they don't hold.
-func (d *Driver) readAll(ctx context.Context, thread string) ([]store.Event, error) {
+// conversation is a conversation as a reader finds it: the frames' lines,
+// then the tail's events the frames don't hold.
+type conversation struct {
+	dir  string
+	fr   framed
+	tail []tailLine
+}
+
+func (c *conversation) len() int64 { return int64(len(c.fr.lines) + len(c.tail)) }
+
+// events parses the events from the i-th (from 0) on.
+func (c *conversation) events(i int64) ([]store.Event, error) {
+	var es []store.Event
+	if i < int64(len(c.fr.lines)) {
+		var err error
+		if es, err = c.fr.events(int(i)); err != nil {
+			return nil, fmt.Errorf("%s: %s %w", c.dir, zstName, err)
+		}
+	}
+	for _, l := range c.tail[max(0, i-int64(len(c.fr.lines))):] {
+		es = append(es, l.event)
+	}
+	return es, nil
+}
+
+// readAll reads thread under the shared lock: the whole frames, then the
+// tail's events they don't hold. A conversation not begun reads as none.
+func (d *Driver) readAll(ctx context.Context, thread string) (*conversation, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -202,6 +233,7 @@ func (d *Driver) readAll(ctx context.Context, thread string) ([]store.Event, err
 	if err != nil {
 		return nil, err
 	}
+	c := &conversation{dir: dir}
 	var tail []byte
 	tf, err := os.Open(filepath.Join(dir, tailName))
 	switch {
@@ -220,28 +252,22 @@ func (d *Driver) readAll(ctx context.Context, thread string) ([]store.Event, err
 	}
 	data, err := os.ReadFile(filepath.Join(dir, zstName))
 	if errors.Is(err, fs.ErrNotExist) && tf == nil {
-		return nil, nil
+		return c, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	fr, err := d.readFrames(data)
-	if err != nil {
+	if c.fr, err = d.readFrames(data); err != nil {
 		return nil, fmt.Errorf("%s: %s %w", dir, zstName, err)
 	}
 	lines, _, err := parseTail(tail)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s %w", dir, tailName, err)
 	}
-	kept, err := merge(fr.last(), fr.end, fr.cut, lines)
-	if err != nil {
+	if c.tail, err = merge(c.fr.last(), c.fr.end, c.fr.cut, lines); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	events := fr.events
-	for _, l := range kept {
-		events = append(events, l.event)
-	}
-	return events, nil
+	return c, nil
 }
 
 // readTail reads the whole of an open tail.

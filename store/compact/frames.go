@@ -130,11 +130,53 @@ func readAt(r io.ReaderAt, b []byte, off int64) error {
 	return err
 }
 
-// frameEvents decodes one whole frame of events (data, at off in its file)
-// whose first event follows prev (or any, with prev -1): each line of it
-// an event, numbered on from the one before. A frame that doesn't decode, or whose lines aren't such
-// events, is ErrCorrupt.
-func (d *Driver) frameEvents(data []byte, off, prev int64) ([]store.Event, error) {
+// frameLine is one event's line in a frame, its number read but not yet
+// the rest of it.
+type frameLine struct {
+	seq   int64
+	line  []byte
+	frame int64 // where its frame starts
+	n     int   // its line number in the frame, from 1
+}
+
+// event parses the line whole.
+func (l frameLine) event() (store.Event, error) {
+	e, err := store.ParseLine(l.line)
+	if err == nil && e.Seq != l.seq {
+		err = fmt.Errorf("%w: two numbers, %d and %d", store.ErrCorrupt, l.seq, e.Seq)
+	}
+	if err != nil {
+		return store.Event{}, fmt.Errorf("frame at byte %d, line %d: %w", l.frame, l.n, err)
+	}
+	return e, nil
+}
+
+// seqPrefix starts every line store.MarshalLine writes.
+var seqPrefix = []byte(`{"seq":`)
+
+// lineSeq reads the number of an event's line: at once from a line that
+// starts with it, as MarshalLine writes them, else by parsing the line.
+func lineSeq(line []byte) (int64, error) {
+	if rest, ok := bytes.CutPrefix(line, seqPrefix); ok {
+		var seq int64
+		i := 0
+		for ; i < len(rest) && i < 18 && rest[i] >= '0' && rest[i] <= '9'; i++ {
+			seq = seq*10 + int64(rest[i]-'0')
+		}
+		if i > 0 && i < len(rest) && rest[i] == ',' && rest[0] != '0' {
+			return seq, nil
+		}
+	}
+	e, err := store.ParseLine(line)
+	return e.Seq, err
+}
+
+// frameLines decodes one whole frame of events (data, at off in its file)
+// whose first event follows prev (or any, with prev -1): its lines, each
+// an event numbered on from the one before. A frame that doesn't decode
+// (its checksum included), or whose lines aren't so numbered, is
+// ErrCorrupt. The lines are parsed whole only as they are read (event).
+func (d *Driver) frameLines(data []byte, off, prev int64) ([]frameLine, error) {
 	dec, err := d.decoder()
 	if err != nil {
 		return nil, err
@@ -147,36 +189,49 @@ func (d *Driver) frameEvents(data []byte, off, prev int64) ([]store.Event, error
 	if len(content) == 0 || content[len(content)-1] != '\n' {
 		return nil, fmt.Errorf("frame at byte %d: %w: its events don't end in a newline", off, store.ErrCorrupt)
 	}
-	events := make([]store.Event, 0, bytes.Count(content, []byte{'\n'}))
+	lines := make([]frameLine, 0, bytes.Count(content, []byte{'\n'}))
 	for n := 1; len(content) > 0; n++ {
 		i := bytes.IndexByte(content, '\n')
-		e, err := store.ParseLine(content[:i+1])
-		if err != nil {
+		l := frameLine{line: content[:i+1], frame: off, n: n}
+		content = content[i+1:]
+		if l.seq, err = lineSeq(l.line); err != nil {
 			return nil, fmt.Errorf("frame at byte %d, line %d: %w", off, n, err)
 		}
-		if prev >= 0 && e.Seq != prev+1 {
-			return nil, fmt.Errorf("frame at byte %d, line %d: %w: event %d follows %d", off, n, store.ErrCorrupt, e.Seq, prev)
+		if prev >= 0 && l.seq != prev+1 {
+			return nil, fmt.Errorf("frame at byte %d, line %d: %w: event %d follows %d", off, n, store.ErrCorrupt, l.seq, prev)
 		}
-		events = append(events, e)
-		prev = e.Seq
-		content = content[i+1:]
+		lines = append(lines, l)
+		prev = l.seq
 	}
-	return events, nil
+	return lines, nil
 }
 
 // framed is what events.zst holds.
 type framed struct {
-	events []store.Event // every whole frame's, in order
-	end    int64         // where the last whole frame ends
-	cut    bool          // a frame cut short follows end
+	lines []frameLine // every whole frame's, in order
+	end   int64       // where the last whole frame ends
+	cut   bool        // a frame cut short follows end
 }
 
 // last is the number of the last event the frames hold, 0 for none.
 func (f framed) last() int64 {
-	if len(f.events) == 0 {
+	if len(f.lines) == 0 {
 		return 0
 	}
-	return f.events[len(f.events)-1].Seq
+	return f.lines[len(f.lines)-1].seq
+}
+
+// events parses the frames' events from the i-th on.
+func (f framed) events(i int) ([]store.Event, error) {
+	es := make([]store.Event, 0, len(f.lines)-i)
+	for _, l := range f.lines[i:] {
+		e, err := l.event()
+		if err != nil {
+			return nil, err
+		}
+		es = append(es, e)
+	}
+	return es, nil
 }
 
 // readFrames reads every whole frame of data, the bytes of an events.zst,
@@ -187,8 +242,8 @@ func (d *Driver) readFrames(data []byte) (framed, error) {
 		if f.skippable {
 			return nil
 		}
-		es, err := d.frameEvents(data[f.off:f.end], f.off, out.last())
-		out.events = append(out.events, es...)
+		ls, err := d.frameLines(data[f.off:f.end], f.off, out.last())
+		out.lines = append(out.lines, ls...)
 		return err
 	})
 	out.end, out.cut = end, cut

@@ -140,10 +140,22 @@ func TestFrameEvents(t *testing.T) {
 	head := skippableFrame([]byte(`{"thread":"default"}`))
 	good := append(append(bytes.Clone(head), frame(lines(1, 3))...), frame(lines(4, 9))...)
 	fr, err := d.readFrames(good)
-	if err != nil || len(fr.events) != 9 || fr.last() != 9 || fr.cut || fr.end != int64(len(good)) {
-		t.Fatalf("read: %d events, last %d, cut %v, end %d of %d, %v", len(fr.events), fr.last(), fr.cut, fr.end, len(good), err)
+	if err != nil || len(fr.lines) != 9 || fr.last() != 9 || fr.cut || fr.end != int64(len(good)) {
+		t.Fatalf("read: %d events, last %d, cut %v, end %d of %d, %v", len(fr.lines), fr.last(), fr.cut, fr.end, len(good), err)
+	}
+	if es, err := fr.events(0); err != nil || len(es) != 9 || es[8].Seq != 9 || es[8].Text != "hi" {
+		t.Fatalf("events: %d, %v", len(es), err)
 	}
 	at := len(head)
+	// A line parsed whole only when read, as Latest reads them.
+	bad := append(bytes.Clone(head), frame(append(lines(1, 2), `{"seq":3,"kind":""}`+"\n"...))...)
+	fr, err = d.readFrames(bad)
+	if err != nil || fr.last() != 3 {
+		t.Fatalf("read: last %d, %v", fr.last(), err)
+	}
+	if _, err := fr.events(1); !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), fmt.Sprintf("frame at byte %d, line 3", at)) {
+		t.Fatalf("events of a frame with a line that isn't one: %v, want ErrCorrupt naming it", err)
+	}
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -154,9 +166,13 @@ func TestFrameEvents(t *testing.T) {
 		{"no newline", append(bytes.Clone(head), frame(bytes.TrimSuffix(lines(1, 2), []byte("\n")))...), fmt.Sprintf("frame at byte %d", at)},
 		{"empty", append(bytes.Clone(head), frame(nil)...), fmt.Sprintf("frame at byte %d", at)},
 		{"not an event", append(bytes.Clone(head), frame([]byte("{}\n"))...), fmt.Sprintf("frame at byte %d, line 1", at)},
+		{"two numbers", append(bytes.Clone(head), frame([]byte(`{"seq":1,"kind":"message","seq":2}`+"\n"))...), fmt.Sprintf("frame at byte %d, line 1", at)},
 		{"not zstd", append(bytes.Clone(head), "plain text\n"...), fmt.Sprintf("frame at byte %d", at)},
 	} {
-		_, err := d.readFrames(tc.data)
+		fr, err := d.readFrames(tc.data)
+		if err == nil {
+			_, err = fr.events(0)
+		}
 		if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want ErrCorrupt naming %q", tc.name, err, tc.want)
 		}
@@ -201,7 +217,16 @@ func FuzzFrames(f *testing.F) {
 			}
 			return
 		}
-		for i, e := range fr.events {
+		for i, l := range fr.lines {
+			if l.seq != int64(i+1) {
+				t.Fatalf("line %d is #%d", i, l.seq)
+			}
+		}
+		es, err := fr.events(0)
+		if err != nil && !errors.Is(err, store.ErrCorrupt) {
+			t.Fatalf("events: %v, not ErrCorrupt", err)
+		}
+		for i, e := range es {
 			if e.Seq != int64(i+1) {
 				t.Fatalf("event %d is #%d", i, e.Seq)
 			}
@@ -211,8 +236,8 @@ func FuzzFrames(f *testing.F) {
 		}
 		// What ends the whole frames reads the same alone.
 		again, err := d.readFrames(data[:fr.end])
-		if err != nil || again.cut || len(again.events) != len(fr.events) {
-			t.Fatalf("the whole frames alone: %d events, cut %v, %v; want %d", len(again.events), again.cut, err, len(fr.events))
+		if err != nil || again.cut || len(again.lines) != len(fr.lines) {
+			t.Fatalf("the whole frames alone: %d events, cut %v, %v; want %d", len(again.lines), again.cut, err, len(fr.lines))
 		}
 	})
 }
