@@ -1,6 +1,7 @@
 package compact
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -117,12 +118,30 @@ func (c *writer) close() {
 
 // zstState is what's known of an events.zst: where its whole frames end,
 // and the last event they hold. Whole frames are never rewritten, so what
-// the driver learned of them holds while the file is the same one and no
-// shorter.
+// the driver learned of them holds while the file is the same one, no
+// shorter, and its bytes before end are still the ones seen there (mark):
+// a file put back in place by hand is walked again.
 type zstState struct {
 	file os.FileInfo
 	end  int64
 	last int64
+	mark []byte
+}
+
+// markSize is how many bytes before a whole frame's end mark holds: a
+// frame's last bytes, its checksum among them.
+const markSize = 16
+
+// marked says whether f's bytes before st.end are still st.mark.
+func (st zstState) marked(f *os.File) bool {
+	b := make([]byte, len(st.mark))
+	return readAt(f, b, st.end-int64(len(b))) == nil && bytes.Equal(b, st.mark)
+}
+
+// setMark reads the bytes before st.end as its mark.
+func (st *zstState) setMark(f *os.File) error {
+	st.mark = make([]byte, min(markSize, st.end))
+	return readAt(f, st.mark, st.end-int64(len(st.mark)))
 }
 
 // state is a conversation as a writer finds it.
@@ -175,7 +194,7 @@ func (c *writer) frames() (zstState, bool, error) {
 	c.d.mu.Lock()
 	st, ok := c.d.known[c.dir]
 	c.d.mu.Unlock()
-	if !ok || !os.SameFile(st.file, fi) || fi.Size() < st.end {
+	if !ok || !os.SameFile(st.file, fi) || fi.Size() < st.end || !st.marked(c.zst) {
 		st = zstState{}
 	}
 	st.file = fi
@@ -201,6 +220,9 @@ func (c *writer) frames() (zstState, bool, error) {
 		st.last = ls[len(ls)-1].seq
 	}
 	st.end = end
+	if err := st.setMark(c.zst); err != nil {
+		return zstState{}, false, err
+	}
 	c.remember(st)
 	return st, cut, nil
 }
@@ -255,6 +277,7 @@ func (c *writer) fold(st *state) error {
 		}
 		st.zst.end += int64(len(f))
 		st.zst.last = st.kept[len(st.kept)-1].event.Seq
+		st.zst.mark = f[len(f)-min(markSize, len(f)):]
 		c.remember(st.zst)
 	}
 	if err := c.tail.Truncate(0); err != nil {

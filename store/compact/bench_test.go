@@ -235,9 +235,10 @@ func BenchmarkChat(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events-read/s")
 }
 
-// TestLevel holds the level to the figures docs/decisions.md gives for
-// it: a realistic conversation kept compact takes under a third of the
-// log's bytes.
+// TestLevel holds the driver to the level docs/decisions.md chose, by its
+// figures: the realistic chat's first 8 folds compress 3.16x at
+// SpeedBestCompression, 3.06x at SpeedBetterCompression, 3.00x at
+// SpeedDefault.
 func TestLevel(t *testing.T) {
 	d := Open(t.TempDir())
 	defer d.Close()
@@ -249,7 +250,7 @@ func TestLevel(t *testing.T) {
 		}
 		in, out = in+len(c), out+len(f)
 	}
-	if ratio := float64(in) / float64(out); ratio < 3 {
-		t.Fatalf("folds compress %.2fx, want at least 3x", ratio)
+	if ratio := float64(in) / float64(out); ratio < 3.1 {
+		t.Fatalf("folds compress %.3fx, want at least 3.1x", ratio)
 	}
 }

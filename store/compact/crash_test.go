@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/storetest"
@@ -139,6 +141,27 @@ func TestCutFrame(t *testing.T) {
 			d.Close()
 		}
 	}
+	// A writer stopped near the end of a frame longer than this driver's
+	// (another level, another version): the next fold cuts all of it off.
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noise := make([]byte, 4096)
+	for i := range noise {
+		noise[i] = byte(i * i * 7919 >> 3)
+	}
+	long := enc.EncodeAll(append(bytes.Clone(tail), noise...), nil)
+	if len(long) <= len(frame) {
+		t.Fatalf("a frame at the fastest level is %d bytes, not longer than the %d of this one's", len(long), len(frame))
+	}
+	c.put(append(bytes.Clone(zst), long[:len(long)-1]...), tail)
+	c.check(c.d, "a longer frame cut short", 64)
+	c.add(c.d, 65, 65)
+	if got := c.file("events.zst"); !bytes.Equal(got, after) {
+		t.Fatalf("events.zst after a longer frame cut short and the next append is %d bytes, want %d", len(got), len(after))
+	}
+	c.check(c.d, "a longer frame cut short, then appended to", 65)
 }
 
 // TestFoldStopped stops a fold between its frame on the disk and the tail
