@@ -1,0 +1,101 @@
+package storetest_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/storetest"
+)
+
+// envBroken runs one of the broken stores' tests, which must fail.
+const envBroken = "LNK_STORETEST_BROKEN"
+
+// lossy acknowledges each append before it is written: it writes an
+// event only at the next append, so a writer killed loses the last one it
+// was told was written.
+type lossy struct {
+	*log.Driver
+	pending *store.Event
+}
+
+func (l *lossy) Append(ctx context.Context, thread string, e store.Event) error {
+	next, err := store.Next(ctx, l.Driver, thread)
+	if err != nil {
+		return err
+	}
+	if l.pending != nil {
+		next++
+	}
+	if e.Seq != next {
+		return fmt.Errorf("append %s#%d: %w", thread, e.Seq, store.ErrSeqTaken)
+	}
+	if l.pending != nil {
+		if err := l.Driver.Append(ctx, thread, *l.pending); err != nil {
+			return err
+		}
+	}
+	l.pending = &e
+	return nil
+}
+
+// careless gives a lease to whoever asks.
+type careless struct{ *log.Driver }
+
+func (c careless) Lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
+	return store.Lease{Holder: holder, Expires: time.Now().Add(ttl)}, nil
+}
+
+func TestBrokenCrash(t *testing.T) {
+	if os.Getenv(envBroken) != "crash" {
+		t.Skip("run by TestCatchesBroken")
+	}
+	storetest.Crashes{Open: func(dir string) store.Conversations { return &lossy{Driver: log.Open(dir)} }, Kills: 5}.Run(t)
+}
+
+func TestBrokenContend(t *testing.T) {
+	if os.Getenv(envBroken) != "contend" {
+		t.Skip("run by TestCatchesBroken")
+	}
+	storetest.Contend(t, func(dir string) store.Conversations { return careless{log.Open(dir)} })
+}
+
+// TestCatchesBroken: Crash fails a store that acknowledges an append
+// before it's written, and Contend one whose lease isn't one.
+func TestCatchesBroken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, tc := range []struct{ test, mode, says string }{
+		{"TestBrokenCrash", "crash", "was acknowledged"},
+		{"TestBrokenContend", "contend", "want ErrLeaseHeld"},
+	} {
+		cmd := exec.Command(os.Args[0], "-test.run=^"+tc.test+"$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), envBroken+"="+tc.mode)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		done := make(chan error, 1)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { done <- cmd.Wait() }()
+		var err error
+		select {
+		case err = <-done:
+		case <-time.After(2 * time.Minute):
+			cmd.Process.Kill()
+			<-done
+			t.Fatalf("%s ran past 2 minutes:\n%s", tc.test, out.String())
+		}
+		if err == nil || !strings.Contains(out.String(), "--- FAIL: "+tc.test) || !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%s: %v, want it failed saying %q:\n%s", tc.test, err, tc.says, out.String())
+		}
+	}
+}
