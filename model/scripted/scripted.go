@@ -1,7 +1,3 @@
-// Package scripted is a model that needs no network: Offline, the model
-// lnk-link-harness runs with --model offline, which answers each message
-// by saying what it heard; and Queue, which answers from a script, for
-// tests, recording every request it is given.
 package scripted
 
 import (
@@ -11,234 +7,154 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lnk-dev/link/model"
 )
 
-// Name is the provider's name in the answers it gives, and the route's
-// (model.Route.Provider) that cmd wires to it.
-const Name = "scripted"
+// ScriptedName is the provider name of Scripted's answers that name none.
+const ScriptedName = "scripted"
 
-// OfflineModel is the model's name --model offline selects.
-const OfflineModel = "offline"
+// Errors of a Scripted call, tested with errors.Is.
+var (
+	// ErrEmpty: a call came after every scripted answer was given.
+	ErrEmpty = errors.New("scripted: no answer left")
+	// ErrToolChoice: the next answer calls tools though the request said
+	// to call none (model.ToolNone); a real model wouldn't.
+	ErrToolChoice = errors.New("scripted: answer calls tools the request forbade")
+)
 
-// Offline answers each request with the last user text it was given,
-// labelled, in a few chunks, calling nothing. Its usage counts four
-// bytes of the request to a token.
-type Offline struct{}
-
-var _ model.Provider = Offline{}
-
-// Stream answers req as Offline does.
-func (Offline) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
-	text := "heard: " + req.LastUserText()
-	if req.LastUserText() == "" {
-		text = "heard nothing to answer"
-	}
-	return play(ctx, req, Turn{Text: text}, onDelta)
-}
-
-// Turn is one scripted answer.
-type Turn struct {
-	Text     string
-	Thinking string
-	Calls    []model.ToolCall
-	// Stop is the answer's stop reason; "" is tool_use with calls, else end.
-	Stop model.StopReason
-	// Delay is a pause before each chunk.
+// Scripted is a model.Provider for tests: it answers each call with the
+// next response of its queue, streamed (thinking, then the text in a few
+// pieces), and records every request. Safe for concurrent use.
+type Scripted struct {
+	// Delay is the pause before each delta.
 	Delay time.Duration
-	// Wait, when not nil, holds the answer until it is closed (or the
-	// call's context ends).
-	Wait <-chan struct{}
-	// Err, when set, is the call's error, given before any chunk.
-	Err error
-	// Chunks is how many pieces the text streams in; 0 is 3.
-	Chunks int
-	// Usage is the count reported; zero counts four bytes to a token.
-	Usage model.Usage
-	// CostUSD is the cost reported.
-	CostUSD float64
-}
-
-// Queue answers each request with its next scripted turn, or, with none
-// left, with Then's answer (Offline's when Then is nil). It records every
-// request. Safe for concurrent use.
-type Queue struct {
-	// Then answers once the script is used up; nil is Offline.
-	Then model.Provider
+	// Before, when set, runs before each answer, after the request is
+	// recorded: a test holds a call there (until a channel closes) or
+	// fails it. Its error is the call's.
+	Before func(ctx context.Context, req model.Request) error
 
 	mu    sync.Mutex
-	turns []Turn
+	queue []step
 	reqs  []model.Request
-	ids   int
+	n     int
 }
 
-var _ model.Provider = (*Queue)(nil)
-
-// Push adds turns to the end of the script.
-func (q *Queue) Push(turns ...Turn) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.turns = append(q.turns, turns...)
+type step struct {
+	resp model.Response
+	err  error
 }
 
-// Left is how many scripted turns are still to give.
-func (q *Queue) Left() int {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.turns)
+var _ model.Provider = (*Scripted)(nil)
+
+// New is a Scripted answering with rs, in order.
+func New(rs ...model.Response) *Scripted {
+	s := &Scripted{}
+	s.Push(rs...)
+	return s
+}
+
+// Push adds answers to the end of the queue.
+func (s *Scripted) Push(rs ...model.Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range rs {
+		s.queue = append(s.queue, step{resp: r})
+	}
+}
+
+// Fail adds to the end of the queue a call that fails with err (a
+// model.ClassifyError of a provider's refusal, say).
+func (s *Scripted) Fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.queue = append(s.queue, step{err: err})
+}
+
+// Left is how many queued answers are still to give.
+func (s *Scripted) Left() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.queue)
 }
 
 // Requests are the requests given so far, oldest first.
-func (q *Queue) Requests() []model.Request {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return append([]model.Request(nil), q.reqs...)
+func (s *Scripted) Requests() []model.Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]model.Request(nil), s.reqs...)
 }
 
-// Stream answers req with the next scripted turn.
-func (q *Queue) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
-	q.mu.Lock()
-	q.reqs = append(q.reqs, req)
-	if len(q.turns) == 0 {
-		q.mu.Unlock()
-		then := q.Then
-		if then == nil {
-			then = Offline{}
-		}
-		return then.Stream(ctx, req, onDelta)
-	}
-	t := q.turns[0]
-	q.turns = q.turns[1:]
-	q.ids++
-	n := q.ids
-	q.mu.Unlock()
-	for i := range t.Calls {
-		if t.Calls[i].ID == "" {
-			t.Calls[i].ID = fmt.Sprintf("call_%d_%d", n, i)
-		}
-		if t.Calls[i].Input == "" {
-			t.Calls[i].Input = "{}"
-		}
-	}
-	return play(ctx, req, t, onDelta)
-}
-
-// ErrNoChoice: a turn calls tools though the request said to call none.
-var ErrNoChoice = errors.New("scripted turn calls tools the request forbade")
-
-// play streams t as the answer to req.
-func play(ctx context.Context, req model.Request, t Turn, onDelta func(model.Delta) error) (model.Response, error) {
+// Stream answers req with the next queued response, filling what it
+// leaves empty: Model (the request's), Provider (scripted), ID, StopReason
+// (tool_use with calls, else end), each call's ID and Input ({}), Usage
+// (four bytes to a token) and Latency.
+func (s *Scripted) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
 	start := time.Now()
-	if t.Wait != nil {
-		select {
-		case <-t.Wait:
-		case <-ctx.Done():
-			return model.Response{}, ctx.Err()
-		}
+	s.mu.Lock()
+	s.reqs = append(s.reqs, req)
+	if len(s.queue) == 0 {
+		s.mu.Unlock()
+		return model.Response{}, fmt.Errorf("answer request %d: %w", len(s.Requests()), ErrEmpty)
 	}
-	if t.Err != nil {
-		return model.Response{}, t.Err
-	}
-	if req.ToolChoice == model.ToolNone && len(t.Calls) > 0 {
-		return model.Response{}, ErrNoChoice
-	}
-	pause := func() error {
-		if t.Delay <= 0 {
-			return ctx.Err()
-		}
-		select {
-		case <-time.After(t.Delay):
-			return nil
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	if t.Thinking != "" {
-		if err := pause(); err != nil {
-			return model.Response{}, err
-		}
-		if err := onDelta(model.Delta{Thinking: t.Thinking}); err != nil {
+	st := s.queue[0]
+	s.queue = s.queue[1:]
+	s.n++
+	n := s.n
+	s.mu.Unlock()
+
+	if s.Before != nil {
+		if err := s.Before(ctx, req); err != nil {
 			return model.Response{}, err
 		}
 	}
-	n := t.Chunks
-	if n <= 0 {
-		n = 3
+	if st.err != nil {
+		return model.Response{}, st.err
 	}
-	for _, c := range pieces(t.Text, n) {
-		if err := pause(); err != nil {
-			return model.Response{}, err
+	r := st.resp
+	if req.ToolChoice == model.ToolNone && len(r.Calls) > 0 {
+		return model.Response{}, fmt.Errorf("answer %d: %w", n, ErrToolChoice)
+	}
+	r.Thinking = append([]model.Thinking(nil), r.Thinking...)
+	r.Calls = append([]model.ToolCall(nil), r.Calls...)
+	for i := range r.Calls {
+		if r.Calls[i].ID == "" {
+			r.Calls[i].ID = fmt.Sprintf("call_%d_%d", n, i)
 		}
-		if err := onDelta(model.Delta{Text: c}); err != nil {
-			return model.Response{}, err
-		}
-	}
-	resp := model.Response{
-		Text:     t.Text,
-		Calls:    append([]model.ToolCall(nil), t.Calls...),
-		Model:    req.Model,
-		Provider: Name,
-		ID:       fmt.Sprintf("scripted-%d", time.Now().UnixNano()),
-		Usage:    t.Usage,
-		CostUSD:  t.CostUSD,
-		Latency:  time.Since(start),
-	}
-	if t.Thinking != "" {
-		resp.Thinking = []model.Thinking{{Text: t.Thinking, Signature: "scripted"}}
-	}
-	resp.StopReason = t.Stop
-	if resp.StopReason == "" {
-		resp.StopReason = model.StopEnd
-		if len(t.Calls) > 0 {
-			resp.StopReason = model.StopToolUse
+		if r.Calls[i].Input == "" {
+			r.Calls[i].Input = "{}"
 		}
 	}
-	if resp.Usage == (model.Usage{}) {
-		resp.Usage = model.Usage{In: int64(max(1, requestBytes(req)/4)), Out: int64(max(1, len(t.Text)/4))}
+	if err := stream(ctx, r.Text, r.Thinking, s.Delay, onDelta); err != nil {
+		return model.Response{}, err
 	}
-	return resp, nil
+	if r.Model == "" {
+		r.Model = req.Model
+	}
+	if r.Provider == "" {
+		r.Provider = ScriptedName
+	}
+	if r.ID == "" {
+		r.ID = fmt.Sprintf("scripted-%d", n)
+	}
+	if r.StopReason == "" {
+		r.StopReason = model.StopEnd
+		if len(r.Calls) > 0 {
+			r.StopReason = model.StopToolUse
+		}
+	}
+	if r.Usage == (model.Usage{}) {
+		r.Usage = roughUsage(req, r.Text)
+	}
+	if r.Latency == 0 {
+		r.Latency = time.Since(start)
+	}
+	return r, nil
 }
 
-// requestBytes is a rough size of what req carries.
-func requestBytes(req model.Request) int {
-	n := 0
-	for _, s := range req.System {
-		n += len(s.Text)
-	}
-	for _, m := range req.Messages {
-		for _, p := range m.Parts {
-			n += len(p.Text) + len(p.Data) + len(p.Input)
-		}
-	}
-	return n
-}
-
-// pieces cuts s into up to n pieces at rune boundaries, none empty.
-func pieces(s string, n int) []string {
-	if s == "" {
-		return nil
-	}
-	runes := utf8.RuneCountInString(s)
-	n = min(n, runes)
-	size := (runes + n - 1) / n
-	var out []string
-	for s != "" {
-		i, k := 0, 0
-		for i < len(s) && k < size {
-			_, w := utf8.DecodeRuneInString(s[i:])
-			i += w
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return out
-}
-
-// Said joins the text parts of every message of req, for a test that
-// asks whether the model was given some words.
+// Said joins the text of req's system sections and of every text, tool
+// result and text document part of its messages, a line each, for a test
+// that asks whether the model was given some words.
 func Said(req model.Request) string {
 	var b strings.Builder
 	for _, s := range req.System {
@@ -247,7 +163,7 @@ func Said(req model.Request) string {
 	}
 	for _, m := range req.Messages {
 		for _, p := range m.Parts {
-			if p.Text != "" {
+			if p.Text != "" && p.Kind != model.KindThinking {
 				b.WriteString(p.Text)
 				b.WriteByte('\n')
 			}

@@ -5,62 +5,154 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lnk-dev/link/model"
 )
 
 func ask(text string) model.Request {
-	return model.Request{Model: "m", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{model.Text(text)}}}}
+	return model.Request{Model: "anthropic/claude-opus-5-5", Messages: []model.Message{{Role: model.RoleUser, Parts: []model.Part{model.Text(text)}}}}
+}
+
+// collect gathers a call's deltas.
+type collect struct {
+	text, thinking strings.Builder
+	n              int
+}
+
+func (c *collect) on(d model.Delta) error {
+	c.text.WriteString(d.Text)
+	c.thinking.WriteString(d.Thinking)
+	c.n++
+	return nil
 }
 
 func TestOffline(t *testing.T) {
-	var got strings.Builder
-	resp, err := Offline{}.Stream(t.Context(), ask("hello there"), func(d model.Delta) error { got.WriteString(d.Text); return nil })
+	var c collect
+	resp, err := Offline{}.Stream(t.Context(), ask("hello there"), c.on)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if resp.Text != "heard: hello there" || got.String() != resp.Text || resp.StopReason != model.StopEnd || resp.Provider != Name {
-		t.Fatalf("answer %+v, streamed %q", resp, got.String())
+	if !strings.HasPrefix(resp.Text, Label+"You said: “hello there”.") || c.text.String() != resp.Text || c.n != 3 {
+		t.Fatalf("answer %q, streamed %q in %d deltas", resp.Text, c.text.String(), c.n)
 	}
-	if resp.Usage.In == 0 || resp.Usage.Out == 0 {
-		t.Fatalf("no usage: %+v", resp.Usage)
+	for _, key := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST"} {
+		if !strings.Contains(resp.Text, key) {
+			t.Errorf("answer doesn't say how to set %s: %q", key, resp.Text)
+		}
+	}
+	if resp.StopReason != model.StopEnd || resp.Provider != OfflineName || resp.Model != "anthropic/claude-opus-5-5" || resp.Usage.In == 0 || resp.Usage.Out == 0 || len(resp.Calls) != 0 {
+		t.Fatalf("answer %+v", resp)
+	}
+	// Deterministic: the same request is answered the same, and the clock
+	// given measures it.
+	tick := time.Unix(0, 0)
+	clock := func() time.Time { tick = tick.Add(time.Second); return tick }
+	again, err := Offline{Now: clock}.Stream(t.Context(), ask("hello there"), func(model.Delta) error { return nil })
+	if err != nil || again.Text != resp.Text || again.ID != resp.ID || again.Latency != time.Second {
+		t.Fatalf("again %+v, %v", again, err)
+	}
+
+	why := "model \"x\": set OPENROUTER_API_KEY"
+	if got := (Offline{Why: why}).Text(ask("")); got != Label+"I was sent no text to repeat. "+why {
+		t.Errorf("Text = %q", got)
+	}
+	long := strings.Repeat("é", maxEcho+10)
+	if got := (Offline{}).Text(ask(long)); !strings.Contains(got, strings.Repeat("é", maxEcho)+"…”") || strings.Contains(got, strings.Repeat("é", maxEcho+1)) {
+		t.Errorf("a long message isn't cut at %d runes", maxEcho)
+	}
+	stop := errors.New("stop")
+	if _, err := (Offline{}).Stream(t.Context(), ask("x"), func(model.Delta) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("onDelta's error = %v", err)
 	}
 }
 
-func TestQueue(t *testing.T) {
-	q := &Queue{}
-	q.Push(Turn{Text: "calling", Calls: []model.ToolCall{{Name: "memory__search"}}}, Turn{Text: "done", Thinking: "hm"})
-	r1, err := q.Stream(t.Context(), ask("a"), func(model.Delta) error { return nil })
-	if err != nil || len(r1.Calls) != 1 || r1.Calls[0].ID == "" || r1.Calls[0].Input != "{}" || r1.StopReason != model.StopToolUse {
+func TestScripted(t *testing.T) {
+	s := New(
+		model.Response{Text: "calling", Calls: []model.ToolCall{{Name: "memory__search"}}, Usage: model.Usage{In: 5, Out: 2}},
+		model.Response{Text: "done", Thinking: []model.Thinking{{Text: "hm", Signature: "sig"}}, CostUSD: 0.25, Provider: "anthropic"},
+	)
+	var c collect
+	r1, err := s.Stream(t.Context(), ask("a"), c.on)
+	if err != nil || r1.Text != "calling" || c.text.String() != "calling" || c.n != 3 || len(r1.Calls) != 1 || r1.Calls[0].ID != "call_1_0" ||
+		r1.Calls[0].Input != "{}" || r1.StopReason != model.StopToolUse || r1.Usage.In != 5 || r1.Provider != ScriptedName || r1.Model != "anthropic/claude-opus-5-5" {
 		t.Fatalf("first = %+v, %v", r1, err)
 	}
-	var thinking string
-	r2, err := q.Stream(t.Context(), ask("b"), func(d model.Delta) error { thinking += d.Thinking; return nil })
-	if err != nil || r2.Text != "done" || thinking != "hm" || len(r2.Thinking) != 1 {
+	c = collect{}
+	r2, err := s.Stream(t.Context(), ask("b"), c.on)
+	if err != nil || r2.Text != "done" || c.thinking.String() != "hm" || r2.Thinking[0].Signature != "sig" || r2.StopReason != model.StopEnd ||
+		r2.CostUSD != 0.25 || r2.Provider != "anthropic" || r2.Usage.Out == 0 || r2.ID != "scripted-2" {
 		t.Fatalf("second = %+v, %v", r2, err)
 	}
-	r3, err := q.Stream(t.Context(), ask("c"), func(model.Delta) error { return nil })
-	if err != nil || r3.Text != "heard: c" {
-		t.Fatalf("after the script = %+v, %v", r3, err)
+	if _, err := s.Stream(t.Context(), ask("c"), c.on); !errors.Is(err, ErrEmpty) {
+		t.Fatalf("past the queue = %v", err)
 	}
-	if n := len(q.Requests()); n != 3 || q.Left() != 0 {
-		t.Fatalf("%d requests recorded, %d left", n, q.Left())
+	if rs := s.Requests(); len(rs) != 3 || rs[2].LastUserText() != "c" || s.Left() != 0 {
+		t.Fatalf("%d requests recorded, %d left", len(rs), s.Left())
 	}
-	q.Push(Turn{Calls: []model.ToolCall{{Name: "x"}}})
+
+	s.Push(model.Response{Calls: []model.ToolCall{{Name: "x"}}})
 	req := ask("d")
 	req.ToolChoice = model.ToolNone
-	if _, err := q.Stream(t.Context(), req, func(model.Delta) error { return nil }); !errors.Is(err, ErrNoChoice) {
+	if _, err := s.Stream(t.Context(), req, c.on); !errors.Is(err, ErrToolChoice) {
 		t.Fatalf("calls against ToolNone = %v", err)
 	}
-	wait := make(chan struct{})
-	q.Push(Turn{Text: "x", Wait: wait})
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if _, err := q.Stream(ctx, ask("e"), func(model.Delta) error { return nil }); !errors.Is(err, context.Canceled) {
-		t.Fatalf("held turn with its context gone = %v", err)
+
+	refused := model.ClassifyError(400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long"}}`)
+	s.Fail(refused)
+	if _, err := s.Stream(t.Context(), ask("e"), c.on); !errors.Is(err, model.ErrPromptTooLong) {
+		t.Fatalf("Fail = %v", err)
 	}
-	stop := errors.New("stop")
-	if _, err := q.Stream(t.Context(), ask("f"), func(model.Delta) error { return stop }); !errors.Is(err, stop) {
-		t.Fatalf("onDelta's error = %v", err)
+}
+
+func TestScriptedHeldAndCancelled(t *testing.T) {
+	release := make(chan struct{})
+	s := New(model.Response{Text: "held answer"}, model.Response{Text: "slow"})
+	s.Before = func(ctx context.Context, _ model.Request) error {
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	done := make(chan model.Response)
+	go func() {
+		r, _ := s.Stream(t.Context(), ask("a"), func(model.Delta) error { return nil })
+		done <- r
+	}()
+	select {
+	case <-done:
+		t.Fatal("answered before released")
+	case <-time.After(20 * time.Millisecond):
+	}
+	if len(s.Requests()) != 1 {
+		t.Fatal("a held call's request isn't recorded")
+	}
+	close(release)
+	if r := <-done; r.Text != "held answer" {
+		t.Fatalf("released answer %+v", r)
+	}
+
+	s.Before = nil
+	s.Delay = time.Hour
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := s.Stream(ctx, ask("b"), func(model.Delta) error { return nil }); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a delayed answer past its context = %v", err)
+	}
+}
+
+func TestSaid(t *testing.T) {
+	req := model.Request{
+		System: []model.Section{{Text: "base", Cache: true}},
+		Messages: []model.Message{
+			{Role: model.RoleUser, Parts: []model.Part{model.Text("hi"), model.Image("image/png", "AAAA")}},
+			{Role: model.RoleAssistant, Parts: []model.Part{model.ThinkingPart(model.Thinking{Text: "secret"}), model.ToolUse("1", "t", `{}`)}},
+			{Role: model.RoleUser, Parts: []model.Part{model.ToolResult("1", "result", false)}},
+		},
+	}
+	if got := Said(req); got != "base\nhi\nresult\n" {
+		t.Errorf("Said = %q", got)
 	}
 }
