@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 
 	"github.com/klauspost/compress/zstd"
 
@@ -108,8 +109,12 @@ func begin(dir, thread string) error {
 	return syncDir(filepath.Dir(dir))
 }
 
-// syncDir makes the names in dir durable.
+// syncDir makes the names in dir durable. Windows syncs no folder (its
+// file systems journal names), and refuses to be asked.
 func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	f, err := os.Open(dir)
 	if err != nil {
 		return err
