@@ -24,6 +24,9 @@ type Kept struct {
 	Text   string    `json:"text"`
 	Kept   time.Time `json:"kept"`          // when it was kept
 	Seq    int64     `json:"seq,omitempty"` // the answer's event, when it has one
+	// Held: kept for the one who asks for its thread's own (KeepHeld),
+	// left kept by a single-phase recover.
+	Held bool `json:"held,omitempty"`
 }
 
 // idSep parts an answer's id: its folder, then a random part. No folder
@@ -184,8 +187,10 @@ func (f *Folders) takeAll(ctx context.Context) ([]Kept, error) {
 		}
 		gone, err := f.remove(ctx, thread, func(all []Kept) map[int]bool {
 			chosen := map[int]bool{}
-			for i := range all {
-				chosen[i] = true
+			for i, k := range all {
+				if !k.Held {
+					chosen[i] = true
+				}
 			}
 			return chosen
 		})

@@ -1,0 +1,161 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+
+	"github.com/lnk-dev/link/acp"
+)
+
+// cutNote ends an answer cut at the bridge's limit, saying why.
+const cutNote = "\n\n[The answer was cut here: it passed 16 MiB, the most a chat's bridge reads of one.]"
+
+// chunkOverhead is what one agent_message_chunk's notification adds to
+// its text on the wire, counted generously.
+const chunkOverhead = 160
+
+// answer is a turn's answer as its caller gets it: the text streamed so
+// far, whether the caller has gone, and whether the answer reached the
+// bridge's limit. Streaming never fails the turn: a caller gone is only
+// noted, so the turn runs to its end and its answer is kept.
+type answer struct {
+	ctx      context.Context // the caller's; nil when there's no caller
+	s        acp.Stream      // nil when there's no caller
+	max      int
+	activity *bool
+
+	mu     sync.Mutex
+	text   strings.Builder // everything streamed, the answer as kept
+	wire   int             // bytes streamed, as the bridge reads them
+	gone   bool
+	capped bool
+	rounds int // rounds that streamed text, for the break between them
+}
+
+// newAnswer streams to s under ctx; a nil s is a turn nobody waits for.
+func newAnswer(ctx context.Context, s acp.Stream, max int, activity *bool) *answer {
+	if ctx == nil || s == nil {
+		ctx = context.Background()
+	}
+	return &answer{ctx: ctx, s: s, max: max, activity: activity, gone: s == nil}
+}
+
+// startRound marks a new model round: its text, if any, is set apart
+// from the last round's.
+func (a *answer) startRound() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.text.Len() > 0 {
+		a.rounds++
+	}
+}
+
+// chunk streams text as part of the answer and says how much of it went:
+// all of it, or, at the bridge's limit, the part that fits, with capped
+// true; the note saying why has then been added.
+func (a *answer) chunk(text string) (sent string, capped bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.capped {
+		return "", true
+	}
+	if a.rounds > 0 && a.text.Len() > 0 && text != "" {
+		// The first text of a round after another's.
+		a.rounds = 0
+		text = "\n\n" + text
+	}
+	room := a.max - a.wire - chunkOverhead - wireLen(cutNote) - chunkOverhead
+	if cost := wireLen(text) + chunkOverhead; cost > room {
+		a.capped = true
+		sent = fitWire(text, room-chunkOverhead)
+		a.send(sent + cutNote)
+		return sent, true
+	}
+	a.send(text)
+	return text, false
+}
+
+// send streams text to the caller, unless gone; a failed write means it
+// has gone.
+func (a *answer) send(text string) {
+	a.text.WriteString(text)
+	if text == "" {
+		return
+	}
+	a.wire += wireLen(text) + chunkOverhead
+	if a.gone {
+		return
+	}
+	if a.ctx.Err() != nil || a.s.Chunk(a.ctx, text) != nil {
+		a.gone = true
+	}
+}
+
+// toolCall streams the start of a call, titled with the tool's name.
+func (a *answer) toolCall(id, name string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gone {
+		return
+	}
+	if a.ctx.Err() != nil || a.s.ToolCall(a.ctx, id, name, a.activity) != nil {
+		a.gone = true
+	}
+}
+
+// toolDone streams a call's end.
+func (a *answer) toolDone(id string, failed bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.gone {
+		return
+	}
+	status := acp.ToolCompleted
+	if failed {
+		status = acp.ToolFailed
+	}
+	if a.ctx.Err() != nil || a.s.ToolCallUpdate(a.ctx, id, status, a.activity) != nil {
+		a.gone = true
+	}
+}
+
+// callerGone says whether the caller went before the answer's end: a
+// write failed, or its context ended.
+func (a *answer) callerGone() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.gone || a.ctx.Err() != nil
+}
+
+// Text is the answer as streamed, whether or not anyone took it.
+func (a *answer) Text() string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.text.String()
+}
+
+// wireLen is how many bytes s takes as a JSON string.
+func wireLen(s string) int {
+	b, _ := json.Marshal(s)
+	return len(b)
+}
+
+// fitWire is the longest prefix of s, at a rune boundary, whose JSON
+// string takes at most n bytes.
+func fitWire(s string, n int) string {
+	if n <= 2 {
+		return ""
+	}
+	lo, hi := 0, min(len(s), n)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if wireLen(cutRunes(s, mid)) <= n {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return cutRunes(s, lo)
+}

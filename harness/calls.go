@@ -1,0 +1,56 @@
+package harness
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// call makes a round's calls, all at once. Each is streamed as a
+// tool_call titled with the tool's name, then its tool_call_update; each
+// answer, kept up to 32 KiB, is an event of its own, written as it comes.
+// A call to a tool the conversation isn't offered is answered as one
+// there isn't, and never made.
+func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
+	narrowed, err := t.c.folders.ReadTools(ctx, t.c.thread)
+	if err != nil {
+		return err
+	}
+	offered, err := t.h.cfg.Tools.Offer(ctx, t.c.agent, narrowed)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(offered))
+	for i, o := range offered {
+		names[i] = o.Name
+	}
+	meta := CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName()}
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.out.toolCall(c.ID, c.Name)
+			var text string
+			var failed bool
+			if slices.Contains(names, c.Name) {
+				text, failed = t.h.cfg.Tools.Call(ctx, t.c.agent, model.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input}, meta)
+			} else {
+				text, failed = noSuchTool(c.Name), true
+			}
+			_, errs[i] = t.h.append(ctx, t.c, store.Event{Kind: store.KindToolResult, CallID: c.ID, Tool: c.Name, Text: capToolAnswer(text), IsError: failed})
+			t.out.toolDone(c.ID, failed)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

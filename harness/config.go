@@ -1,0 +1,144 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// Settings are the agent's settings a turn reads, read afresh at each
+// turn. Only cmd knows the file they come from (config.json).
+type Settings struct {
+	// Model is the model a conversation runs on until a message sets
+	// another; as OpenRouter names it, or an alias.
+	Model string
+	// Aliases are the spec's [model.aliases]: a short name to a model's.
+	Aliases map[string]string
+	// Conversations is how a new conversation is kept ([storage]
+	// conversations): log, compact or a driver's name; "" is log.
+	Conversations string
+	// Verbose, when not nil, is the _meta.link.activity of each tool call
+	// streamed (/chat:verbose): shown or not.
+	Verbose *bool
+	// MaxTokens bounds each answer; 0 leaves it to the provider.
+	MaxTokens int
+}
+
+// Alias is the model name a name stands for: its alias's, else itself.
+func (s Settings) Alias(name string) string {
+	if m, ok := s.Aliases[name]; ok && m != "" {
+		return m
+	}
+	return name
+}
+
+// Config is what a Harness is made of. Home, Drivers, Settings and
+// Provider are needed; the rest have defaults.
+type Config struct {
+	// Home is the Link home: every path of an agent is store.For(Home,
+	// agent).
+	Home string
+	// Drivers opens the ways of keeping conversations for the agent at p
+	// (log and compact, and each store driver by its name). It is called
+	// once per agent; drivers that are store.Closers are closed by Close.
+	Drivers func(p store.Paths) (map[string]store.Conversations, error)
+	// Openers, when not nil, opens each way of keeping conversations on
+	// any folder, for store.ResolveConvert, which the harness calls the
+	// first time it opens an agent's store.
+	Openers func(p store.Paths) map[string]store.Opener
+	// Settings reads the agent's settings, at each turn. A missing file is
+	// defaults, not an error.
+	Settings func(ctx context.Context, p store.Paths) (Settings, error)
+	// Route says which provider serves a model's name; nil is
+	// model.Resolve over Env.
+	Route func(name string) (model.Route, error)
+	// Env is the environment Route reads when it is nil.
+	Env map[string]string
+	// Provider gives the provider of a route, for each model call.
+	Provider func(model.Route) (model.Provider, error)
+	// Inputs are what models take beside text, over Link's table, keyed
+	// by a model's name or its maker (model.Takes).
+	Inputs map[string]model.Inputs
+	// Tools reaches the agent's tools; nil offers none.
+	Tools Tools
+
+	// Now is the clock; nil is time.Now. Location is the machine's zone,
+	// which a message's header gives its time in; nil is time.Local.
+	Now      func() time.Time
+	Location *time.Location
+	// Logger gets what goes wrong outside a turn's answer; nil logs
+	// nothing.
+	Logger *slog.Logger
+
+	// MaxRounds is how many rounds of tool calls a turn makes before
+	// the model is asked once more and told to call nothing; 0 is 8.
+	MaxRounds int
+	// MaxAnswer bounds the bytes of answer a turn streams (a bridge reads
+	// one up to 16 MiB); 0 is DefaultMaxAnswer.
+	MaxAnswer int
+	// LeaseTTL is how long a turn's lease lasts unrenewed; 0 is 30 s. It
+	// is renewed every third of it while the turn runs.
+	LeaseTTL time.Duration
+	// SweepEvery is how often Start looks for turns a crash left
+	// unfinished; 0 is a minute.
+	SweepEvery time.Duration
+	// OnCall, when not nil, is told of each call of the model before it
+	// is made: the agent, the thread and the request. For tests and
+	// measures; it must not change the request.
+	OnCall func(agent, thread string, req model.Request)
+}
+
+// Defaults.
+const (
+	DefaultMaxRounds  = 8
+	DefaultMaxAnswer  = 16 << 20
+	DefaultLeaseTTL   = 30 * time.Second
+	DefaultSweepEvery = time.Minute
+)
+
+// Validate checks c and fills its defaults.
+func (c *Config) Validate() error {
+	switch {
+	case c.Home == "":
+		return errors.New("harness config: no home")
+	case c.Drivers == nil:
+		return errors.New("harness config: no drivers")
+	case c.Settings == nil:
+		return errors.New("harness config: no settings reader")
+	case c.Provider == nil:
+		return errors.New("harness config: no provider")
+	}
+	if c.Route == nil {
+		env := c.Env
+		c.Route = func(name string) (model.Route, error) { return model.Resolve(name, env) }
+	}
+	if c.Tools == nil {
+		c.Tools = NoTools{}
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Location == nil {
+		c.Location = time.Local
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.MaxRounds <= 0 {
+		c.MaxRounds = DefaultMaxRounds
+	}
+	if c.MaxAnswer <= 0 {
+		c.MaxAnswer = DefaultMaxAnswer
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = DefaultLeaseTTL
+	}
+	if c.SweepEvery <= 0 {
+		c.SweepEvery = DefaultSweepEvery
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+package harness
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+)
+
+// ErrClosing: the harness is closing and takes no new turn.
+var ErrClosing = errors.New("the harness is closing")
+
+// Harness is Link Harness: an acp.Agent for the agents it serves. It
+// holds only what can be made again: each agent's open drivers, and the
+// turns running now.
+type Harness struct {
+	cfg  Config
+	id   string       // this process's part of every lease holder
+	seq  atomic.Int64 // turns begun, for holders
+	life context.Context
+	kill context.CancelFunc
+
+	wg      sync.WaitGroup // turns and tasks running
+	closing atomic.Bool
+
+	mu       sync.Mutex
+	agents   map[string]*agentStore
+	sweeping map[string]bool
+	sweeper  chan struct{} // closed to stop Start's timer
+
+	locks [64]sync.Mutex // appends of one conversation, in this process
+}
+
+var _ acp.Agent = (*Harness)(nil)
+
+// agentStore is one agent's store, opened once: its paths, its drivers
+// and the files of its conversations' folders.
+type agentStore struct {
+	paths   store.Paths
+	drivers map[string]store.Conversations
+	folders *store.Folders
+}
+
+// New makes a harness of cfg, checked.
+func New(cfg Config) (*Harness, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	life, kill := context.WithCancel(context.Background())
+	return &Harness{
+		cfg:      cfg,
+		id:       hex.EncodeToString(b[:]),
+		life:     life,
+		kill:     kill,
+		agents:   map[string]*agentStore{},
+		sweeping: map[string]bool{},
+		sweeper:  make(chan struct{}),
+	}, nil
+}
+
+// agent opens agent's store the first time it is asked, resolving what
+// a convert stopped midway left first.
+func (h *Harness) agent(ctx context.Context, agent string) (*agentStore, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a := h.agents[agent]; a != nil {
+		return a, nil
+	}
+	p, err := store.For(h.cfg.Home, agent)
+	if err != nil {
+		return nil, err
+	}
+	if h.cfg.Openers != nil {
+		if _, err := store.ResolveConvert(ctx, p, h.cfg.Openers(p)); err != nil {
+			return nil, fmt.Errorf("open the store of %s: %w", agent, err)
+		}
+	}
+	drivers, err := h.cfg.Drivers(p)
+	if err != nil {
+		return nil, fmt.Errorf("open the store of %s: %w", agent, err)
+	}
+	a := &agentStore{paths: p, drivers: drivers, folders: &store.Folders{Paths: p, Now: h.cfg.Now}}
+	h.agents[agent] = a
+	return a, nil
+}
+
+// conv is one conversation as a turn reaches it: the agent's store, its
+// settings as read for this turn, and the router that keeps it.
+type conv struct {
+	agent    string
+	thread   string
+	paths    store.Paths
+	settings Settings
+	router   *store.Router
+	folders  *store.Folders
+}
+
+// open reads agent's settings and opens thread's conversation.
+func (h *Harness) open(ctx context.Context, agent, thread string) (*conv, error) {
+	if err := contract.ParseThread(thread); err != nil {
+		return nil, err
+	}
+	a, err := h.agent(ctx, agent)
+	if err != nil {
+		return nil, err
+	}
+	set, err := h.cfg.Settings(ctx, a.paths)
+	if err != nil {
+		return nil, fmt.Errorf("read the settings of %s: %w", agent, err)
+	}
+	r, err := store.NewRouter(a.paths, set.Conversations, a.drivers)
+	if err != nil {
+		return nil, err
+	}
+	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, folders: a.folders}, nil
+}
+
+// holder names a new turn's lease: this process and the turn's number.
+func (h *Harness) holder() string {
+	return "link-harness-" + h.id + "-" + strconv.FormatInt(h.seq.Add(1), 10)
+}
+
+// lock is the in-process lock of one conversation's appends.
+func (h *Harness) lock(agent, thread string) *sync.Mutex {
+	f := fnv.New32a()
+	f.Write([]byte(agent))
+	f.Write([]byte{0})
+	f.Write([]byte(thread))
+	return &h.locks[f.Sum32()%uint32(len(h.locks))]
+}
+
+// maxAppendTries bounds the retries of an append whose number another
+// writer took first.
+const maxAppendTries = 64
+
+// append writes e as c's next event, numbering and timing it, and tries
+// again with the next number when another writer (a message joining the
+// turn, another process) took it first.
+func (h *Harness) append(ctx context.Context, c *conv, e store.Event) (store.Event, error) {
+	mu := h.lock(c.agent, c.thread)
+	mu.Lock()
+	defer mu.Unlock()
+	var err error
+	for range maxAppendTries {
+		var next int64
+		next, err = store.Next(ctx, c.router, c.thread)
+		if err != nil {
+			return e, fmt.Errorf("append to %s: %w", c.thread, err)
+		}
+		e.Seq = next
+		e.Time = h.cfg.Now().UTC()
+		err = c.router.Append(ctx, c.thread, e)
+		if !errors.Is(err, store.ErrSeqTaken) {
+			break
+		}
+	}
+	if err != nil {
+		return e, fmt.Errorf("append %s to %s: %w", e.Kind, c.thread, err)
+	}
+	return e, nil
+}
+
+// Close waits for every turn and task running to end, then closes the
+// drivers. Turns run to their end: a turn whose caller went keeps its
+// answer for recover.
+func (h *Harness) Close() error {
+	return h.Shutdown(context.Background())
+}
+
+// Shutdown is Close bounded by ctx: once ctx ends, the turns still
+// running are cancelled (each leaves its conversation as far as it got,
+// finished by the next process) and waited for.
+func (h *Harness) Shutdown(ctx context.Context) error {
+	h.mu.Lock()
+	if !h.closing.Swap(true) {
+		close(h.sweeper)
+	}
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		h.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		h.kill()
+		<-done
+	}
+	h.kill()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var errs []error
+	for _, a := range h.agents {
+		for _, d := range a.drivers {
+			if c, ok := d.(store.Closer); ok {
+				if err := c.Close(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+		}
+	}
+	h.agents = map[string]*agentStore{}
+	return errors.Join(errs...)
+}
+
+// begin counts a turn in, waited for by Close; false when the harness is
+// closing.
+func (h *Harness) begin() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing.Load() {
+		return false
+	}
+	h.wg.Add(1)
+	return true
+}
+
+// task runs fn in a goroutine of its own under the harness's life,
+// waited for by Close; false when the harness is closing.
+func (h *Harness) task(fn func(ctx context.Context)) bool {
+	if !h.begin() {
+		return false
+	}
+	go func() {
+		defer h.wg.Done()
+		fn(h.life)
+	}()
+	return true
+}

@@ -1,0 +1,122 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+)
+
+// Prompt answers one prompt of agent p.Agent: it narrows the
+// conversation's tools, sets its model if the message says one, stores
+// the message with its header, tells _link/taken, and runs the turn,
+// streaming its answer. A message that comes while a turn of its
+// conversation runs (here or in another process) joins that turn: it is
+// stored as steered and answered at once, steered. The turn runs on the
+// harness's own life, not the caller's: a caller gone leaves it running,
+// and its answer is kept for _link/recover.
+func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+	if !h.begin() {
+		return acp.Answer{}, ErrClosing
+	}
+	defer h.wg.Done()
+	c, err := h.open(ctx, p.Agent, p.Thread)
+	if err != nil {
+		return acp.Answer{}, err
+	}
+	// The connection's Link-Tools narrow the conversation as its message's
+	// list does, and are kept with it the same way.
+	if _, err := c.folders.NarrowTools(ctx, c.thread, p.Said.Tools); err != nil {
+		return acp.Answer{}, err
+	}
+	if _, err := c.folders.NarrowTools(ctx, c.thread, p.Tools); err != nil {
+		return acp.Answer{}, err
+	}
+	if p.Said.Model != "" {
+		if err := h.setModel(ctx, c, p.Said.Model, p.Said.From); err != nil {
+			return acp.Answer{}, err
+		}
+	}
+	msg := messageEvent(p, h.cfg.Now(), h.cfg.Location)
+	holder := h.holder()
+	_, err = c.router.Lease(ctx, c.thread, holder, h.cfg.LeaseTTL)
+	if errors.Is(err, store.ErrLeaseHeld) {
+		// A turn runs: the message joins it, and that turn's answer
+		// answers it (kept for it, in a link: thread, the running turn
+		// sees to that).
+		msg.Steered = true
+		if _, err := h.append(ctx, c, msg); err != nil {
+			return acp.Answer{}, err
+		}
+		s.Taken(ctx)
+		return acp.Answer{StopReason: acp.StopEndTurn, Steered: true}, nil
+	}
+	if err != nil {
+		return acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
+	}
+	ev, err := h.append(ctx, c, msg)
+	if err != nil {
+		c.router.Release(context.WithoutCancel(ctx), c.thread, holder)
+		return acp.Answer{}, err
+	}
+	s.Taken(ctx)
+
+	// From here the turn is the harness's: it runs to its end whatever
+	// the caller does.
+	tctx, cancel := context.WithCancel(h.life)
+	defer cancel()
+	out := newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
+	t := &turn{h: h, c: c, holder: holder, out: out, start: ev.Seq}
+	final, err := t.run(tctx)
+	if err != nil {
+		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "turn failed", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
+		if !out.callerGone() {
+			return acp.Answer{}, err
+		}
+		return acp.Answer{StopReason: acp.StopEndTurn}, nil
+	}
+	if err := t.keep(tctx, final); err != nil {
+		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "keep an answer", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
+	}
+	return acp.Answer{StopReason: final.stop}, nil
+}
+
+// setModel keeps the conversation's model, named or aliased by the
+// message, as a model_set event from its sender. A name no provider
+// serves is refused before anything is stored.
+func (h *Harness) setModel(ctx context.Context, c *conv, said, from string) error {
+	name := c.settings.Alias(said)
+	if err := contract.ParseModel(name); err != nil {
+		return err
+	}
+	route, err := h.cfg.Route(name)
+	if err != nil {
+		return &contract.RuleError{Field: "model", Rule: err.Error()}
+	}
+	_, err = h.append(ctx, c, store.Event{Kind: store.KindModelSet, Model: name, Provider: route.Provider, From: from})
+	return err
+}
+
+// keep keeps the turn's answer for _link/recover when its caller went
+// before it was told it, and, in a link: thread a message of lnk agent
+// chat send joined, for that message (the first kept after it).
+func (t *turn) keep(ctx context.Context, f finished) error {
+	text := t.out.Text()
+	switch {
+	case t.joinedLink:
+		_, err := t.c.folders.KeepHeld(ctx, t.c.thread, text, t.h.cfg.Now(), f.seq)
+		return err
+	case t.out.callerGone():
+		_, err := t.c.folders.Keep(ctx, t.c.thread, text, t.h.cfg.Now(), f.seq)
+		return err
+	}
+	return nil
+}
+
+// isLink says whether thread is lnk agent chat send's.
+func isLink(thread string) bool { return strings.HasPrefix(thread, "link:") }

@@ -1,0 +1,165 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+)
+
+// Recover answers _link/recover for agent: the answers nobody took, a
+// crashed turn's finished after or one whose caller went, each handed
+// over once (single phase) or until done lets it go (two-phase). A
+// single phase leaves the answers kept for lnk agent chat send's
+// messages that joined a running turn: lnk agent chat asks for its
+// thread's itself. It first starts finishing, in a task, any turn a
+// crash left unfinished; their answers come at a later ask.
+func (h *Harness) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {
+	a, err := h.agent(ctx, agent)
+	if err != nil {
+		return contract.RecoverResult{}, err
+	}
+	h.sweepAsync(agent)
+	return a.folders.Recover(ctx, p)
+}
+
+// Start finishes, each in a task of its own, the turns a crash left
+// unfinished in agents' conversations, now and every SweepEvery until
+// Close; agents met later (by a prompt or a recover) are swept too.
+func (h *Harness) Start(agents ...string) {
+	for _, a := range agents {
+		h.sweepAsync(a)
+	}
+	h.task(func(ctx context.Context) {
+		tick := time.NewTicker(h.cfg.SweepEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-h.sweeper:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				h.mu.Lock()
+				names := make([]string, 0, len(h.agents))
+				for name := range h.agents {
+					names = append(names, name)
+				}
+				h.mu.Unlock()
+				for _, name := range names {
+					h.sweepAsync(name)
+				}
+			}
+		}
+	})
+}
+
+// sweepAsync sweeps agent in a task, unless a sweep of it runs already.
+func (h *Harness) sweepAsync(agent string) {
+	h.mu.Lock()
+	if h.sweeping[agent] {
+		h.mu.Unlock()
+		return
+	}
+	h.sweeping[agent] = true
+	h.mu.Unlock()
+	ok := h.task(func(ctx context.Context) {
+		defer func() {
+			h.mu.Lock()
+			delete(h.sweeping, agent)
+			h.mu.Unlock()
+		}()
+		if err := h.Sweep(ctx, agent); err != nil {
+			h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "look for unfinished turns", slog.String("agent", agent), slog.String("err", err.Error()))
+		}
+	})
+	if !ok {
+		h.mu.Lock()
+		delete(h.sweeping, agent)
+		h.mu.Unlock()
+	}
+}
+
+// sweepWindow is how many of a conversation's latest events a sweep
+// reads to tell whether its last message was answered.
+const sweepWindow = 256
+
+// Sweep looks through agent's conversations for a turn a crash left
+// unfinished (a message with no answer that makes no call after it, and
+// no lease held) and finishes each in a task of its own, keeping its
+// answer for _link/recover. It returns once the tasks have started.
+func (h *Harness) Sweep(ctx context.Context, agent string) error {
+	a, err := h.agent(ctx, agent)
+	if err != nil {
+		return err
+	}
+	threads, err := store.Threads(ctx, a.paths)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, thread := range threads {
+		c, err := h.open(ctx, agent, thread)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		last, err := store.Latest(ctx, c.router, thread, sweepWindow)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !waiting(last) {
+			continue
+		}
+		holder := h.holder()
+		_, err = c.router.Lease(ctx, thread, holder, h.cfg.LeaseTTL)
+		if errors.Is(err, store.ErrLeaseHeld) {
+			continue // a turn runs, and answers it
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !h.task(func(ctx context.Context) { h.finish(ctx, c, holder) }) {
+			c.router.Release(ctx, thread, holder)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// finish runs a turn a crash left unfinished, its lease held by holder,
+// with nobody waiting: the calls already answered are never made again,
+// those without an answer are told to the model as unanswered, and its
+// answer is kept for _link/recover.
+func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
+	t := &turn{h: h, c: c, holder: holder, out: newAnswer(nil, nil, h.cfg.MaxAnswer, nil)}
+	if err := t.refresh(ctx); err != nil {
+		c.router.Release(context.WithoutCancel(ctx), c.thread, holder)
+		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))
+		return
+	}
+	if !waiting(t.events) {
+		// Answered since the sweep looked.
+		c.router.Release(context.WithoutCancel(ctx), c.thread, holder)
+		return
+	}
+	for i := len(t.events) - 1; i >= 0; i-- {
+		if e := t.events[i]; e.Kind == store.KindMessage && !e.Steered {
+			t.start = e.Seq
+			break
+		}
+	}
+	t.noteJoined(t.events)
+	f, err := t.run(ctx)
+	if err != nil {
+		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))
+		return
+	}
+	if err := t.keep(ctx, f); err != nil {
+		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("thread", c.thread), slog.String("err", err.Error()))
+	}
+}

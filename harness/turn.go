@@ -1,0 +1,324 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// turn is one turn of one conversation, run under its lease.
+type turn struct {
+	h      *Harness
+	c      *conv
+	holder string
+	out    *answer
+	start  int64 // the message that began it
+
+	events     []store.Event // the conversation, as read so far
+	joinedLink bool          // a message of lnk agent chat send joined it
+}
+
+// finished is how a turn ended: its last answer's event and why.
+type finished struct {
+	seq  int64
+	stop string
+}
+
+// errCapped ends a model's stream at the bridge's limit.
+var errCapped = errors.New("answer at the bridge's limit")
+
+// run runs the turn to its end under its lease, renewed while it runs:
+// rounds of the model and its calls until an answer makes none and no
+// message waits. It lets the lease go, looks once more for a message that
+// joined as it did, and takes the lease again to answer it if one did.
+func (t *turn) run(ctx context.Context) (finished, error) {
+	var f finished
+	for {
+		var err error
+		f, err = t.held(ctx)
+		if rerr := t.c.router.Release(context.WithoutCancel(ctx), t.c.thread, t.holder); rerr != nil && err == nil {
+			err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
+		}
+		if err != nil {
+			return f, err
+		}
+		// A message that joined as the lease went saw the turn running and
+		// was answered steered: it is this turn's to answer.
+		if err := t.refresh(ctx); err != nil {
+			return f, err
+		}
+		if !waiting(t.events) {
+			return f, nil
+		}
+		if _, err := t.c.router.Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
+			if errors.Is(err, store.ErrLeaseHeld) {
+				return f, nil // another turn took it, and answers it
+			}
+			return f, err
+		}
+	}
+}
+
+// held runs rounds while the lease is held, renewing it.
+func (t *turn) held(ctx context.Context) (finished, error) {
+	stop := t.renew(ctx)
+	defer stop()
+	defer t.h.cfg.Tools.EndTurn(context.WithoutCancel(ctx), t.c.agent)
+	if err := t.refresh(ctx); err != nil {
+		return finished{}, err
+	}
+	rounds := roundsSince(t.events)
+	for {
+		choice := model.ToolAuto
+		if rounds >= t.h.cfg.MaxRounds {
+			choice = model.ToolNone
+		}
+		ev, capped, err := t.round(ctx, choice)
+		if err != nil {
+			return finished{}, err
+		}
+		if len(ev.Calls) > 0 {
+			if err := t.call(ctx, ev.Calls); err != nil {
+				return finished{}, err
+			}
+			rounds++
+			if err := t.refresh(ctx); err != nil {
+				return finished{}, err
+			}
+			continue
+		}
+		if capped {
+			return finished{seq: ev.Seq, stop: acp.StopMaxTokens}, nil
+		}
+		// A message that joined after the last round is answered too, even
+		// past the last round of calls.
+		if err := t.refresh(ctx); err != nil {
+			return finished{}, err
+		}
+		if waiting(t.events) {
+			continue
+		}
+		return finished{seq: ev.Seq, stop: acp.StopEndTurn}, nil
+	}
+}
+
+// renew renews the lease every third of its time until stop is called.
+func (t *turn) renew(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(t.h.cfg.LeaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if _, err := t.c.router.Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
+					t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+				}
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// refresh reads the events written since the turn last read, noting a
+// message of lnk agent chat send that joined the turn.
+func (t *turn) refresh(ctx context.Context) error {
+	from := int64(1)
+	if n := len(t.events); n > 0 {
+		from = t.events[n-1].Seq + 1
+	}
+	more, err := t.c.router.Read(ctx, t.c.thread, from)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", t.c.thread, err)
+	}
+	t.events = append(t.events, more...)
+	t.noteJoined(more)
+	return nil
+}
+
+// noteJoined notes whether a message of lnk agent chat send (a link:
+// thread's, steered) joined the turn among events.
+func (t *turn) noteJoined(events []store.Event) {
+	if t.start == 0 || !isLink(t.c.thread) {
+		return
+	}
+	for _, e := range events {
+		if e.Kind == store.KindMessage && e.Steered && e.Seq > t.start {
+			t.joinedLink = true
+		}
+	}
+}
+
+// round asks the model once and stores its answer: the text streams to
+// the caller as it comes, up to the bridge's limit, where the answer is
+// cut and the turn ends. With choice none, calls the model makes anyway
+// are not kept.
+func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event, bool, error) {
+	name := t.modelName()
+	if name == "" {
+		return t.failed(ctx, errors.New("no model is set for this agent: set its model, or send one with the message"))
+	}
+	route, err := t.h.cfg.Route(name)
+	if err != nil {
+		return t.failed(ctx, err)
+	}
+	prov, err := t.h.cfg.Provider(route)
+	if err != nil {
+		return t.failed(ctx, err)
+	}
+	narrowed, err := t.c.folders.ReadTools(ctx, t.c.thread)
+	if err != nil {
+		return store.Event{}, false, err
+	}
+	tools, err := t.h.cfg.Tools.Offer(ctx, t.c.agent, narrowed)
+	if err != nil {
+		return store.Event{}, false, fmt.Errorf("list the tools of %s: %w", t.c.agent, err)
+	}
+	takes := func(m model.Modality) bool { return model.Takes(name, m, t.h.cfg.Inputs) }
+	req := buildRequest(t.events, route.APIModel, tools, choice, t.c.settings.MaxTokens, takes)
+	if t.h.cfg.OnCall != nil {
+		t.h.cfg.OnCall(t.c.agent, t.c.thread, req)
+	}
+	t.out.startRound()
+	var streamed []byte
+	capped := false
+	began := time.Now()
+	resp, err := prov.Stream(ctx, req, func(d model.Delta) error {
+		if d.Text == "" {
+			return nil
+		}
+		sent, cut := t.out.chunk(d.Text)
+		streamed = append(streamed, sent...)
+		if cut {
+			capped = true
+			return errCapped
+		}
+		return nil
+	})
+	switch {
+	case capped:
+		resp = model.Response{Text: string(streamed) + cutNote, Model: name, Provider: route.Provider, Latency: time.Since(began), StopReason: model.StopMaxTokens}
+	case err != nil:
+		return t.failed(ctx, err)
+	}
+	if choice == model.ToolNone {
+		resp.Calls = nil
+	}
+	ev := answerEvent(resp, name, route.Provider)
+	ev, err = t.h.append(ctx, t.c, ev)
+	return ev, capped, err
+}
+
+// failed ends the turn with an answer saying why the model couldn't
+// answer: streamed, and stored as the turn's last answer, so the message
+// isn't taken for one a crash left unanswered.
+func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, error) {
+	if ctx.Err() != nil {
+		return store.Event{}, false, ctx.Err()
+	}
+	text := "[The model couldn't answer: " + cause.Error() + "]"
+	t.out.startRound()
+	sent, capped := t.out.chunk(text)
+	if capped {
+		text = sent + cutNote
+	}
+	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text})
+	return ev, capped, err
+}
+
+// answerEvent is the event a model's answer is stored as, with what the
+// provider said of the call.
+func answerEvent(resp model.Response, name, provider string) store.Event {
+	e := store.Event{
+		Kind:       store.KindAnswer,
+		Text:       resp.Text,
+		Calls:      storeCalls(resp.Calls),
+		Model:      resp.Model,
+		Provider:   resp.Provider,
+		ResponseID: resp.ID,
+		LatencyMS:  resp.Latency.Milliseconds(),
+		CostUSD:    resp.CostUSD,
+	}
+	if e.Model == "" {
+		e.Model = name
+	}
+	if e.Provider == "" {
+		e.Provider = provider
+	}
+	if u := resp.Usage; u != (model.Usage{}) {
+		e.Usage = &store.Usage{In: u.In, Out: u.Out, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
+	}
+	for _, th := range resp.Thinking {
+		e.Thinking = append(e.Thinking, store.Thinking{Text: th.Text, Signature: th.Signature, Redacted: th.Redacted})
+	}
+	return e
+}
+
+// modelName is the conversation's model: the last one a message set,
+// else the settings'.
+func (t *turn) modelName() string {
+	for i := len(t.events) - 1; i >= 0; i-- {
+		if e := t.events[i]; e.Kind == store.KindModelSet && e.Model != "" {
+			return t.c.settings.Alias(e.Model)
+		}
+	}
+	return t.c.settings.Alias(t.c.settings.Model)
+}
+
+// hops is the hops of the message the turn answers: its latest.
+func (t *turn) hops() int {
+	for i := len(t.events) - 1; i >= 0; i-- {
+		if e := t.events[i]; e.Kind == store.KindMessage {
+			return e.Hops
+		}
+	}
+	return 0
+}
+
+// waiting says whether a message has come since the conversation's last
+// answer that makes no call: a message the turn has still to answer.
+func waiting(events []store.Event) bool {
+	for i := len(events) - 1; i >= 0; i-- {
+		switch e := events[i]; {
+		case e.Kind == store.KindMessage:
+			return true
+		case store.FinalAnswer(e):
+			return false
+		}
+	}
+	return false
+}
+
+// roundsSince counts the rounds of calls made since the message that
+// began the conversation's latest turn (the last one not steered): 0 for
+// a new turn, more for one a crash cut short.
+func roundsSince(events []store.Event) int {
+	n := 0
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Kind == store.KindMessage && !e.Steered {
+			break
+		}
+		if e.Kind == store.KindAnswer && len(e.Calls) > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,181 @@
+package harness
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// A full turn over a real WebSocket: taken before any chunk, the answer's
+// chunks, the prompt answered at the turn's end, and the events written:
+// the message with its header, the answer with what the provider said.
+func TestTurn(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "The dentist at 09:30.", Thinking: []model.Thinking{{Text: "look it up", Signature: "sig"}}, Usage: model.Usage{In: 120, Out: 9, CacheRead: 100}, CostUSD: 0.002})
+	before := time.Now()
+	res, x, err := r.say("telegram:42", "What's on tomorrow?", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != acp.StopEndTurn || res.Steered() {
+		t.Fatalf("answer = %+v", res)
+	}
+	notes := x.Notes()
+	if len(notes) < 2 || notes[0].Method != contract.MethodTaken {
+		t.Fatalf("notifications %+v: _link/taken doesn't come first", notes)
+	}
+	if got := x.text(); got != "The dentist at 09:30." {
+		t.Fatalf("streamed %q", got)
+	}
+	ev := r.events("telegram:42")
+	if len(ev) != 2 {
+		t.Fatalf("%d events, want the message and the answer: %+v", len(ev), ev)
+	}
+	msg, ans := ev[0], ev[1]
+	wantHeader := "[" + before.In(time.Local).Format("Mon 2 Jan 2006") // date, then time and zone
+	if msg.Kind != store.KindMessage || msg.Text != "What's on tomorrow?" || !strings.HasPrefix(msg.Header, wantHeader) || !strings.HasSuffix(msg.Header, ", telegram]") || msg.From != "" {
+		t.Fatalf("message event %+v", msg)
+	}
+	if ans.Kind != store.KindAnswer || ans.Text != "The dentist at 09:30." || ans.Usage == nil || ans.Usage.In != 120 || ans.Usage.CacheRead != 100 ||
+		ans.Model != "offline" || ans.Provider == "" || ans.ResponseID == "" || ans.CostUSD != 0.002 || len(ans.Thinking) != 1 || ans.Thinking[0].Signature != "sig" {
+		t.Fatalf("answer event %+v", ans)
+	}
+	// The thinking was kept, never shown.
+	for _, n := range notes {
+		if n.Update.Content != nil && strings.Contains(n.Update.Content.Text, "look it up") {
+			t.Fatal("thinking was streamed")
+		}
+	}
+	// The model was given the header and the message.
+	reqs := r.requests("telegram:42")
+	if len(reqs) != 1 || !strings.Contains(reqs[0].Messages[0].Parts[0].Text, msg.Header+"\nWhat's on tomorrow?") || reqs[0].System[0].Text != BaseSection {
+		t.Fatalf("request %+v", reqs)
+	}
+	// The next turn's prompt starts with the same bytes as this one's.
+	r.q.Push(model.Response{Text: "ok"})
+	if _, _, err := r.say("telegram:42", "thanks", nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs = r.requests("telegram:42")
+	first, _ := json.Marshal(reqs[0].Messages)
+	second, _ := json.Marshal(reqs[1].Messages[:1])
+	if !strings.HasPrefix(string(first), strings.TrimSuffix(string(second), "]")) {
+		t.Fatalf("the second turn's prompt doesn't start as the first's:\n%s\n%s", first, second)
+	}
+}
+
+// A message from someone other than the owner says who in its header, and
+// its lines are quoted; never as the owner.
+func TestOthersMessage(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "hi Grace"})
+	meta := json.RawMessage(`{"link":{"from":"person:telegram:7","fromName":"Grace","hops":2}}`)
+	if _, _, err := r.say("telegram:42", "send me the photo\nplease", meta); err != nil {
+		t.Fatal(err)
+	}
+	msg := r.events("telegram:42")[0]
+	if msg.From != "person:telegram:7" || msg.FromName != "Grace" || msg.Hops != 2 || !strings.HasSuffix(msg.Header, ", telegram, Grace (person:telegram:7), 2 hops]") {
+		t.Fatalf("message %+v", msg)
+	}
+	said := r.requests("telegram:42")[0].Messages[0].Parts[0].Text
+	if !strings.HasSuffix(said, "\n> send me the photo\n> please") {
+		t.Fatalf("the model was given %q", said)
+	}
+}
+
+// A model that calls tools round after round gets eight rounds of calls,
+// then is asked once more, told to call nothing, with the tools still
+// offered; that answer ends the turn.
+func TestRoundsCapped(t *testing.T) {
+	r := newRig(t)
+	for range 8 {
+		r.q.Push(model.Response{Text: "again", Calls: []model.ToolCall{{Name: "memory__search", Input: `{"q":"x"}`}}})
+	}
+	r.q.Push(model.Response{Text: "enough"})
+	res, x, err := r.say("telegram:1", "loop", nil)
+	if err != nil || res.StopReason != acp.StopEndTurn {
+		t.Fatalf("answer %+v, %v", res, err)
+	}
+	reqs := r.requests("telegram:1")
+	if len(reqs) != 9 {
+		t.Fatalf("%d model calls, want 9", len(reqs))
+	}
+	for i, req := range reqs {
+		want := model.ToolAuto
+		if i == 8 {
+			want = model.ToolNone
+		}
+		if req.ToolChoice != want || len(req.Tools) != 3 {
+			t.Fatalf("call %d: choice %q, %d tools", i+1, req.ToolChoice, len(req.Tools))
+		}
+	}
+	ev := r.events("telegram:1")
+	if n := count(ev, isKind(store.KindToolResult)); n != 8 || r.tools.total() != 8 {
+		t.Fatalf("%d tool results, %d calls made; want 8", n, r.tools.total())
+	}
+	if n := count(ev, store.FinalAnswer); n != 1 {
+		t.Fatalf("%d final answers", n)
+	}
+	calls, updates := 0, 0
+	for _, n := range x.Notes() {
+		switch n.Update.SessionUpdate {
+		case acp.UpdateToolCall:
+			calls++
+			if n.Update.Title != "memory__search" {
+				t.Fatalf("tool call titled %q", n.Update.Title)
+			}
+		case acp.UpdateToolCallUpdate:
+			updates++
+			if n.Update.Status != acp.ToolCompleted {
+				t.Fatalf("tool call ended %q", n.Update.Status)
+			}
+		}
+	}
+	if calls != 8 || updates != 8 {
+		t.Fatalf("%d tool_calls and %d updates streamed", calls, updates)
+	}
+	if got := x.text(); !strings.HasSuffix(got, "\n\nenough") || strings.Count(got, "again") != 8 {
+		t.Fatalf("streamed %q", got)
+	}
+}
+
+// A round's calls run at once, each answer its own event kept up to 32
+// KiB; a call to a tool the conversation wasn't offered is answered as
+// one there isn't.
+func TestCalls(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Calls: []model.ToolCall{{Name: "web__fetch"}, {Name: "memory__search"}, {Name: "memory__write"}}}, model.Response{Text: "done"})
+	meta := json.RawMessage(`{"link":{"tools":["web__fetch","memory__search"]}}`)
+	if _, _, err := r.say("telegram:2", "fetch", meta); err != nil {
+		t.Fatal(err)
+	}
+	ev := r.events("telegram:2")
+	results := map[string]store.Event{}
+	for _, e := range ev {
+		if e.Kind == store.KindToolResult {
+			results[e.Tool] = e
+		}
+	}
+	if len(results) != 3 {
+		t.Fatalf("results %+v", results)
+	}
+	if f := results["web__fetch"]; len(f.Text) > MaxToolAnswer || !strings.Contains(f.Text, "cut here") || f.IsError {
+		t.Fatalf("a 40 KiB answer kept as %d bytes", len(f.Text))
+	}
+	if w := results["memory__write"]; !w.IsError || !strings.Contains(w.Text, "no tool memory__write") {
+		t.Fatalf("a call to a tool not offered answered %+v", w)
+	}
+	if r.tools.total() != 2 {
+		t.Fatalf("%d calls made, want 2", r.tools.total())
+	}
+	req := r.requests("telegram:2")[1]
+	if len(req.Tools) != 2 {
+		t.Fatalf("offered %+v", req.Tools)
+	}
+}
