@@ -27,7 +27,13 @@ type served struct {
 // socket or a loopback port, and dials it. Both end with tb.
 func serve(tb testing.TB, network string) *served {
 	tb.Helper()
-	d := log.Open(tb.TempDir())
+	return serveDir(tb, network, tb.TempDir())
+}
+
+// serveDir is serve with the log driver's folder dir.
+func serveDir(tb testing.TB, network, dir string) *served {
+	tb.Helper()
+	d := log.Open(dir)
 	srv, err := bridge.NewServer(bridge.ServerConfig{Store: d, Key: testKey})
 	if err != nil {
 		tb.Fatal(err)

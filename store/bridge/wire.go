@@ -214,7 +214,7 @@ func writeLines(w io.Writer, es []store.Event) error {
 // readLines reads an answer of events' lines.
 func readLines(r io.Reader) ([]store.Event, error) {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), store.MaxLine+1)
+	sc.Buffer(make([]byte, 0, 16<<10), store.MaxLine+1)
 	var es []store.Event
 	for sc.Scan() {
 		e, err := store.ParseLine(sc.Bytes())
