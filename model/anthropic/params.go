@@ -1,0 +1,285 @@
+package anthropic
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
+
+	"github.com/lnk-dev/link/model"
+)
+
+// MaxBreakpoints is how many cache_control breakpoints the Messages API
+// takes in one request.
+const MaxBreakpoints = 4
+
+// params makes a Messages API request of req: its system sections, tools
+// and conversation as Anthropic's blocks, with the cache's breakpoints
+// (breakpoints says where).
+func (p *Provider) params(req model.Request) sdk.MessageNewParams {
+	out := sdk.MessageNewParams{
+		Model:     sdk.Model(req.Model),
+		MaxTokens: int64(req.MaxTokens),
+		System:    system(req.System),
+		Tools:     tools(req.Tools),
+	}
+	turns := messages(req.Messages)
+	if out.MaxTokens <= 0 {
+		out.MaxTokens = p.maxTokens
+	}
+	if req.ToolChoice == model.ToolNone && len(out.Tools) > 0 {
+		none := sdk.NewToolChoiceNoneParam()
+		out.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &none}
+	}
+	switch p.thinking {
+	case ThinkingAdaptive:
+		out.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+	case ThinkingEnabled:
+		out.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: p.thinkingBudget}}
+		if out.MaxTokens <= p.thinkingBudget {
+			out.MaxTokens = p.thinkingBudget + p.maxTokens
+		}
+	case ThinkingDisabled:
+		disabled := sdk.NewThinkingConfigDisabledParam()
+		out.Thinking = sdk.ThinkingConfigParamUnion{OfDisabled: &disabled}
+	}
+	breakpoints(&out, turns, req.System)
+	for _, t := range turns {
+		if t.role == model.RoleAssistant {
+			out.Messages = append(out.Messages, sdk.NewAssistantMessage(t.blocks...))
+		} else {
+			out.Messages = append(out.Messages, sdk.NewUserMessage(t.blocks...))
+		}
+	}
+	return out
+}
+
+// system is the prompt's sections as text blocks, empty ones left out.
+func system(sections []model.Section) []sdk.TextBlockParam {
+	var out []sdk.TextBlockParam
+	for _, s := range sections {
+		if s.Text == "" {
+			continue
+		}
+		out = append(out, sdk.TextBlockParam{Text: s.Text})
+	}
+	return out
+}
+
+// tools are the tools offered, each with its input's schema as given.
+func tools(ts []model.Tool) []sdk.ToolUnionParam {
+	var out []sdk.ToolUnionParam
+	for _, t := range ts {
+		tp := &sdk.ToolParam{
+			Name:        t.Name,
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](Schema(t.Schema)),
+		}
+		if t.Description != "" {
+			tp.Description = sdk.String(t.Description)
+		}
+		out = append(out, sdk.ToolUnionParam{OfTool: tp})
+	}
+	return out
+}
+
+// Schema is a tool's input schema as sent: the schema given if it is a
+// JSON object, with "type":"object" where it says no type; an empty or
+// broken one is {"type":"object"}.
+func Schema(s string) map[string]any {
+	var m map[string]any
+	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
+		m = map[string]any{}
+	}
+	if _, ok := m["type"]; !ok {
+		m["type"] = "object"
+	}
+	return m
+}
+
+// turn is one message as sent: its role and its blocks.
+type turn struct {
+	role   model.Role
+	blocks []sdk.ContentBlockParamUnion
+}
+
+// messages is the conversation as Anthropic's messages: each part as the
+// block the API takes, a message left empty dropped, and neighbours of one
+// role merged, as the API wants them alternating.
+func messages(msgs []model.Message) []turn {
+	var out []turn
+	for _, m := range msgs {
+		var blocks []sdk.ContentBlockParamUnion
+		for _, p := range m.Parts {
+			if b, ok := block(p, m.Role); ok {
+				blocks = append(blocks, b)
+			}
+		}
+		if len(blocks) == 0 {
+			continue
+		}
+		role := model.RoleUser
+		if m.Role == model.RoleAssistant {
+			role = model.RoleAssistant
+		}
+		if n := len(out); n > 0 && out[n-1].role == role {
+			out[n-1].blocks = append(out[n-1].blocks, blocks...)
+			continue
+		}
+		out = append(out, turn{role: role, blocks: blocks})
+	}
+	return out
+}
+
+// imageTypes are the image types the Messages API takes.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+
+// block is one part as the block the API takes; ok is false for a part
+// that has nothing to send (empty text, thinking without its signature,
+// which the API would refuse). A part the API can't take (audio, an image
+// or document of a type it doesn't read) is told in text (model.Unsent).
+func block(p model.Part, role model.Role) (b sdk.ContentBlockParamUnion, ok bool) {
+	switch p.Kind {
+	case model.KindText:
+		if p.Text == "" {
+			return b, false
+		}
+		return sdk.NewTextBlock(p.Text), true
+	case model.KindImage:
+		if !imageTypes[strings.ToLower(p.MimeType)] || p.Data == "" {
+			return sdk.NewTextBlock(model.Unsent(p)), true
+		}
+		return sdk.NewImageBlockBase64(strings.ToLower(p.MimeType), p.Data), true
+	case model.KindDocument:
+		return document(p), true
+	case model.KindToolUse:
+		return sdk.NewToolUseBlock(p.ID, json.RawMessage(Input(p.Input)), p.Name), true
+	case model.KindToolResult:
+		r := &sdk.ToolResultBlockParam{ToolUseID: p.ID}
+		if p.Text != "" {
+			r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: p.Text}}}
+		}
+		if p.IsError {
+			r.IsError = sdk.Bool(true)
+		}
+		return sdk.ContentBlockParamUnion{OfToolResult: r}, true
+	case model.KindThinking:
+		if role != model.RoleAssistant {
+			return b, false
+		}
+		if p.Redacted != "" {
+			return sdk.NewRedactedThinkingBlock(p.Redacted), true
+		}
+		if p.Signature == "" {
+			return b, false
+		}
+		return sdk.NewThinkingBlock(p.Signature, p.Text), true
+	case model.KindAudio:
+		return sdk.NewTextBlock(model.Unsent(p)), true
+	}
+	if p.Text == "" {
+		return b, false
+	}
+	return sdk.NewTextBlock(p.Text), true
+}
+
+// document is a document part as a document block: a PDF as its bytes, a
+// text document (given as text, or as the bytes of a text/* type) as plain
+// text; any other is told in text.
+func document(p model.Part) sdk.ContentBlockParamUnion {
+	d := &sdk.DocumentBlockParam{}
+	if p.Name != "" {
+		d.Title = sdk.String(p.Name)
+	}
+	mime := strings.ToLower(p.MimeType)
+	switch {
+	case p.Data == "" && p.Text != "":
+		d.Source.OfText = &sdk.PlainTextSourceParam{Data: p.Text}
+	case p.Data != "" && mime == "application/pdf":
+		d.Source.OfBase64 = &sdk.Base64PDFSourceParam{Data: p.Data}
+	case p.Data != "" && (strings.HasPrefix(mime, "text/") || mime == "application/json"):
+		raw, err := base64.StdEncoding.DecodeString(p.Data)
+		if err != nil || !utf8.Valid(raw) {
+			return sdk.NewTextBlock(model.Unsent(p))
+		}
+		d.Source.OfText = &sdk.PlainTextSourceParam{Data: string(raw)}
+	default:
+		return sdk.NewTextBlock(model.Unsent(p))
+	}
+	return sdk.ContentBlockParamUnion{OfDocument: d}
+}
+
+// Input is a call's input as sent: the input if it is a JSON object, else
+// {} (the API takes only an object).
+func Input(s string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
+		return "{}"
+	}
+	return s
+}
+
+// breakpoints puts the cache's ephemeral breakpoints where they keep the
+// cache from one call to the next, at most MaxBreakpoints: after the tools,
+// after the last system section that allows one (Section.Cache), on the
+// last user message, and on the user message before it, so the previous
+// call's prefix, which ended there, is read.
+func breakpoints(p *sdk.MessageNewParams, turns []turn, sections []model.Section) {
+	left := MaxBreakpoints
+	mark := func(cc *sdk.CacheControlEphemeralParam) {
+		if left > 0 && cc != nil {
+			*cc = sdk.NewCacheControlEphemeralParam()
+			left--
+		}
+	}
+	if n := len(p.Tools); n > 0 {
+		mark(&p.Tools[n-1].OfTool.CacheControl)
+	}
+	// The system blocks are the non-empty sections, in order.
+	last, i := -1, 0
+	for _, s := range sections {
+		if s.Text == "" {
+			continue
+		}
+		if s.Cache {
+			last = i
+		}
+		i++
+	}
+	if last >= 0 {
+		mark(&p.System[last].CacheControl)
+	}
+	users := 0
+	for i := len(turns) - 1; i >= 0 && users < 2; i-- {
+		if turns[i].role != model.RoleUser {
+			continue
+		}
+		if cc := lastCacheControl(turns[i].blocks); cc != nil {
+			mark(cc)
+			users++
+		}
+	}
+}
+
+// lastCacheControl is the cache_control of the last block that takes one,
+// nil if none does.
+func lastCacheControl(blocks []sdk.ContentBlockParamUnion) *sdk.CacheControlEphemeralParam {
+	for i := len(blocks) - 1; i >= 0; i-- {
+		b := &blocks[i]
+		switch {
+		case b.OfText != nil:
+			return &b.OfText.CacheControl
+		case b.OfImage != nil:
+			return &b.OfImage.CacheControl
+		case b.OfDocument != nil:
+			return &b.OfDocument.CacheControl
+		case b.OfToolResult != nil:
+			return &b.OfToolResult.CacheControl
+		case b.OfToolUse != nil:
+			return &b.OfToolUse.CacheControl
+		}
+	}
+	return nil
+}

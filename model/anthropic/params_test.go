@@ -1,0 +1,82 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/lnk-dev/link/model"
+)
+
+// Any request makes a body the API takes: JSON, at most MaxBreakpoints
+// breakpoints, no empty text block, roles alternating, every call's input
+// an object, thinking only with its signature.
+func FuzzParams(f *testing.F) {
+	f.Add("hello", "image/png", "iVBORw0KGgo=", `{"q":1}`, `{"type":"object"}`, "sig", uint16(0xffff))
+	f.Add("", "application/pdf", "JVBERi0=", `[1]`, `not json`, "", uint16(0x0f0f))
+	f.Add("x", "text/plain", "!!!", "", "", "s", uint16(1))
+	f.Fuzz(func(t *testing.T, text, mime, data, input, schema, sig string, shape uint16) {
+		var req model.Request
+		req.Model = testModel
+		for i := range 3 {
+			req.System = append(req.System, model.Section{Text: text[:min(len(text), i)], Cache: shape&(1<<i) != 0})
+		}
+		if shape&(1<<3) != 0 {
+			req.Tools = []model.Tool{{Name: "a__b", Schema: schema}, {Name: "c__d"}}
+		}
+		parts := []model.Part{
+			model.Text(text), model.Image(mime, data), model.Document(mime, "f", data), model.TextDocument(mime, "g", text),
+			model.Audio(mime, data), model.ToolUse("toolu_1", "a__b", input), model.ToolResult("toolu_1", text, shape&1 != 0),
+			{Kind: model.KindThinking, Text: text, Signature: sig}, {Kind: "unknown", Text: text},
+		}
+		for i := range 8 {
+			role := model.RoleUser
+			if shape&(1<<(4+i)) != 0 {
+				role = model.RoleAssistant
+			}
+			req.Messages = append(req.Messages, model.Message{Role: role, Parts: []model.Part{parts[i%len(parts)], parts[(i*5+int(shape))%len(parts)]}})
+		}
+		p := &Provider{maxTokens: DefaultMaxTokens}
+		body, err := json.Marshal(p.params(req))
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		var decoded map[string]any
+		if err := json.Unmarshal(body, &decoded); err != nil {
+			t.Fatalf("body %s: %v", body, err)
+		}
+		var marks []string
+		cacheMarks(decoded, "", &marks)
+		if len(marks) > MaxBreakpoints {
+			t.Fatalf("%d breakpoints: %v", len(marks), marks)
+		}
+		msgs, _ := decoded["messages"].([]any)
+		prev := ""
+		for i, m := range msgs {
+			role, _ := at(m, "role").(string)
+			if role == prev {
+				t.Fatalf("messages %d and %d are both %s", i-1, i, role)
+			}
+			prev = role
+			blocks, _ := at(m, "content").([]any)
+			if len(blocks) == 0 {
+				t.Fatalf("message %d is empty", i)
+			}
+			for _, b := range blocks {
+				switch at(b, "type") {
+				case "text":
+					if at(b, "text") == "" {
+						t.Fatalf("an empty text block in %s", body)
+					}
+				case "tool_use":
+					if _, ok := at(b, "input").(map[string]any); !ok {
+						t.Fatalf("input %v isn't an object", at(b, "input"))
+					}
+				case "thinking":
+					if role != "assistant" || at(b, "signature") == "" {
+						t.Fatalf("thinking %v in a %s message", b, role)
+					}
+				}
+			}
+		}
+	})
+}
