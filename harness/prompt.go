@@ -51,6 +51,25 @@ func messages(events []store.Event, withTools bool) []model.Message {
 			}
 		}
 	}
+	// A message that joined the turn while the model answered (written
+	// after what the answer saw, before the answer) is read after that
+	// answer and its calls' results, where the model first met it.
+	after := map[int64][]store.Event{}
+	held := map[int64]bool{}
+	for i, e := range events {
+		if e.Kind != store.KindMessage {
+			continue
+		}
+		for _, a := range events[i+1:] {
+			if a.Kind == store.KindAnswer {
+				if a.Seen > 0 && a.Seen < e.Seq {
+					after[a.Seq] = append(after[a.Seq], e)
+					held[e.Seq] = true
+				}
+				break
+			}
+		}
+	}
 	var out []model.Message
 	add := func(role model.Role, parts ...model.Part) {
 		if len(parts) == 0 {
@@ -65,7 +84,9 @@ func messages(events []store.Event, withTools bool) []model.Message {
 	for _, e := range events {
 		switch e.Kind {
 		case store.KindMessage:
-			add(model.RoleUser, messageParts(e)...)
+			if !held[e.Seq] {
+				add(model.RoleUser, messageParts(e)...)
+			}
 		case store.KindAnswer:
 			var parts []model.Part
 			for _, t := range e.Thinking {
@@ -94,6 +115,9 @@ func messages(events []store.Event, withTools bool) []model.Message {
 			}
 			add(model.RoleAssistant, parts...)
 			add(model.RoleUser, answers...)
+			for _, m := range after[e.Seq] {
+				add(model.RoleUser, messageParts(m)...)
+			}
 		case store.KindSummary:
 			add(model.RoleUser, model.Text("[A summary of the conversation before this point]\n"+e.Text))
 		}

@@ -40,27 +40,40 @@ type rig struct {
 	seen     map[string][]model.Request // by thread
 	gate     chan struct{}              // the next model call waits for it
 	reached  chan struct{}              // closed when a call reaches the gate
+	gateAt   int                        // the call the gate holds
+	calls    int                        // model calls so far
 }
 
 // holdNext makes the next model call wait until the returned release is
 // called; reached is closed once the call waits.
 func (r *rig) holdNext() (reached <-chan struct{}, release func()) {
 	r.mu.Lock()
+	n := r.calls + 1
+	r.mu.Unlock()
+	return r.holdCall(n)
+}
+
+// holdCall makes the model's nth call (counting from 1, over every
+// thread) wait until release is called.
+func (r *rig) holdCall(n int) (reached <-chan struct{}, release func()) {
+	r.mu.Lock()
 	defer r.mu.Unlock()
 	g, at := make(chan struct{}), make(chan struct{})
-	r.gate, r.reached = g, at
+	r.gate, r.reached, r.gateAt = g, at, n
 	var once sync.Once
 	return at, func() { once.Do(func() { close(g) }) }
 }
 
 func (r *rig) before(ctx context.Context, req model.Request) error {
 	r.mu.Lock()
+	r.calls++
 	g, at := r.gate, r.reached
-	r.gate, r.reached = nil, nil
-	r.mu.Unlock()
-	if g == nil {
+	if g == nil || r.calls != r.gateAt {
+		r.mu.Unlock()
 		return nil
 	}
+	r.gate, r.reached = nil, nil
+	r.mu.Unlock()
 	close(at)
 	select {
 	case <-g:

@@ -192,6 +192,7 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 		return store.Event{}, false, fmt.Errorf("list the tools of %s: %w", t.c.agent, err)
 	}
 	takes := func(m model.Modality) bool { return model.Takes(name, m, t.h.cfg.Inputs) }
+	seen := t.lastSeq()
 	req := buildRequest(t.events, route.APIModel, tools, choice, t.c.settings.MaxTokens, takes)
 	if t.h.cfg.OnCall != nil {
 		t.h.cfg.OnCall(t.c.agent, t.c.thread, req)
@@ -222,6 +223,7 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 		resp.Calls = nil
 	}
 	ev := answerEvent(resp, name, route.Provider)
+	ev.Seen = seen
 	ev, err = t.h.append(ctx, t.c, ev)
 	return ev, capped, err
 }
@@ -239,7 +241,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	if capped {
 		text = sent + cutNote
 	}
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text})
+	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text, Seen: t.lastSeq()})
 	return ev, capped, err
 }
 
@@ -292,18 +294,36 @@ func (t *turn) hops() int {
 	return 0
 }
 
-// waiting says whether a message has come since the conversation's last
-// answer that makes no call: a message the turn has still to answer.
+// waiting says whether the conversation's last message is still to be
+// answered: no answer that makes no call came after it having seen it
+// (an answer written after a message that joined while the model
+// answered didn't see it).
 func waiting(events []store.Event) bool {
+	last := -1
 	for i := len(events) - 1; i >= 0; i-- {
-		switch e := events[i]; {
-		case e.Kind == store.KindMessage:
-			return true
-		case store.FinalAnswer(e):
+		if events[i].Kind == store.KindMessage {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return false
+	}
+	m := events[last].Seq
+	for _, e := range events[last+1:] {
+		if store.FinalAnswer(e) && (e.Seen == 0 || e.Seen >= m) {
 			return false
 		}
 	}
-	return false
+	return true
+}
+
+// lastSeq is the number of the last event read.
+func (t *turn) lastSeq() int64 {
+	if n := len(t.events); n > 0 {
+		return t.events[n-1].Seq
+	}
+	return 0
 }
 
 // roundsSince counts the rounds of calls made since the message that

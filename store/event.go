@@ -44,6 +44,10 @@ type Event struct {
 	Usage      *Usage     `json:"usage,omitempty"`
 	LatencyMS  int64      `json:"latencyMs,omitempty"`
 	CostUSD    float64    `json:"costUsd,omitempty"`
+	// Seen is the last event the model was given for this answer: a
+	// message written after it, before the answer (one that joined the
+	// turn while the model answered), is read after the answer.
+	Seen int64 `json:"seen,omitempty"`
 
 	// A tool's answer: which call it answers, and whether it failed.
 	CallID  string `json:"callId,omitempty"`

@@ -1,0 +1,226 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/scripted"
+	"github.com/lnk-dev/link/store"
+)
+
+// promptAsync sends a message and returns a channel of its answer.
+func (r *rig) promptAsync(thread, text string) (<-chan result, *exchange) {
+	ctx, cancel := context.WithTimeout(r.t.Context(), 20*time.Second)
+	x := r.dial(ctx, thread)
+	out := make(chan result, 1)
+	go func() {
+		defer cancel()
+		defer x.c.Close()
+		res, err := x.c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
+		out <- result{res, err}
+	}()
+	return out, x
+}
+
+type result struct {
+	res acp.PromptResult
+	err error
+}
+
+func wait(t *testing.T, ch <-chan result) acp.PromptResult {
+	t.Helper()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		return r.res
+	case <-time.After(15 * time.Second):
+		t.Fatal("no answer")
+	}
+	return acp.PromptResult{}
+}
+
+// A message that joins a running turn is stored, answered at once as
+// steered, and seen by the model at the turn's next round; the turn's one
+// answer answers both.
+func TestSteer(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "looking", Calls: []model.ToolCall{{Name: "memory__search"}}}, model.Response{Text: "both done"})
+	reached, release := r.holdNext()
+	first, x := r.promptAsync("telegram:5", "find my keys")
+	<-reached
+	res, _, err := r.say("telegram:5", "and my wallet", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Steered() {
+		t.Fatalf("a message joining a running turn answered %+v, not steered", res)
+	}
+	release()
+	got := wait(t, first)
+	if got.Steered() || got.StopReason != acp.StopEndTurn {
+		t.Fatalf("the turn's answer %+v", got)
+	}
+	reqs := r.requests("telegram:5")
+	if len(reqs) != 2 || strings.Contains(scripted.Said(reqs[0]), "wallet") || !strings.Contains(scripted.Said(reqs[1]), "and my wallet") {
+		t.Fatalf("the model didn't see the message at the next round: %d calls", len(reqs))
+	}
+	ev := r.events("telegram:5")
+	if n := count(ev, store.FinalAnswer); n != 1 {
+		t.Fatalf("%d answers, want one", n)
+	}
+	if n := count(ev, func(e store.Event) bool { return e.Kind == store.KindMessage && e.Steered }); n != 1 {
+		t.Fatalf("%d steered messages", n)
+	}
+	if x.text() != "looking\n\nboth done" {
+		t.Fatalf("streamed %q", x.text())
+	}
+	// The message joined while the model answered, unseen by it, so it is
+	// read after that answer: after its call's result.
+	msgs := reqs[1].Messages
+	if len(msgs) != 3 || msgs[2].Parts[0].Kind != model.KindToolResult || len(msgs[2].Parts) != 2 || !strings.Contains(msgs[2].Parts[1].Text, "and my wallet") {
+		t.Fatalf("messages %+v", msgs)
+	}
+	if ev[2].Seen != 1 || !waiting(ev[:len(ev)-1]) || waiting(ev) {
+		t.Fatalf("answers don't say what they saw: %+v", ev)
+	}
+}
+
+// A message that joins after the last round of calls (the turn's model
+// answering without calls) is still seen: the model is asked again, even
+// past the last round of calls.
+func TestSteerPastLastRound(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.MaxRounds = 1 })
+	r.q.Push(model.Response{Calls: []model.ToolCall{{Name: "memory__search"}}}, model.Response{Text: "first"}, model.Response{Text: "second"})
+	// Hold the second call, the one told to call nothing.
+	reached, release := r.holdCall(2)
+	first, x := r.promptAsync("telegram:6", "one")
+	<-reached
+	res, _, err := r.say("telegram:6", "two", nil)
+	if err != nil || !res.Steered() {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	release()
+	wait(t, first)
+	reqs := r.requests("telegram:6")
+	if len(reqs) != 3 || reqs[2].ToolChoice != model.ToolNone || !strings.Contains(scripted.Said(reqs[2]), "two") {
+		t.Fatalf("%d calls; the last %+v", len(reqs), reqs[len(reqs)-1].ToolChoice)
+	}
+	if x.text() != "first\n\nsecond" {
+		t.Fatalf("streamed %q", x.text())
+	}
+}
+
+// A turn runs to its end when its caller goes; its answer is kept and
+// handed over once by a single-phase recover, and in two phases until
+// done lets it go.
+func TestCallerGone(t *testing.T) {
+	for _, twoPhase := range []bool{false, true} {
+		r := newRig(t)
+		r.q.Push(model.Response{Text: "answered after you left"})
+		reached, release := r.holdNext()
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		x := r.dial(ctx, "telegram:9")
+		go x.c.Prompt(ctx, "telegram:9", []acp.Block{{Type: "text", Text: "slow one"}}, nil)
+		<-x.taken
+		<-reached
+		x.c.Close()
+		release()
+		cancel()
+		ans := r.recoverWait(t, twoPhase, "telegram:9")
+		if ans.Text != "answered after you left" {
+			t.Fatalf("kept %q", ans.Text)
+		}
+		if twoPhase {
+			if ans.ID == "" {
+				t.Fatal("no id in two phases")
+			}
+			again := r.recover(t, map[string]any{"two_phase": true})
+			if len(again.Answers) != 1 || again.Answers[0].ID != ans.ID {
+				t.Fatalf("not handed over again before done: %+v", again)
+			}
+			if done := r.recover(t, map[string]any{"done": []string{ans.ID, "nope~1"}}); len(done.Answers) != 0 {
+				t.Fatalf("done answered %+v", done)
+			}
+		}
+		if after := r.recover(t, map[string]any{}); len(after.Answers) != 0 {
+			t.Fatalf("handed over twice: %+v", after)
+		}
+		if n := count(r.events("telegram:9"), store.FinalAnswer); n != 1 {
+			t.Fatalf("%d answers", n)
+		}
+	}
+}
+
+// recover asks _link/recover over the endpoint.
+func (r *rig) recover(t *testing.T, params any) recoverResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	x := r.dial(ctx, "default")
+	defer x.c.Close()
+	raw, err := x.c.Conn().Call(ctx, "_link/recover", params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res recoverResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+type recoverResult struct {
+	Answers []struct{ ID, Thread, Text string }
+}
+
+// recoverWait asks until an answer of thread is handed over.
+func (r *rig) recoverWait(t *testing.T, twoPhase bool, thread string) struct{ ID, Thread, Text string } {
+	t.Helper()
+	params := map[string]any{}
+	if twoPhase {
+		params["two_phase"] = true
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, a := range r.recover(t, params).Answers {
+			if a.Thread == thread {
+				return a
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no answer of %s handed over", thread)
+	return struct{ ID, Thread, Text string }{}
+}
+
+// A message of lnk agent chat send (a link: thread) that joins a running
+// turn gets that turn's answer kept for it: the first kept in the thread
+// after it was sent, left kept by a single-phase recover.
+func TestSteerLinkThread(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "the list is long"}, model.Response{Text: "and the other"})
+	reached, release := r.holdNext()
+	first, _ := r.promptAsync("link:notes", "read me the list")
+	<-reached
+	sent := time.Now()
+	res, _, err := r.say("link:notes", "and the other list", nil)
+	if err != nil || !res.Steered() {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	release()
+	wait(t, first)
+	if got := r.recover(t, map[string]any{}); len(got.Answers) != 0 {
+		t.Fatalf("a single-phase recover took %+v", got)
+	}
+	k, ok, err := r.folders().KeptAfter(t.Context(), "link:notes", sent)
+	if err != nil || !ok || k.Text != "the list is long\n\nand the other" {
+		t.Fatalf("kept for the message: %+v, %v, %v", k, ok, err)
+	}
+}

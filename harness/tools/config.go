@@ -1,0 +1,116 @@
+package tools
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// Config is what a Tools is made of. Env and Paths are needed; the rest
+// have defaults.
+type Config struct {
+	// Env is the environment of agent's tools: the variables naming its
+	// servers ($LNK_MEMORY, $LNK_TOOL_<NAME>...). It is read at each
+	// turn; only cmd knows where it comes from (the process's own, for
+	// a process of one agent).
+	Env func(agent string) map[string]string
+	// Paths gives agent's paths: its tool-lists.json is Paths.ToolLists.
+	Paths func(agent string) (store.Paths, error)
+	// HTTPClient carries every session; nil is a client of its own, with
+	// no timeout of its own (a call lasts as long as its turn lets it).
+	HTTPClient *http.Client
+	// Kept says whether a tool's session is kept between turns (for all
+	// of an agent's conversations) rather than ended with each turn; nil
+	// is DefaultKept.
+	Kept func(tool string) bool
+
+	// StartTimeout bounds a tool's start and listing; 0 is 30 s.
+	StartTimeout time.Duration
+	// KeepIdle ends a kept session none has used for that long; 0 is
+	// 10 minutes. KeepAge ends one that long after it started; 0 is an
+	// hour.
+	KeepIdle time.Duration
+	KeepAge  time.Duration
+	// RetryAfter is how long a tool never listed that didn't answer is
+	// left out before it is tried again; 0 is a minute.
+	RetryAfter time.Duration
+	// SweepEvery is how often kept sessions past their limits are ended;
+	// 0 is 30 s.
+	SweepEvery time.Duration
+
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Logger gets what goes wrong outside a call's answer (a list that
+	// can't be kept); nil logs nothing.
+	Logger *slog.Logger
+}
+
+// Defaults.
+const (
+	DefaultStartTimeout = 30 * time.Second
+	DefaultKeepIdle     = 10 * time.Minute
+	DefaultKeepAge      = time.Hour
+	DefaultRetryAfter   = time.Minute
+	DefaultSweepEvery   = 30 * time.Second
+)
+
+// keptTools are the tools whose sessions are kept between turns: Link's
+// own, which keep nothing of one conversation in their session (each call
+// says its conversation), and the task and file namespaces over them.
+var keptTools = []string{"memory", "run", "file", "code", "scheduler", "task"}
+
+// DefaultKept keeps the sessions of memory, run, file, code, the
+// scheduler, the task namespace (task) and a team's memory
+// (<team>_memory), all Link's own and the agent's in every conversation.
+// A machine whose namespaces are named otherwise says so with Kept. Every other tool may keep what one conversation did in
+// its session, so its session ends with its turn.
+func DefaultKept(tool string) bool {
+	for _, k := range keptTools {
+		if tool == k {
+			return true
+		}
+	}
+	return strings.HasSuffix(tool, "_memory")
+}
+
+// Validate checks c and fills its defaults.
+func (c *Config) Validate() error {
+	switch {
+	case c.Env == nil:
+		return errors.New("tools config: no environment")
+	case c.Paths == nil:
+		return errors.New("tools config: no paths")
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{}
+	}
+	if c.Kept == nil {
+		c.Kept = DefaultKept
+	}
+	if c.StartTimeout <= 0 {
+		c.StartTimeout = DefaultStartTimeout
+	}
+	if c.KeepIdle <= 0 {
+		c.KeepIdle = DefaultKeepIdle
+	}
+	if c.KeepAge <= 0 {
+		c.KeepAge = DefaultKeepAge
+	}
+	if c.RetryAfter <= 0 {
+		c.RetryAfter = DefaultRetryAfter
+	}
+	if c.SweepEvery <= 0 {
+		c.SweepEvery = DefaultSweepEvery
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
