@@ -1,0 +1,155 @@
+package harness
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// The harness never streams more than a bridge reads: an answer past the
+// limit is ended there, saying why, and the turn ends.
+func TestAnswerCap(t *testing.T) {
+	const limit = 4096
+	r := newRig(t, func(c *Config) { c.MaxAnswer = limit })
+	long := strings.Repeat("word \"quoted\" ", 3000)
+	r.q.Push(model.Response{Text: long})
+	res, x, err := r.say("telegram:8", "say a lot", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StopReason != acp.StopMaxTokens {
+		t.Fatalf("stop %q", res.StopReason)
+	}
+	wire := 0
+	for _, n := range x.Notes() {
+		b, _ := json.Marshal(n)
+		wire += len(b)
+	}
+	got := x.text()
+	if wire > limit || !strings.HasSuffix(got, cutNote) || !strings.HasPrefix(long, strings.TrimSuffix(got, cutNote)) || len(got) < limit/4 {
+		t.Fatalf("streamed %d bytes on the wire, %d of text: %.80q...", wire, len(got), got)
+	}
+	ev := r.events("telegram:8")
+	last := ev[len(ev)-1]
+	if !store.FinalAnswer(last) || !strings.HasSuffix(last.Text, cutNote) {
+		t.Fatalf("answer event %+v", last)
+	}
+}
+
+// A conversation's model comes from _meta.link's model, a name or an
+// alias, kept as a model_set event from the message's sender; the next
+// turn runs on it. A model no provider serves is refused before anything
+// is stored.
+func TestModelSet(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "on claude"}, model.Response{Text: "still"}, model.Response{Text: "gpt"})
+	if _, _, err := r.say("telegram:3", "use the fast one", json.RawMessage(`{"link":{"model":"fast","from":"agent:boss"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := r.say("telegram:3", "and now?", nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := r.requests("telegram:3")
+	if len(reqs) != 2 || reqs[0].Model != "anthropic/claude-test" || reqs[1].Model != "anthropic/claude-test" {
+		t.Fatalf("models %q", []string{reqs[0].Model, reqs[1].Model})
+	}
+	ev := r.events("telegram:3")
+	if ev[0].Kind != store.KindModelSet || ev[0].Model != "anthropic/claude-test" || ev[0].From != "agent:boss" {
+		t.Fatalf("first event %+v", ev[0])
+	}
+	if ev[2].Model != "anthropic/claude-test" {
+		t.Fatalf("answer made by %q", ev[2].Model)
+	}
+	if _, _, err := r.say("telegram:3", "x", json.RawMessage(`{"link":{"model":"openai/gpt-test"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if m := r.requests("telegram:3")[2].Model; m != "openai/gpt-test" {
+		t.Fatalf("a name: %q", m)
+	}
+	n := len(r.events("telegram:3"))
+	_, _, err := r.say("telegram:3", "y", json.RawMessage(`{"link":{"model":"nope/model"}}`))
+	var rpc *acp.Error
+	if !errors.As(err, &rpc) || rpc.Code != acp.CodeInvalidParams || !strings.Contains(rpc.Message, "model") {
+		t.Fatalf("an unknown model: %v", err)
+	}
+	if len(r.events("telegram:3")) != n {
+		t.Fatal("a refused message was stored")
+	}
+}
+
+// Images, voice notes and documents reach a model that takes them; for
+// one that doesn't, the text says what was sent.
+func TestAttachments(t *testing.T) {
+	r := newRig(t)
+	img := acp.Block{Type: "image", MimeType: "image/png", Data: "iVBORw0KGgo="}
+	voice := acp.Block{Type: "audio", MimeType: "audio/ogg", Data: "T2dnUw=="}
+	doc := acp.Block{Type: "resource", Resource: &acp.Resource{URI: "file:///a.pdf", MimeType: "application/pdf", Blob: "JVBERi0="}}
+	note := acp.Block{Type: "resource", Resource: &acp.Resource{URI: "file:///n.txt", MimeType: "text/plain", Text: "the note"}}
+	r.q.Push(model.Response{Text: "seen"}, model.Response{Text: "told"})
+	// Anthropic's models take images and documents, not audio.
+	if _, _, err := r.say("telegram:11", "look", json.RawMessage(`{"link":{"model":"anthropic/claude-test"}}`), img, voice, doc, note); err != nil {
+		t.Fatal(err)
+	}
+	parts := r.requests("telegram:11")[0].Messages[0].Parts
+	kinds := []model.Kind{}
+	for _, p := range parts {
+		kinds = append(kinds, p.Kind)
+	}
+	if len(parts) != 5 || parts[1].Kind != model.KindImage || parts[1].Data != img.Data || parts[2].Kind != model.KindText || !strings.Contains(parts[2].Text, "audio file (audio/ogg") ||
+		parts[3].Kind != model.KindDocument || parts[3].Data != doc.Resource.Blob || parts[4].Kind != model.KindDocument || parts[4].Text != "the note" {
+		t.Fatalf("parts %v: %+v", kinds, parts)
+	}
+	msg := r.events("telegram:11")[1]
+	if len(msg.Parts) != 4 || msg.Parts[0].Type != "image" || msg.Parts[2].Name != "file:///a.pdf" {
+		t.Fatalf("message kept %+v", msg.Parts)
+	}
+	// The offline model takes none: each is told in text.
+	if _, _, err := r.say("telegram:12", "look", nil, img, doc); err != nil {
+		t.Fatal(err)
+	}
+	parts = r.requests("telegram:12")[0].Messages[0].Parts
+	if len(parts) != 3 || parts[1].Kind != model.KindText || !strings.Contains(parts[1].Text, "image (image/png") || parts[2].Kind != model.KindText || !strings.Contains(parts[2].Text, "document") {
+		t.Fatalf("parts %+v", parts)
+	}
+}
+
+// Settings are read at each turn: a model changed between turns is the
+// next turn's, and the tools narrowed by a connection's Link-Tools are
+// kept with the conversation.
+func TestSettingsEachTurn(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "a"}, model.Response{Text: "b"})
+	if _, _, err := r.say("telegram:13", "one", nil); err != nil {
+		t.Fatal(err)
+	}
+	r.setSettings(func(s *Settings) { s.Model = "fast" })
+	if _, _, err := r.say("telegram:13", "two", nil); err != nil {
+		t.Fatal(err)
+	}
+	reqs := r.requests("telegram:13")
+	if reqs[0].Model != "offline" || reqs[1].Model != "anthropic/claude-test" {
+		t.Fatalf("models %q, %q", reqs[0].Model, reqs[1].Model)
+	}
+}
+
+// A model that fails is answered in words, stored as the turn's answer so
+// the message isn't taken for one a crash left.
+func TestModelFails(t *testing.T) {
+	r := newRig(t)
+	r.q.Fail(model.ClassifyError(400, `{"error":{"message":"prompt is too long: 300000 tokens"}}`))
+	res, x, err := r.say("telegram:14", "hello", nil)
+	if err != nil || res.StopReason != acp.StopEndTurn {
+		t.Fatalf("%+v, %v", res, err)
+	}
+	if !strings.Contains(x.text(), "prompt is too long") {
+		t.Fatalf("streamed %q", x.text())
+	}
+	if ev := r.events("telegram:14"); waiting(ev) {
+		t.Fatal("the message is left waiting")
+	}
+}

@@ -1,0 +1,106 @@
+package harness
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/scripted"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
+)
+
+// crashed writes events as a process that crashed mid-turn leaves them.
+func crashed(t *testing.T, home, thread string, events ...store.Event) {
+	t.Helper()
+	p, err := store.For(home, testAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := log.Open(p.Chats())
+	for i, e := range events {
+		e.Seq = int64(i + 1)
+		e.Time = time.Now().UTC()
+		if err := d.Append(context.Background(), thread, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Turns a crash left unfinished are finished, each in a task of its own,
+// when the harness starts: a call that was answered is never made again,
+// one left without an answer is told to the model as unanswered, and the
+// answers are kept for _link/recover.
+func TestCrashRecovery(t *testing.T) {
+	r := newRig(t)
+	msg := store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:15 UTC, telegram]", Text: "search twice"}
+	crashed(t, r.home, "telegram:1", msg,
+		store.Event{Kind: store.KindAnswer, Calls: []store.ToolCall{{ID: "a", Name: "memory__search", Input: "{}"}, {ID: "b", Name: "memory__write", Input: "{}"}}, Model: "offline", Seen: 1},
+		store.Event{Kind: store.KindToolResult, CallID: "a", Tool: "memory__search", Text: "found it"})
+	crashed(t, r.home, "telegram:2", store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:16 UTC, telegram]", Text: "never answered"})
+	crashed(t, r.home, "telegram:3", msg, store.Event{Kind: store.KindAnswer, Text: "answered", Seen: 1})
+	r.q.Push(model.Response{Text: "finished after the crash"}, model.Response{Text: "finished after the crash"})
+	r.h.Start(testAgent)
+
+	got := map[string]string{}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < 2 && time.Now().Before(deadline) {
+		for _, a := range r.recover(t, map[string]any{}).Answers {
+			got[a.Thread] = a.Text
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got["telegram:1"] != "finished after the crash" || got["telegram:2"] != "finished after the crash" || len(got) != 2 {
+		t.Fatalf("kept %+v", got)
+	}
+	if r.tools.total() != 0 {
+		t.Fatalf("%d calls made again", r.tools.total())
+	}
+	req := r.requests("telegram:1")
+	if len(req) != 1 {
+		t.Fatalf("%d model calls", len(req))
+	}
+	said := scripted.Said(req[0])
+	if !strings.Contains(said, "found it") || !strings.Contains(said, "Unanswered") {
+		t.Fatalf("the model was given:\n%s", said)
+	}
+	results := req[0].Messages[len(req[0].Messages)-1].Parts
+	if len(results) != 2 || results[0].ID != "a" || results[1].ID != "b" || !results[1].IsError {
+		t.Fatalf("the calls' answers %+v", results)
+	}
+	if len(r.requests("telegram:3")) != 0 {
+		t.Fatal("an answered conversation was answered again")
+	}
+	ev := r.events("telegram:1")
+	if count(ev, isKind(store.KindToolResult)) != 1 || !store.FinalAnswer(ev[len(ev)-1]) {
+		t.Fatalf("events after %+v", ev)
+	}
+	// Swept again, nothing is left to finish.
+	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(r.q.Requests()); n != 2 {
+		t.Fatalf("%d model calls after a second sweep", n)
+	}
+}
+
+// A conversation whose lease another holder has is left to it: a sweep
+// finishes only turns nobody runs.
+func TestSweepLeavesHeld(t *testing.T) {
+	r := newRig(t)
+	crashed(t, r.home, "telegram:4", store.Event{Kind: store.KindMessage, Text: "running elsewhere"})
+	p, _ := store.For(r.home, testAgent)
+	if _, err := log.Open(p.Chats()).Lease(t.Context(), "telegram:4", "another-process", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(r.q.Requests()); n != 0 {
+		t.Fatalf("a turn another process runs was taken: %d calls", n)
+	}
+}

@@ -1,0 +1,116 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// protocolVersion is the MCP version a session asks for: the newest the
+// go-sdk negotiates over a stateful session, so a session starts with
+// initialize alone (no server/discover probe first).
+const protocolVersion = "2025-11-25"
+
+// session is one MCP session with a tool: kept between turns, a turn's
+// own, or one that only lists (throwaway).
+type session struct {
+	tool    string
+	addr    string
+	cs      *mcp.ClientSession
+	started time.Time
+
+	// Under the agent's lock:
+	used    time.Time // when its last call ended, or it started
+	busy    int       // calls in flight
+	retired bool      // out of its pool: closed once no call is in flight
+}
+
+// opening is a session being started, which others wanting the same
+// session wait for rather than start another.
+type opening struct {
+	done chan struct{}
+	s    *session
+	err  error
+}
+
+// errStart: a tool didn't start and list its calls in time.
+var errStart = errors.New("it didn't start and list its calls in time")
+
+// open starts a session with srv and lists its calls, both within
+// StartTimeout. A tool that takes longer is given up on: its connection
+// is closed, so the bridge starting it can end the start, and a session
+// it started is ended.
+func (t *Tools) open(ctx context.Context, srv server) (*session, listing, error) {
+	sctx, cancel := context.WithTimeout(ctx, t.cfg.StartTimeout)
+	defer cancel()
+	transport := &mcp.StreamableClientTransport{
+		Endpoint:             srv.addr,
+		HTTPClient:           t.cfg.HTTPClient,
+		DisableStandaloneSSE: true, // the list is asked again at each start
+		MaxRetries:           1,
+	}
+	cs, err := t.client.Connect(sctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion})
+	if err != nil {
+		return nil, listing{}, t.startErr(ctx, sctx, srv, "start", err)
+	}
+	var listed []*mcp.Tool
+	params := &mcp.ListToolsParams{}
+	for page := 0; ; page++ {
+		res, err := cs.ListTools(sctx, params)
+		if err != nil {
+			cs.Close()
+			return nil, listing{}, t.startErr(ctx, sctx, srv, "list the calls of", err)
+		}
+		listed = append(listed, res.Tools...)
+		if res.NextCursor == "" || page+1 >= maxPages {
+			break
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+	instructions := ""
+	if r := cs.InitializeResult(); r != nil {
+		instructions = r.Instructions
+	}
+	now := t.cfg.Now()
+	s := &session{tool: srv.name, addr: srv.addr, cs: cs, started: now, used: now}
+	return s, newListing(srv.name, srv.addr, instructions, listed), nil
+}
+
+// startErr says why srv didn't start: in time, or not at all, never
+// with its address, which carries the proxy's secret.
+func (t *Tools) startErr(ctx, sctx context.Context, srv server, op string, err error) error {
+	if ctx.Err() == nil && sctx.Err() != nil {
+		return fmt.Errorf("%s %s: %w (%s)", op, srv.name, errStart, t.cfg.StartTimeout)
+	}
+	return fmt.Errorf("%s %s: %s", op, srv.name, scrub(err.Error(), srv.addr))
+}
+
+// close ends s's session, bounded by its transport's own limit on the
+// goodbye (a DELETE).
+func (s *session) close() {
+	s.cs.Close()
+}
+
+// scrub takes an address, and the parts of it that may carry a secret,
+// out of text.
+func scrub(text, addr string) string {
+	if addr == "" {
+		return text
+	}
+	text = strings.ReplaceAll(text, addr, "<address>")
+	u, err := url.Parse(addr)
+	if err != nil {
+		return text
+	}
+	for _, part := range []string{u.String(), u.Host + u.Path, u.Path, u.RawQuery, u.User.String()} {
+		if len(part) > 1 {
+			text = strings.ReplaceAll(text, part, "<address>")
+		}
+	}
+	return text
+}
