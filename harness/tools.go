@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
@@ -32,6 +33,25 @@ type CallMeta struct {
 	Hops   int
 	Tools  *[]string
 	Model  string
+	// Specs are the agent's spec's tables of its tools ([tool.<name>]
+	// over [tools], as JSON objects), by tool name (web, not web__fetch),
+	// set only for a message from others whose firing has tools (a
+	// subagent's task): the called tool's goes as link.local/spec.
+	Specs map[string]json.RawMessage
+}
+
+// Instructor is a Tools whose servers say how their tools work together
+// (MCP's initialize instructions): the prompt's tools section, each
+// tool's under its name, sorted, for the tools offered only.
+type Instructor interface {
+	Instructions(agent string, offered []model.Tool) string
+}
+
+// ThreadEnder is a Tools whose sessions that aren't kept between turns
+// are each conversation's own: EndThreadTurn ends those of thread's turn
+// alone, where EndTurn ends every one of agent's not in a call.
+type ThreadEnder interface {
+	EndThreadTurn(ctx context.Context, agent, thread string)
 }
 
 // NoTools offers nothing; a call to it is answered as a tool there isn't.

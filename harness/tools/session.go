@@ -23,6 +23,8 @@ type session struct {
 	addr    string
 	cs      *mcp.ClientSession
 	started time.Time
+	kept    bool   // in the agent's kept pool, else a turn's
+	thread  string // the turn's conversation, for one that isn't kept
 
 	// Under the agent's lock:
 	used    time.Time // when its last call ended, or it started

@@ -35,6 +35,7 @@ var (
 
 // agentTools is one agent's tools in this process.
 type agentTools struct {
+	wmu     sync.Mutex // held while tool-lists.json is written
 	mu      sync.Mutex
 	read    bool                           // tool-lists.json was read
 	file    map[string]listing             // tool-lists.json as read, by tool
