@@ -172,10 +172,12 @@ func (m *Main) Run(ctx context.Context) error {
 	pr := newProviders(m.Env)
 	modelFlag := m.Model
 	h, err := harness.New(harness.Config{
-		Home:     m.Home,
-		Drivers:  drivers,
-		Openers:  openers,
-		Settings: func(ctx context.Context, p store.Paths) (harness.Settings, error) { return readSettings(ctx, p, modelFlag) },
+		Home:    m.Home,
+		Drivers: drivers,
+		Openers: openers,
+		Settings: func(ctx context.Context, p store.Paths) (harness.Settings, error) {
+			return readSettings(ctx, p, modelFlag)
+		},
 		Route:    pr.route,
 		Provider: pr.provider,
 		Logger:   logger,
