@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 )
@@ -33,18 +34,15 @@ const maxAnswerText = 2 * harness.MaxToolAnswer
 // call carries meta in its _meta (MetaThread and the rest).
 func (t *Tools) Call(ctx context.Context, agent string, c model.ToolCall, meta harness.CallMeta) (string, bool) {
 	a, srv := t.prepare(ctx, agent)
-	a.mu.Lock()
-	offer := a.offer(srv, meta.Tools)
-	a.mu.Unlock()
-	var target server
-	callName, found := "", false
-	for _, s := range srv {
-		if rest, ok := strings.CutPrefix(c.Name, s.name+"__"); ok && hasTool(offer, c.Name) {
-			target, callName, found = s, rest, true
-			break
-		}
+	tool, callName, ok := strings.Cut(c.Name, "__")
+	target, found := serverNamed(srv, tool)
+	if !ok || !found || !contract.Allowed(meta.Tools, c.Name) {
+		return noSuchTool(c.Name), true
 	}
-	if !found {
+	a.mu.Lock()
+	l, known := a.listingOf(target)
+	a.mu.Unlock()
+	if known && !l.has(callName) {
 		return noSuchTool(c.Name), true
 	}
 	args := json.RawMessage(strings.TrimSpace(c.Input))
@@ -55,8 +53,8 @@ func (t *Tools) Call(ctx context.Context, agent string, c model.ToolCall, meta h
 	if err := json.Unmarshal(args, &obj); err != nil || obj == nil {
 		return "The arguments of " + c.Name + " are not a JSON object, so it wasn't called.", true
 	}
-	params := &mcp.CallToolParams{Name: callName, Arguments: args, Meta: callMeta(target.name, offer, meta)}
-	res, failure := t.call(ctx, agent, a, target, meta.Thread, params)
+	params := &mcp.CallToolParams{Name: callName, Arguments: args}
+	res, failure := t.call(ctx, agent, a, target, meta, params)
 	if res == nil {
 		if ctx.Err() != nil {
 			return "The call was stopped: its turn ended before " + c.Name + " answered.", true
@@ -66,17 +64,49 @@ func (t *Tools) Call(ctx context.Context, agent string, c model.ToolCall, meta h
 	return answerText(res), res.IsError
 }
 
+// serverNamed is the server of srv named name.
+func serverNamed(srv []server, name string) (server, bool) {
+	for _, s := range srv {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return server{}, false
+}
+
+// has says whether l lists a call named name.
+func (l listing) has(name string) bool {
+	for _, c := range l.Calls {
+		if c.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // call makes params's call on a session of srv's, starting one as
 // needed, answering its result or, with none, what the model is told
-// instead. A session the server no longer has (it said so before taking
-// the call) is started again and the call made there, once: a call the
-// server may have taken is never made twice.
-func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv server, thread string, params *mcp.CallToolParams) (*mcp.CallToolResult, string) {
+// instead. The session's list says whether the call is still there, and
+// meta, with the tools offered now, goes as its _meta. A session the
+// server no longer has (it said so before taking the call) is started
+// again and the call made there, once: a call the server may have taken
+// is never made twice.
+func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv server, meta harness.CallMeta, params *mcp.CallToolParams) (*mcp.CallToolResult, string) {
+	name := offered(srv.name, params.Name)
 	for try := 0; ; try++ {
-		s, err := t.acquire(ctx, agent, a, srv, thread)
+		s, err := t.acquire(ctx, agent, a, srv, meta.Thread)
 		if err != nil {
 			return nil, unavailable(srv, err)
 		}
+		a.mu.Lock()
+		l, _ := a.listingOf(srv)
+		offer := a.offer(a.current, meta.Tools)
+		a.mu.Unlock()
+		if !l.has(params.Name) {
+			t.release(a, s)
+			return nil, noSuchTool(name)
+		}
+		params.Meta = callMeta(srv.name, offer, meta)
 		res, err := s.cs.CallTool(ctx, params)
 		if err != nil {
 			// A session that failed isn't used again.
@@ -93,7 +123,7 @@ func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv serve
 		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing):
 			return nil, unavailable(srv, err)
 		}
-		return nil, offered(srv.name, params.Name) + " answered with an error: " + scrub(err.Error(), srv.addr)
+		return nil, name + " answered with an error: " + scrub(err.Error(), srv.addr)
 	}
 }
 

@@ -169,7 +169,7 @@ func (t *Tools) Offer(ctx context.Context, agent string, narrowed *[]string) ([]
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if sess, err := t.acquire(ctx, agent, a, s, ""); err == nil {
+				if sess, err := t.acquire(ctx, agent, a, s, ""); err == nil && sess != nil {
 					t.release(a, sess)
 				}
 			}()
