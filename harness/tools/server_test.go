@@ -3,8 +3,8 @@ package tools
 import (
 	"bytes"
 	"context"
-	"io"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
