@@ -21,12 +21,7 @@ import (
 	"syscall"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/endpoint"
-	"github.com/lnk-dev/link/harness"
-	"github.com/lnk-dev/link/store"
-	"github.com/lnk-dev/link/store/compact"
-	"github.com/lnk-dev/link/store/log"
-	"github.com/lnk-dev/link/store/sqlite"
+	"github.com/lnk-dev/link/internal/serve"
 )
 
 func main() {
@@ -169,59 +164,29 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("key file %s: %w", m.KeyFile, err)
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	pr := newProviders(m.Env)
-	modelFlag := m.Model
-	h, err := harness.New(harness.Config{
-		Home:    m.Home,
-		Drivers: drivers,
-		Openers: openers,
-		Settings: func(ctx context.Context, p store.Paths) (harness.Settings, error) {
-			return readSettings(ctx, p, modelFlag)
-		},
-		Route:    pr.route,
-		Provider: pr.provider,
-		Logger:   logger,
+	srv, err := serve.Start(ctx, serve.Config{
+		Home:   m.Home,
+		Agent:  m.Agent,
+		Key:    key,
+		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)),
+		Model:  m.Model,
+		Env:    m.Env,
+		Logger: logger,
 	})
 	if err != nil {
 		return err
 	}
-	srv, err := endpoint.New(endpoint.Config{
-		Agents:  []endpoint.Agent{{Name: m.Agent, Key: key}},
-		Own:     m.Agent,
-		Handler: endpoint.AgentHandler{Agent: h, Logger: logger},
-		Logger:  logger,
-	})
-	if err != nil {
-		h.Close()
-		return err
-	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)))
-	if err != nil {
-		h.Close()
-		return fmt.Errorf("listen: %w", err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	m.url = contract.EndpointURL(port)
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(context.WithoutCancel(ctx), ln) }()
+	m.url = srv.URL()
 	fmt.Fprintf(m.Stdout, "endpoint %s\n", m.url)
 	close(m.ready)
-	h.Start(m.Agent)
 
-	var serr error
 	select {
 	case <-ctx.Done():
-	case serr = <-served:
+	case <-srv.Served():
 	}
 	// Stop taking connections and answer the ones open, then let the
 	// turns still running (callers gone) end.
-	cerr := srv.Close()
-	if serr == nil {
-		serr = <-served
-	}
-	herr := h.Close()
-	return errors.Join(serr, cerr, herr)
+	return srv.Close()
 }
 
 // Ready is closed once the endpoint listens.
@@ -241,35 +206,4 @@ func (m *Main) Close() error {
 	cancel()
 	<-m.done
 	return nil
-}
-
-// drivers opens the ways of keeping the agent's conversations: the log
-// and compact always, SQLite when its file is there (it makes the file
-// when opened, so an agent that never used it gets none).
-func drivers(p store.Paths) (map[string]store.Conversations, error) {
-	out := map[string]store.Conversations{store.Log: log.Open(p.Chats()), store.Compact: compact.Open(p.Chats())}
-	if _, err := os.Stat(filepath.Join(p.Chats(), sqlite.File)); err == nil || wantsSQLite(p) {
-		d, err := sqlite.Open(p.Chats())
-		if err != nil {
-			return nil, err
-		}
-		out[sqlite.Name] = d
-	}
-	return out, nil
-}
-
-// wantsSQLite says whether the agent's settings begin new conversations
-// in SQLite.
-func wantsSQLite(p store.Paths) bool {
-	s, err := readSettings(context.Background(), p, "")
-	return err == nil && s.Conversations == sqlite.Name
-}
-
-// openers opens each way on any folder, for a convert stopped midway.
-func openers(p store.Paths) map[string]store.Opener {
-	return map[string]store.Opener{
-		store.Log:     func(chats string) (store.Conversations, error) { return log.Open(chats), nil },
-		store.Compact: func(chats string) (store.Conversations, error) { return compact.Open(chats), nil },
-		sqlite.Name:   func(chats string) (store.Conversations, error) { return sqlite.Open(chats) },
-	}
 }

@@ -1,0 +1,133 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/store"
+)
+
+// Config is one agent's Link Harness, served at its endpoint on this
+// machine's loopback. Home and Key are needed.
+type Config struct {
+	// Home is the Link home; the agent's files are store.For(Home, Agent).
+	Home string
+	// Agent is the agent it answers; "" is contract.DefaultAgent.
+	Agent string
+	// Key is the endpoint key.
+	Key []byte
+	// Addr is where it listens; "" is 127.0.0.1:0, a free port.
+	Addr string
+	// Model, when not "", is the agent's model over its config.json's.
+	Model string
+	// Env holds the providers' keys and addresses.
+	Env map[string]string
+	// Tools reaches the agent's tools; nil offers none.
+	Tools harness.Tools
+	// Logger gets what goes wrong outside a turn's answer; nil logs
+	// nothing.
+	Logger *slog.Logger
+	// Edit, when not nil, changes the harness's config before it is made:
+	// for tests and measures (a model that answers at once).
+	Edit func(*harness.Config)
+}
+
+// Server is a harness answering at its endpoint.
+type Server struct {
+	h   *harness.Harness
+	srv *endpoint.Server
+	url string
+
+	served chan struct{} // closed once the endpoint stopped serving
+	serr   error
+
+	once sync.Once
+	cerr error
+}
+
+// Start makes the harness, listens, serves its endpoint and begins
+// finishing what a crash left. The endpoint serves until Close.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.Agent == "" {
+		cfg.Agent = contract.DefaultAgent
+	}
+	if cfg.Addr == "" {
+		cfg.Addr = "127.0.0.1:0"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	pr := NewProviders(cfg.Env)
+	modelName := cfg.Model
+	hc := harness.Config{
+		Home:    cfg.Home,
+		Drivers: Drivers,
+		Openers: Openers,
+		Settings: func(ctx context.Context, p store.Paths) (harness.Settings, error) {
+			return ReadSettings(ctx, p, modelName)
+		},
+		Route:    pr.Route,
+		Provider: pr.Provider,
+		Tools:    cfg.Tools,
+		Env:      cfg.Env,
+		Logger:   cfg.Logger,
+	}
+	if cfg.Edit != nil {
+		cfg.Edit(&hc)
+	}
+	h, err := harness.New(hc)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := endpoint.New(endpoint.Config{
+		Agents:  []endpoint.Agent{{Name: cfg.Agent, Key: cfg.Key}},
+		Own:     cfg.Agent,
+		Handler: endpoint.AgentHandler{Agent: h, Logger: cfg.Logger},
+		Logger:  cfg.Logger,
+	})
+	if err != nil {
+		h.Close()
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		h.Close()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	s := &Server{h: h, srv: srv, url: contract.EndpointURL(ln.Addr().(*net.TCPAddr).Port), served: make(chan struct{})}
+	go func() {
+		defer close(s.served)
+		s.serr = srv.Serve(context.WithoutCancel(ctx), ln)
+	}()
+	h.Start(cfg.Agent)
+	return s, nil
+}
+
+// URL is the endpoint's address: http://127.0.0.1:<port>/acp.
+func (s *Server) URL() string { return s.url }
+
+// Harness is the harness served.
+func (s *Server) Harness() *harness.Harness { return s.h }
+
+// Served is closed if the endpoint stops serving before Close.
+func (s *Server) Served() <-chan struct{} { return s.served }
+
+// Close stops taking connections, answers those open, then lets the turns
+// still running (their callers gone) end, and closes the store.
+func (s *Server) Close() error {
+	s.once.Do(func() {
+		cerr := s.srv.Close()
+		<-s.served
+		herr := s.h.Close()
+		s.cerr = errors.Join(s.serr, cerr, herr)
+	})
+	return s.cerr
+}

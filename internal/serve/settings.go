@@ -1,0 +1,83 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/store"
+)
+
+// configFile is the agent's config.json as Link Harness reads it: the
+// spec's tables as JSON. Only the keys the harness reads are here; others
+// are let be.
+//
+//	{
+//	  "model": {"name": "anthropic/claude-opus-5-5", "aliases": {"fast": "anthropic/claude-haiku-5"}, "answer": 8192},
+//	  "storage": {"conversations": "compact"},
+//	  "chat": {"verbose": true}
+//	}
+type configFile struct {
+	Model struct {
+		Name    string            `json:"name"`
+		Aliases map[string]string `json:"aliases"`
+		Answer  int               `json:"answer"`
+	} `json:"model"`
+	Storage struct {
+		Conversations string `json:"conversations"`
+	} `json:"storage"`
+	Chat struct {
+		Verbose *bool `json:"verbose"`
+	} `json:"chat"`
+}
+
+// maxConfig bounds config.json.
+const maxConfig = 1 << 20
+
+// ReadSettings reads the agent's settings from its config.json: a
+// missing file is defaults. model, when not "", is --model's, and wins.
+func ReadSettings(ctx context.Context, p store.Paths, model string) (harness.Settings, error) {
+	s := harness.Settings{Model: model}
+	b, err := os.ReadFile(p.Config())
+	if errors.Is(err, fs.ErrNotExist) {
+		return s, nil
+	}
+	if err != nil {
+		return s, err
+	}
+	return ParseSettings(b, model)
+}
+
+// ParseSettings reads config.json's bytes.
+func ParseSettings(b []byte, model string) (harness.Settings, error) {
+	if len(b) > maxConfig {
+		return harness.Settings{}, fmt.Errorf("config.json is over %d bytes", maxConfig)
+	}
+	var c configFile
+	if err := json.Unmarshal(b, &c); err != nil {
+		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
+	}
+	if c.Storage.Conversations != "" {
+		if err := store.ParseKind(c.Storage.Conversations); err != nil {
+			return harness.Settings{}, fmt.Errorf("config.json: storage: %w", err)
+		}
+	}
+	if c.Model.Answer < 0 {
+		return harness.Settings{}, fmt.Errorf("config.json: model.answer %d is negative", c.Model.Answer)
+	}
+	s := harness.Settings{
+		Model:         c.Model.Name,
+		Aliases:       c.Model.Aliases,
+		Conversations: c.Storage.Conversations,
+		Verbose:       c.Chat.Verbose,
+		MaxTokens:     c.Model.Answer,
+	}
+	if model != "" {
+		s.Model = model
+	}
+	return s, nil
+}
