@@ -51,7 +51,9 @@ func openAIEnv(s *fakeprovider.Server) map[string]string {
 	return map[string]string{model.EnvOpenAIKey: "test-key", model.EnvOpenAIBaseURL: s.URL() + "/v1"}
 }
 
-func user(parts ...model.Part) model.Message { return model.Message{Role: model.RoleUser, Parts: parts} }
+func user(parts ...model.Part) model.Message {
+	return model.Message{Role: model.RoleUser, Parts: parts}
+}
 
 func assistant(parts ...model.Part) model.Message {
 	return model.Message{Role: model.RoleAssistant, Parts: parts}
