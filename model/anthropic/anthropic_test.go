@@ -411,3 +411,22 @@ func TestNew(t *testing.T) {
 		t.Error("negative retries were taken")
 	}
 }
+
+// BenchmarkStream is one streamed answer of three chunks from the fake
+// provider on loopback: the provider's cost per call, with the SDK's.
+func BenchmarkStream(b *testing.B) {
+	s := fakeprovider.New()
+	defer s.Close()
+	route := model.Route{Provider: model.ProviderAnthropic, BaseURL: s.URL(), APIModel: testModel}
+	p, err := New(route, Options{APIKey: "k"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := model.Request{Model: testModel, System: []model.Section{{Text: strings.Repeat("Link's base. ", 200), Cache: true}},
+		Tools: []model.Tool{{Name: "memory__search"}}, Messages: []model.Message{user(model.Text("hi"))}}
+	for b.Loop() {
+		if _, err := p.Stream(b.Context(), req, func(model.Delta) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -80,3 +80,35 @@ func FuzzParams(f *testing.F) {
 		}
 	})
 }
+
+// Thinking goes back as it came: a block with its signature, a redacted
+// one as its data; thinking without a signature (another provider's) and
+// thinking in a user message are left out.
+func TestThinkingSentBack(t *testing.T) {
+	p := &Provider{maxTokens: DefaultMaxTokens}
+	req := model.Request{Model: testModel, Messages: []model.Message{
+		user(model.Text("hi"), model.ThinkingPart(model.Thinking{Text: "not mine", Signature: "s"})),
+		assistant(
+			model.ThinkingPart(model.Thinking{Text: "first", Signature: "sig1"}),
+			model.ThinkingPart(model.Thinking{Redacted: "EncryptedBlob"}),
+			model.ThinkingPart(model.Thinking{Text: "OpenRouter's, unsigned"}),
+			model.Text("answer"),
+		),
+	}}
+	body, err := json.Marshal(p.params(req))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]any
+	if err := json.Unmarshal(body, &d); err != nil {
+		t.Fatal(err)
+	}
+	u, a := at(d, "messages", 0, "content"), at(d, "messages", 1, "content")
+	if len(u.([]any)) != 1 || len(a.([]any)) != 3 {
+		t.Fatalf("messages %s", body)
+	}
+	if at(a, 0, "type") != "thinking" || at(a, 0, "signature") != "sig1" || at(a, 0, "thinking") != "first" ||
+		at(a, 1, "type") != "redacted_thinking" || at(a, 1, "data") != "EncryptedBlob" || at(a, 2, "text") != "answer" {
+		t.Errorf("assistant sent as %v", a)
+	}
+}
