@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
@@ -120,11 +121,26 @@ func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv serve
 			return res, ""
 		case errors.Is(err, mcp.ErrSessionMissing) && try == 0:
 			continue
-		case errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, mcp.ErrSessionMissing):
-			return nil, unavailable(srv, err)
 		}
-		return nil, name + " answered with an error: " + scrub(err.Error(), srv.addr)
+		var rpc *jsonrpc.Error
+		if errors.As(err, &rpc) && !transportCode(rpc.Code) {
+			return nil, name + " answered with an error: " + scrub(rpc.Message, srv.addr)
+		}
+		// The session failed under the call: whether it ran isn't known,
+		// and it isn't made again.
+		return nil, unavailable(srv, err)
 	}
+}
+
+// transportCode says whether a JSON-RPC error's code is the go-sdk's own
+// for a call its transport couldn't carry (rejected, closing, unknown),
+// rather than the server's answer.
+func transportCode(code int64) bool {
+	switch code {
+	case -32001, -32003, -32004, -32005:
+		return true
+	}
+	return false
 }
 
 // unavailable says a tool can't be reached now, and why, without its

@@ -168,6 +168,8 @@ func newHangServer(t *testing.T) *hangServer {
 		h.mu.Lock()
 		h.asked++
 		h.mu.Unlock()
+		// Read to the end, so the server sees the connection close.
+		io.Copy(io.Discard, r.Body)
 		<-r.Context().Done()
 		h.once.Do(func() { close(h.closed) })
 	}))

@@ -1,0 +1,275 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// A tool that hangs on start is given up on after StartTimeout, its
+// connection closed; never listed, it's left out of that turn, and tried
+// again only after RetryAfter.
+func TestHangOnStart(t *testing.T) {
+	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
+	slow := newHangServer(t)
+	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_SLOW": slow.srv.URL}}
+	clk := newClock()
+	tt := newTools(t, t.TempDir(), e, func(c *Config) {
+		c.Now = clk.Now
+		c.StartTimeout = 300 * time.Millisecond
+	})
+	ctx := context.Background()
+	began := time.Now()
+	got, err := tt.Offer(ctx, agent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(began)
+	if want := []string{"memory__search"}; strings.Join(names(got), ",") != strings.Join(want, ",") {
+		t.Fatalf("offered %v, want %v", names(got), want)
+	}
+	if took < 300*time.Millisecond || took > 5*time.Second {
+		t.Fatalf("the turn waited %s for a tool given 300ms", took)
+	}
+	select {
+	case <-slow.closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the hanging tool's connection was never closed")
+	}
+	asked := slow.requests()
+	// The same minute: left out again without being asked.
+	began = time.Now()
+	if _, err := tt.Offer(ctx, agent, nil); err != nil {
+		t.Fatal(err)
+	}
+	if slow.requests() != asked || time.Since(began) > 200*time.Millisecond {
+		t.Fatalf("asked again at once (%d requests, %s)", slow.requests(), time.Since(began))
+	}
+	// A call to it is answered as one there isn't: it was never offered.
+	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "slow__x", Input: "{}"}, harness.CallMeta{Thread: "telegram:1"})
+	if !failed || !strings.Contains(text, "unavailable") && text != noSuchTool("slow__x") {
+		t.Fatalf("call to a hanging tool: %q, %v", text, failed)
+	}
+	clk.add(DefaultRetryAfter)
+	if _, err := tt.Offer(ctx, agent, nil); err != nil {
+		t.Fatal(err)
+	}
+	if slow.requests() <= asked {
+		t.Fatal("not tried again after RetryAfter")
+	}
+	// Nothing of it reached tool-lists.json.
+	if b := readListsFile(t, tt.homeOf(t), agent); strings.Contains(string(b), `"slow"`) {
+		t.Fatalf("tool-lists.json holds the tool never listed:\n%s", b)
+	}
+}
+
+// A tool that dies after it was listed is still offered, and a call to
+// it is answered as unavailable, its address never told.
+func TestDiesAfterListing(t *testing.T) {
+	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
+	web := newMCPServer(t, "web", serverOpts{calls: []string{"fetch"}})
+	secretURL := web.url() + "/proxy-secret-0123456789"
+	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": secretURL}}
+	tt := newTools(t, t.TempDir(), e)
+	ctx := context.Background()
+	first, err := tt.Offer(ctx, agent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// memory's kept session, and web, both die.
+	mem.close()
+	web.close()
+	again, err := tt.Offer(ctx, agent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameJSON(t, first, again) || len(again) != 2 {
+		t.Fatalf("offered %v after the tools died, want %v", names(again), names(first))
+	}
+	for _, name := range []string{"memory__search", "web__fetch"} {
+		text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: name, Input: "{}"}, harness.CallMeta{Thread: "telegram:1"})
+		tool, _, _ := strings.Cut(name, "__")
+		if !failed || !strings.HasPrefix(text, "The tool "+tool+" is unavailable: ") {
+			t.Errorf("call %s to a dead tool: %q, %v", name, text, failed)
+		}
+		if strings.Contains(text, "proxy-secret") || strings.Contains(text, mem.srv.Listener.Addr().String()) {
+			t.Errorf("the answer tells the address: %q", text)
+		}
+	}
+}
+
+func sameJSON(t *testing.T, a, b any) bool {
+	t.Helper()
+	x, err := json.Marshal(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := json.Marshal(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(x) == string(y)
+}
+
+// A restart with one tool down offers, and describes, the same tools,
+// byte for byte, from tool-lists.json, which isn't written again; a tool
+// taken away or moved isn't offered from it.
+func TestRestartOneDown(t *testing.T) {
+	home := t.TempDir()
+	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search", "read"}, instructions: "Memory's words."})
+	web := newMCPServer(t, "web", serverOpts{calls: []string{"search", "fetch"}, instructions: "Web's words.", reverse: true})
+	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url()}}
+	ctx := context.Background()
+
+	first := newTools(t, home, e)
+	tools1, err := first.Offer(ctx, agent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	words1 := first.Instructions(agent, tools1)
+	first.Close()
+	file1 := readListsFile(t, home, agent)
+	p, _ := store.For(home, agent)
+	info1, err := os.Stat(p.ToolLists())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	web.close()
+	second := newTools(t, home, e, func(c *Config) { c.StartTimeout = 2 * time.Second })
+	tools2, err := second.Offer(ctx, agent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameJSON(t, tools1, tools2) {
+		t.Fatalf("offered across a restart with web down:\n%v\nwant\n%v", tools2, tools1)
+	}
+	if words2 := second.Instructions(agent, tools2); words2 != words1 || !strings.Contains(words2, "Web's words.") {
+		t.Fatalf("instructions across a restart:\n%q\nwant\n%q", words2, words1)
+	}
+	info2, _ := os.Stat(p.ToolLists())
+	if file2 := readListsFile(t, home, agent); string(file2) != string(file1) || !info2.ModTime().Equal(info1.ModTime()) {
+		t.Fatalf("tool-lists.json written again with no list changed")
+	}
+	second.Close()
+
+	// web moved: its old list isn't offered; web taken away: the file
+	// forgets it.
+	e.set("LNK_TOOL_WEB", web.url()+"/moved")
+	third := newTools(t, home, e, func(c *Config) { c.StartTimeout = 2 * time.Second })
+	tools3, _ := third.Offer(ctx, agent, nil)
+	if got := strings.Join(names(tools3), ","); got != "memory__read,memory__search" {
+		t.Fatalf("web moved and down, offered %s", got)
+	}
+	third.Close()
+	e.set("LNK_TOOL_WEB", "")
+	fourth := newTools(t, home, e)
+	if _, err := fourth.Offer(ctx, agent, nil); err != nil {
+		t.Fatal(err)
+	}
+	if b := readListsFile(t, home, agent); strings.Contains(string(b), `"web"`) {
+		t.Fatalf("tool-lists.json keeps a tool taken away:\n%s", b)
+	}
+}
+
+// tool-lists.json: each tool's name, a hash of its address (never the
+// address), its instructions and calls; written when a list changes; a
+// corrupt one is as none, and made again.
+func TestListsFile(t *testing.T) {
+	home := t.TempDir()
+	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}, instructions: "hi"})
+	secret := mem.url() + "/?key=secret-abcdef"
+	e := &env{vars: map[string]string{"LNK_MEMORY": secret}}
+	ctx := context.Background()
+	tt := newTools(t, home, e)
+	if _, err := tt.Offer(ctx, agent, nil); err != nil {
+		t.Fatal(err)
+	}
+	b := readListsFile(t, home, agent)
+	if strings.Contains(string(b), "secret") || strings.Contains(string(b), mem.srv.Listener.Addr().String()) {
+		t.Fatalf("tool-lists.json holds the address:\n%s", b)
+	}
+	lists, err := parseLists(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := lists["memory"]
+	if l.Address != addressHash(secret) || l.Instructions != "hi" || len(l.Calls) != 1 || l.Calls[0].Name != "search" {
+		t.Fatalf("kept %+v", l)
+	}
+	tt.Close()
+
+	p, _ := store.For(home, agent)
+	if err := os.WriteFile(p.ToolLists(), []byte(`{"tools":[{"tool":"memory","address":"nothex"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again := newTools(t, home, e)
+	if _, err := again.Offer(ctx, agent, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := readListsFile(t, home, agent); string(got) != string(b) {
+		t.Fatalf("a corrupt tool-lists.json not made again:\n%s", got)
+	}
+	// Another agent has its own.
+	other := &env{vars: map[string]string{}}
+	per := newTools(t, home, other, func(c *Config) {
+		c.Env = func(a string) map[string]string {
+			if a == "second" {
+				return map[string]string{"LNK_TOOL_WEB": mem.url()}
+			}
+			return e.get(a)
+		}
+	})
+	offered, _ := per.Offer(ctx, "second", nil)
+	if got := strings.Join(names(offered), ","); got != "web__search" {
+		t.Fatalf("second agent offered %s", got)
+	}
+	if b2 := readListsFile(t, home, "second"); !strings.Contains(string(b2), `"web"`) || strings.Contains(string(b2), `"memory"`) {
+		t.Fatalf("second agent's file:\n%s", b2)
+	}
+}
+
+// homeOf is the home a test's Tools keeps its files in.
+func (t *Tools) homeOf(tb testing.TB) string {
+	p, err := t.cfg.Paths(agent)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return strings.TrimSuffix(p.Root, "/agents/"+agent)
+}
+
+func FuzzParseLists(f *testing.F) {
+	f.Add([]byte(`{"tools":[]}`))
+	f.Add([]byte(`{"tools":[{"tool":"memory","address":"` + addressHash("x") + `","instructions":"hi","calls":[{"name":"a","schema":{"type":"object"}},{"name":"b","description":"d","schema":{"type":"object","properties":{}}}]}]}`))
+	f.Add([]byte(`{"tools":[{"tool":"memory","address":"` + addressHash("x") + `","calls":[{"name":"b","schema":{}},{"name":"a","schema":{}}]}]}`))
+	f.Add([]byte(`{"tools":[{"tool":"Bad__name","address":"00","calls":null}]}`))
+	f.Add([]byte(`{"tools":[{"tool":"m","address":"` + addressHash("x") + `","calls":[{"name":"a","schema":[1]}]}]}`))
+	f.Add([]byte(`null`))
+	f.Add([]byte(`{"tools":[{"tool":"m","address":"` + addressHash("x") + `"},{"tool":"m","address":"` + addressHash("y") + `"}]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		lists, err := parseLists(b)
+		if err != nil {
+			return
+		}
+		// What parses encodes and parses again to the same lists.
+		again, err := parseLists(encodeLists(lists))
+		if err != nil {
+			t.Fatalf("re-parse: %v", err)
+		}
+		if string(encodeLists(again)) != string(encodeLists(lists)) {
+			t.Fatal("lists changed on a round trip")
+		}
+		for name, l := range lists {
+			if !toolName(name) || len(l.Instructions) > MaxInstructions {
+				t.Fatalf("accepted %q", name)
+			}
+		}
+	})
+}
