@@ -29,10 +29,28 @@ const testPrefix = "agents/main/chats"
 // so the client's XML reads (its default) reach it as its JSON calls do.
 func newFake(t testing.TB) *fakestorage.Server {
 	t.Helper()
+	return startFake(t, "")
+}
+
+// newFakeOnDisk is newFake keeping its objects in files under a folder
+// of t's, a file per object, instead of in memory: its memory backend
+// keeps a bucket as one list it searches end to end for every object, so
+// a call to it costs in proportion to the bucket, where a file is found
+// by its name.
+func newFakeOnDisk(t testing.TB) *fakestorage.Server {
+	t.Helper()
+	return startFake(t, t.TempDir())
+}
+
+// startFake starts a fake server, keeping its objects under root, or in
+// memory when root is "".
+func startFake(t testing.TB, root string) *fakestorage.Server {
+	t.Helper()
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{
-		Scheme:     "http",
-		Host:       "127.0.0.1",
-		PublicHost: "127.0.0.1",
+		Scheme:      "http",
+		Host:        "127.0.0.1",
+		PublicHost:  "127.0.0.1",
+		StorageRoot: root,
 	})
 	if err != nil {
 		t.Fatalf("start fake-gcs-server: %v", err)
@@ -47,6 +65,10 @@ func newFake(t testing.TB) *fakestorage.Server {
 func newClient(t testing.TB, srv *fakestorage.Server, rt http.RoundTripper) *storage.Client {
 	t.Helper()
 	base := http.DefaultTransport.(*http.Transport).Clone()
+	// As the client's own transport does: a Driver reads up to fetchers
+	// objects at once, and with Go's default of 2 idle connections a host
+	// the rest would each dial anew.
+	base.MaxIdleConnsPerHost = 100
 	t.Cleanup(base.CloseIdleConnections)
 	if rt == nil {
 		rt = base
