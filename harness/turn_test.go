@@ -151,9 +151,24 @@ func TestRoundsCapped(t *testing.T) {
 func TestCalls(t *testing.T) {
 	r := newRig(t)
 	r.q.Push(model.Response{Calls: []model.ToolCall{{Name: "web__fetch"}, {Name: "memory__search"}, {Name: "memory__write"}}}, model.Response{Text: "done"})
+	verbose := false
+	r.setSettings(func(s *Settings) { s.Verbose = &verbose })
 	meta := json.RawMessage(`{"link":{"tools":["web__fetch","memory__search"]}}`)
-	if _, _, err := r.say("telegram:2", "fetch", meta); err != nil {
+	_, x, err := r.say("telegram:2", "fetch", meta)
+	if err != nil {
 		t.Fatal(err)
+	}
+	marked := 0
+	for _, n := range x.Notes() {
+		if n.Update.SessionUpdate == acp.UpdateToolCall || n.Update.SessionUpdate == acp.UpdateToolCallUpdate {
+			if n.Update.Meta == nil || n.Update.Meta.Link.Activity == nil || *n.Update.Meta.Link.Activity {
+				t.Fatalf("a call streamed without activity false: %+v", n.Update)
+			}
+			marked++
+		}
+	}
+	if marked != 6 {
+		t.Fatalf("%d tool updates streamed, want 6", marked)
 	}
 	ev := r.events("telegram:2")
 	results := map[string]store.Event{}
