@@ -4,16 +4,59 @@
 // that matters in memory, so any process sharing the store can take the
 // next turn, and a turn a crash cut short is finished by the next process.
 //
-// The agent is an argument of every turn (acp.Prompt.Agent): its paths
-// come from store.For, its settings are read at each turn through
-// Config.Settings, and one turn runs at a time per conversation, under
-// the store's lease. A message that comes while a turn runs joins it
-// (steering): it is stored, answered at once as steered, and the running
-// turn's model sees it at its next round.
+// # Using it
 //
-// The harness takes what only cmd knows through Config: how settings are
-// read (Settings), which drivers keep conversations (Drivers), how a
-// model's name is routed (Route) and which Provider serves a route
-// (Provider), and the tools (Tools). New makes one; Start begins its
-// sweep for turns a crash left unfinished; Close waits for its turns.
+// cmd wires everything that knows a file format or a dependency, and
+// hands the harness plain values:
+//
+//	h, err := harness.New(harness.Config{
+//		Home:     home,                    // every path is store.For(Home, agent)
+//		Drivers:  openDrivers,             // func(store.Paths) (map[string]store.Conversations, error)
+//		Openers:  openers,                 // for store.ResolveConvert, optional
+//		Settings: readConfigJSON,          // func(ctx, store.Paths) (harness.Settings, error), each turn
+//		Route:    routeModel,              // func(name) (model.Route, error); nil is model.Resolve(name, Env)
+//		Provider: makeProvider,            // func(model.Route) (model.Provider, error), each model call
+//		Tools:    tools,                   // harness.Tools; nil offers none
+//	})
+//	h.Start(agent)                        // finish what a crash left, now and every SweepEvery
+//	endpoint.AgentHandler{Agent: h}       // serve it
+//	defer h.Close()                       // waits for turns (callers gone included)
+//
+// Provider is called for every model call with the route of the
+// conversation's model: cmd keeps one provider per route (model/anthropic,
+// model/openai, model/scripted's Offline for "offline"). The Tools seam is
+// Offer (the tools this turn, narrowed), Call (one call, answered in text,
+// never a Go error) and EndTurn; MCP fills it in a later part.
+//
+// # A turn
+//
+// The agent is an argument of every turn (acp.Prompt.Agent): its paths
+// come from store.For, its settings are read at each turn, and one turn
+// runs at a time per conversation, under the store's lease (held by one
+// process's one turn, renewed while it runs). Prompt narrows the
+// conversation's tools (tools.json), keeps a model the message names as a
+// model_set event, stores the message with its header (Header), tells
+// _link/taken, and runs rounds: the model streams its answer, each answer
+// an event recording model, provider, response id, usage, latency, cost
+// and thinking, and what it saw; a round's calls run at once, each answer
+// its own event (at most 32 KiB). After eight rounds of calls the model is
+// asked once more and told to call nothing. The answer streamed never
+// passes Config.MaxAnswer (16 MiB): it is ended there, saying why.
+//
+// A message that comes while a turn runs (here or in another process on
+// the same store) joins it: stored as steered, answered at once with
+// _meta.link.steered, and seen by the model at the turn's next round,
+// even past the last round of calls; the turn looks again after letting
+// its lease go. A turn runs on the harness's life, not the caller's:
+// when the caller goes its answer is kept (answers.json) and handed over
+// once by _link/recover. In a link: thread a message of lnk agent chat
+// send joined, the answer is kept for that message (store.KeepHeld).
+//
+// # After a crash
+//
+// Start and every _link/recover sweep the agent's conversations for a
+// message no answer saw and no lease covers, and finish each in a task
+// of its own: calls already answered are never made again, those left
+// without an answer are told to the model as unanswered, and the answer
+// is kept for _link/recover.
 package harness
