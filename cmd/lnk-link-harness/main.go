@@ -21,7 +21,9 @@ import (
 	"syscall"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/harness/tools"
 	"github.com/lnk-dev/link/internal/serve"
+	"github.com/lnk-dev/link/store"
 )
 
 func main() {
@@ -164,6 +166,17 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("key file %s: %w", m.KeyFile, err)
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// The agent's tools are the MCP servers its environment names
+	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...): this process's, for its one agent.
+	tl, err := tools.New(tools.Config{
+		Env:    func(string) map[string]string { return m.Env },
+		Paths:  func(agent string) (store.Paths, error) { return store.For(m.Home, agent) },
+		Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer tl.Close()
 	srv, err := serve.Start(ctx, serve.Config{
 		Home:   m.Home,
 		Agent:  m.Agent,
@@ -171,6 +184,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)),
 		Model:  m.Model,
 		Env:    m.Env,
+		Tools:  tl,
 		Logger: logger,
 	})
 	if err != nil {
