@@ -7,13 +7,15 @@ import (
 
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/anthropic"
+	"github.com/lnk-dev/link/model/openai"
 	"github.com/lnk-dev/link/model/scripted"
 )
 
 // Providers routes a model's name to the provider that serves it, and
 // makes each provider once per route: the offline model for "offline",
 // and for a name no provider in the environment serves, saying which key
-// to set; Anthropic's; the others once their packages exist.
+// to set; Anthropic's Messages API (model/anthropic); OpenAI's,
+// OpenRouter's and Ollama's Chat Completions (model/openai).
 type Providers struct {
 	env map[string]string
 
@@ -66,9 +68,23 @@ func (p *Providers) Provider(r model.Route) (model.Provider, error) {
 			return nil, err
 		}
 		pr = a
+	case model.ProviderOpenAI, model.ProviderOpenRouter, model.ProviderOllama:
+		o, err := openai.New(r, openai.Options{APIKey: p.env[r.KeyEnv], Headers: openRouterHeaders(r)})
+		if err != nil {
+			return nil, err
+		}
+		pr = o
 	default:
-		return nil, fmt.Errorf("%s's models are not wired into lnk-link-harness yet: name an Anthropic model (anthropic/<name>) or offline", r.Provider)
+		return nil, fmt.Errorf("no provider %q in lnk-link-harness", r.Provider)
 	}
 	p.made[r] = pr
 	return pr, nil
+}
+
+// openRouterHeaders name the app to OpenRouter, as it asks.
+func openRouterHeaders(r model.Route) map[string]string {
+	if r.Provider != model.ProviderOpenRouter {
+		return nil
+	}
+	return map[string]string{"HTTP-Referer": "https://github.com/lnk-dev/link", "X-Title": "Link"}
 }
