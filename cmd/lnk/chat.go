@@ -1,0 +1,218 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+func init() {
+	register(command{
+		words:   "agent chat",
+		summary: "chat with the agent: each line a message, its answer streamed",
+		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+			return runChat(ctx, args, environ(), os.Stdin, isTerminal(os.Stdin), stdout, stderr)
+		},
+	})
+}
+
+const chatUsage = `usage: lnk agent chat [--thread link:NAME] [flags]
+
+Chats with the agent as Link's own connection: each line read is a
+message, and its answer streams as it comes, with each tool call it makes
+(⚙ memory__search …, then done or failed). Answers kept for the thread
+while nobody waited (a turn a crash cut short and finished after, a
+message that joined a running turn) are shown at the start and before
+each message. /quit or the end of input ends it.
+
+The agent is reached at --endpoint, else at $LNK_PORT's endpoint when it
+answers and a key to it is at hand, else lnk starts Link Harness for it
+here, on its home (--home, $LNK_HOME, else the user's config folder/lnk)
+with a key made once under it, on the model the provider key set chooses
+(ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, OLLAMA_HOST), or
+on the offline scripted model with none.
+
+flags:
+`
+
+// maxLine bounds one message read from the input.
+const maxLine = 1 << 20
+
+// runChat is lnk agent chat: lines of in are messages. prompt says to
+// show a prompt before each line (a terminal's input).
+func runChat(ctx context.Context, args []string, env map[string]string, in io.Reader, prompt bool, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("lnk agent chat", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, chatUsage)
+		fs.PrintDefaults()
+	}
+	var o chatOptions
+	o.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lnk agent chat: it reads its messages from the input, not %q (lnk agent chat send TEXT sends one)\n", fs.Args())
+		return 2
+	}
+	if err := o.check(); err != nil {
+		fmt.Fprintf(stderr, "lnk agent chat: %v\n", err)
+		return 2
+	}
+	a, err := connect(ctx, o, env, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "lnk agent chat: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "lnk: chatting in %s; /quit or the end of input ends it\n", o.thread)
+	c := &chat{a: a, o: o, p: newPrinter(stdout, stdout), stderr: stderr}
+	code := c.run(ctx, in, prompt, stdout)
+	if err := a.Close(); err != nil {
+		fmt.Fprintf(stderr, "lnk agent chat: stop the agent: %v\n", err)
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// chat is one session of lnk agent chat.
+type chat struct {
+	a      *agentConn
+	o      chatOptions
+	p      *printer
+	stderr io.Writer
+}
+
+// run reads messages from in until /quit or its end, each sent once the
+// last one's answer is in.
+func (c *chat) run(ctx context.Context, in io.Reader, prompt bool, stdout io.Writer) int {
+	lines := make(chan string)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), maxLine)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				return
+			}
+		}
+		readErr <- sc.Err()
+	}()
+	if err := c.showKept(ctx); err != nil {
+		fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
+		return 1
+	}
+	for {
+		if prompt {
+			fmt.Fprint(stdout, "› ")
+		}
+		var line string
+		var ok bool
+		select {
+		case <-ctx.Done():
+			return 0
+		case line, ok = <-lines:
+		}
+		if !ok {
+			if err := <-readErr; err != nil {
+				fmt.Fprintf(c.stderr, "lnk agent chat: read a message: %v\n", err)
+				return 1
+			}
+			return 0
+		}
+		line = strings.TrimSpace(line)
+		switch line {
+		case "":
+			continue
+		case "/quit", "/exit":
+			return 0
+		}
+		if err := c.message(ctx, line); err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
+			return 1
+		}
+	}
+}
+
+// message shows what was kept for the thread, sends text and shows its
+// answer: streamed, or, when it joined a running turn, the one that turn
+// keeps for it.
+func (c *chat) message(ctx context.Context, text string) error {
+	if err := c.showKept(ctx); err != nil {
+		return err
+	}
+	x, err := c.a.say(ctx, c.o.thread, text, c.p)
+	c.p.end()
+	switch {
+	case x.tooLong:
+		c.p.line("[The agent failed: %v. The rest of it wasn't read.]", errTooLong)
+		return nil
+	case err != nil:
+		return err
+	case !x.steered:
+		return nil
+	}
+	c.p.line("[Your message joined the turn already running in %s: that turn's answer answers it too.]", c.o.thread)
+	// Every answer kept before it was sent has been shown and let go, so
+	// the first kept now is the one for it.
+	k, ok, err := c.a.waitKept(ctx, c.o.thread, nil, c.o.wait)
+	if err != nil || !ok {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		c.p.line("[Its answer hasn't come yet; it is shown once it does, before your next message.]")
+		return err
+	}
+	c.showAnswer(k.Text)
+	return c.a.letGo(ctx, []string{k.ID})
+}
+
+// showAnswer shows a kept answer, or, past what a bridge reads of one,
+// that the agent failed.
+func (c *chat) showAnswer(text string) {
+	if len(text) > maxAnswerRead {
+		c.p.line("[The agent failed: %v.]", errTooLong)
+		return
+	}
+	c.p.line("%s", strings.TrimSuffix(text, "\n"))
+}
+
+// showKept shows the answers kept for the thread, oldest first, and lets
+// each go once shown.
+func (c *chat) showKept(ctx context.Context) error {
+	all, err := c.a.kept(ctx, c.o.thread)
+	if err != nil {
+		return err
+	}
+	for _, k := range all {
+		c.p.line("[An answer kept for %s while nobody waited:]", c.o.thread)
+		c.showAnswer(k.Text)
+		if err := c.a.letGo(ctx, []string{k.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isTerminal says whether f is a terminal (a character device), whose
+// reader is shown a prompt.
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
