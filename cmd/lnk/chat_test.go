@@ -4,16 +4,22 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
 )
@@ -281,5 +287,41 @@ func TestChatFlags(t *testing.T) {
 	// An endpoint without a key at hand.
 	if code, _, errOut := chatIn(t, map[string]string{"LNK_HOME": t.TempDir()}, "", "--endpoint", "http://127.0.0.1:1/acp"); code != 1 || !strings.Contains(errOut, "--key-file") {
 		t.Errorf("no key: exit %d, %s", code, errOut)
+	}
+}
+
+// With a provider's key set, the agent started here runs on that
+// provider's default model and has the MCP tools its environment names,
+// as lnk-link-harness's would: a model on a fake Anthropic calls
+// web__fetch on a real MCP server, and the chat shows the call.
+func TestChatProviderAndTools(t *testing.T) {
+	var calls atomic.Int32
+	web := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, nil)
+	web.AddTool(&mcp.Tool{Name: "fetch", Description: "fetch a page", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the page"}}}, nil
+		})
+	mcpSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return web }, nil))
+	defer mcpSrv.Close()
+	fake := fakeprovider.New()
+	defer fake.Close()
+	fake.Script(
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_1", Name: "web__fetch", Input: `{"url":"x"}`}}},
+		fakeprovider.Turn{Text: "fetched"},
+	)
+	env := map[string]string{"LNK_HOME": t.TempDir(), "LNK_TOOL_WEB": mcpSrv.URL, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL()}
+	code, out, errOut := chatIn(t, env, "fetch it\n")
+	if code != 0 || out != "⚙ web__fetch …\n⚙ web__fetch done\nfetched\n" {
+		t.Fatalf("exit %d, %q: %s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "runs on "+serve.DefaultAnthropic+" (ANTHROPIC_API_KEY is set)") {
+		t.Fatalf("didn't say its model: %s", errOut)
+	}
+	if reqs := fake.Requests(); len(reqs) != 2 || reqs[0].Model != "claude-opus-5-5" {
+		t.Fatalf("the provider was asked %+v", reqs)
+	}
+	if calls.Load() != 1 {
+		t.Fatalf("%d calls", calls.Load())
 	}
 }

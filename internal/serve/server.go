@@ -11,6 +11,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/tools"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -29,7 +30,9 @@ type Config struct {
 	Model string
 	// Env holds the providers' keys and addresses.
 	Env map[string]string
-	// Tools reaches the agent's tools; nil offers none.
+	// Tools reaches the agent's tools; nil is the MCP servers Env names
+	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...), through harness/tools, closed
+	// with the server.
 	Tools harness.Tools
 	// Logger gets what goes wrong outside a turn's answer; nil logs
 	// nothing.
@@ -41,9 +44,10 @@ type Config struct {
 
 // Server is a harness answering at its endpoint.
 type Server struct {
-	h   *harness.Harness
-	srv *endpoint.Server
-	url string
+	h     *harness.Harness
+	tools *tools.Tools // the tools Start made, closed with it
+	srv   *endpoint.Server
+	url   string
 
 	served chan struct{} // closed once the endpoint stopped serving
 	serr   error
@@ -63,6 +67,20 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	var own *tools.Tools
+	if cfg.Tools == nil {
+		env := cfg.Env
+		home := cfg.Home
+		t, err := tools.New(tools.Config{
+			Env:    func(string) map[string]string { return env },
+			Paths:  func(agent string) (store.Paths, error) { return store.For(home, agent) },
+			Logger: cfg.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		own, cfg.Tools = t, t
 	}
 	pr := NewProviders(cfg.Env)
 	modelName := cfg.Model
@@ -84,6 +102,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	h, err := harness.New(hc)
 	if err != nil {
+		closeTools(own)
 		return nil, err
 	}
 	srv, err := endpoint.New(endpoint.Config{
@@ -94,15 +113,17 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	})
 	if err != nil {
 		h.Close()
+		closeTools(own)
 		return nil, err
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		h.Close()
+		closeTools(own)
 		return nil, fmt.Errorf("listen: %w", err)
 	}
-	s := &Server{h: h, srv: srv, url: contract.EndpointURL(ln.Addr().(*net.TCPAddr).Port), served: make(chan struct{})}
+	s := &Server{h: h, tools: own, srv: srv, url: contract.EndpointURL(ln.Addr().(*net.TCPAddr).Port), served: make(chan struct{})}
 	go func() {
 		defer close(s.served)
 		s.serr = srv.Serve(context.WithoutCancel(ctx), ln)
@@ -127,7 +148,15 @@ func (s *Server) Close() error {
 		cerr := s.srv.Close()
 		<-s.served
 		herr := s.h.Close()
-		s.cerr = errors.Join(s.serr, cerr, herr)
+		s.cerr = errors.Join(s.serr, cerr, herr, closeTools(s.tools))
 	})
 	return s.cerr
+}
+
+// closeTools closes the tools Start made, if it made them.
+func closeTools(t *tools.Tools) error {
+	if t == nil {
+		return nil
+	}
+	return t.Close()
 }
