@@ -97,3 +97,20 @@ func TestStart(t *testing.T) {
 		t.Fatal("still serving after Close")
 	}
 }
+
+// $LNK_LEASE_TTL sets how soon a dead process's turn is taken over; one
+// that isn't a duration is refused before anything listens.
+func TestLeaseTTLFromEnv(t *testing.T) {
+	key := []byte("serve-test-key-0123456789")
+	for _, bad := range []string{"soon", "-1s"} {
+		if s, err := Start(t.Context(), Config{Home: t.TempDir(), Key: key, Env: map[string]string{EnvLeaseTTL: bad}}); err == nil {
+			s.Close()
+			t.Errorf("accepted %q", bad)
+		}
+	}
+	s, err := Start(t.Context(), Config{Home: t.TempDir(), Key: key, Env: map[string]string{EnvLeaseTTL: "2s"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"time"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
@@ -37,10 +38,17 @@ type Config struct {
 	// Logger gets what goes wrong outside a turn's answer; nil logs
 	// nothing.
 	Logger *slog.Logger
+	// LeaseTTL is how long a turn's lease lasts unrenewed, so how soon
+	// another process takes over a turn whose process died; 0 is
+	// $LNK_LEASE_TTL of Env (a Go duration), else the harness's 30 s.
+	LeaseTTL time.Duration
 	// Edit, when not nil, changes the harness's config before it is made:
 	// for tests and measures (a model that answers at once).
 	Edit func(*harness.Config)
 }
+
+// EnvLeaseTTL names the environment's lease time (Config.LeaseTTL).
+const EnvLeaseTTL = "LNK_LEASE_TTL"
 
 // Server is a harness answering at its endpoint.
 type Server struct {
@@ -67,6 +75,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.LeaseTTL == 0 && cfg.Env[EnvLeaseTTL] != "" {
+		d, err := time.ParseDuration(cfg.Env[EnvLeaseTTL])
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("$%s %q: a duration such as 30s", EnvLeaseTTL, cfg.Env[EnvLeaseTTL])
+		}
+		cfg.LeaseTTL = d
 	}
 	var own *tools.Tools
 	if cfg.Tools == nil {
@@ -96,6 +111,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		Tools:    cfg.Tools,
 		Env:      cfg.Env,
 		Logger:   cfg.Logger,
+		LeaseTTL: cfg.LeaseTTL,
 	}
 	if cfg.Edit != nil {
 		cfg.Edit(&hc)
