@@ -1,10 +1,12 @@
 package log
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,8 +41,13 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer f.Close()
+	lf, err := os.OpenFile(filepath.Join(dir, LeaseFile), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	defer lf.Close()
 	now := d.Now()
-	cur, ok, err := readLease(dir)
+	cur, ok, size, err := readLease(lf)
 	if err != nil {
 		return store.Lease{}, err
 	}
@@ -48,7 +55,7 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, fmt.Errorf("%w by %s until %s", store.ErrLeaseHeld, cur.Holder, cur.Expires.Format(time.RFC3339Nano))
 	}
 	l := store.Lease{Holder: holder, Expires: now.Add(ttl).UTC()}
-	if err := writeLease(dir, l); err != nil {
+	if err := writeLease(dir, lf, size, l); err != nil {
 		return store.Lease{}, err
 	}
 	return l, nil
@@ -63,6 +70,9 @@ func (d *Driver) Release(ctx context.Context, thread, holder string) error {
 	return nil
 }
 
+// release writes the holder's lease over as expired, rather than removing
+// the file, so the next turn's lease is a write in place too: no file is
+// made or removed at any turn but a conversation's first.
 func (d *Driver) release(ctx context.Context, thread, holder string) error {
 	dir, err := d.Folder(thread)
 	if err != nil {
@@ -76,36 +86,63 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 		return err
 	}
 	defer f.Close()
-	cur, ok, err := readLease(dir)
-	if err != nil || !ok || cur.Holder != holder {
+	lf, err := os.OpenFile(filepath.Join(dir, LeaseFile), os.O_RDWR, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	return os.Remove(filepath.Join(dir, LeaseFile))
+	defer lf.Close()
+	cur, ok, size, err := readLease(lf)
+	if err != nil || !ok || cur.Holder != holder || cur.Expires.IsZero() {
+		return err
+	}
+	return writeLease(dir, lf, size, store.Lease{Holder: holder})
 }
 
-// readLease reads dir's lease.json; ok is false when there is none.
-func readLease(dir string) (l store.Lease, ok bool, err error) {
-	path := filepath.Join(dir, LeaseFile)
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return store.Lease{}, false, nil
-	}
+// maxInPlace is the most a lease written in place takes: one write within
+// a page of the file, which a process killed mid-write leaves whole or
+// not at all.
+const maxInPlace = 512
+
+// readLease reads lease.json from f, and its size; ok is false when there
+// is none: no lease yet, or one that was let go (expired at the zero
+// time, which the holder check then passes over like any expired one).
+// An empty file, or one of NULs and spaces, is a lease made and lost with
+// the machine before its bytes reached the disk: none.
+func readLease(f *os.File) (l store.Lease, ok bool, size int64, err error) {
+	b, err := io.ReadAll(io.LimitReader(f, store.MaxLine))
 	if err != nil {
-		return store.Lease{}, false, err
+		return store.Lease{}, false, 0, err
+	}
+	if len(bytes.Trim(b, " \t\r\n\x00")) == 0 {
+		return store.Lease{}, false, int64(len(b)), nil
 	}
 	if err := json.Unmarshal(b, &l); err != nil || l.Holder == "" {
-		// Written whole by rename, so this is no writer's leftover.
-		return store.Lease{}, false, fmt.Errorf("%s: %w: not a lease", path, store.ErrCorrupt)
+		// Written in one write or whole by rename, so this is no writer's
+		// leftover.
+		return store.Lease{}, false, 0, fmt.Errorf("%s: %w: not a lease", f.Name(), store.ErrCorrupt)
 	}
-	return l, true, nil
+	return l, true, int64(len(b)), nil
 }
 
-// writeLease replaces dir's lease.json whole, by rename, so a reader
-// never sees half of one. It isn't synced: a lease lost with the machine
-// is a lease nobody holds, as after its holder's end.
-func writeLease(dir string, l store.Lease) error {
+// writeLease writes l as dir's lease.json, open as f, size bytes long. A
+// lease that fits is written in place: one write at the file's start,
+// padded with spaces to the file's length, so no byte of a longer lease
+// before it is left after it (JSON reads past the spaces) and a reader,
+// who holds the conversation's lock as every writer does, never sees half
+// of one. Otherwise it replaces the file whole, by rename. It isn't
+// synced: a lease lost with the machine is a lease nobody holds, as after
+// its holder's end.
+func writeLease(dir string, f *os.File, size int64, l store.Lease) error {
 	b, err := json.Marshal(l)
 	if err != nil {
+		return err
+	}
+	if n := int64(len(b)) + 1; n <= maxInPlace && size <= maxInPlace {
+		b = append(b, bytes.Repeat([]byte{' '}, int(max(size-n, 0)))...)
+		_, err := f.WriteAt(append(b, '\n'), 0)
 		return err
 	}
 	tmp := filepath.Join(dir, LeaseFile+".new")

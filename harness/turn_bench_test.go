@@ -1,0 +1,76 @@
+package harness
+
+import (
+	"context"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/scripted"
+	"github.com/lnk-dev/link/store"
+)
+
+// promptTurnsPerThread is how many messages a conversation of
+// BenchmarkPrompt gets before the next begins, so each turn reads a
+// conversation of about the same length however many the run sends.
+const promptTurnsPerThread = 32
+
+// quietStream is a caller that takes every chunk and says nothing.
+type quietStream struct{ taken int }
+
+func (s *quietStream) Taken(context.Context) error         { s.taken++; return nil }
+func (s *quietStream) Chunk(context.Context, string) error { return nil }
+func (*quietStream) ToolCall(context.Context, string, string, *bool) error {
+	return nil
+}
+func (*quietStream) ToolCallUpdate(context.Context, string, string, *bool) error {
+	return nil
+}
+
+// BenchmarkPrompt is the harness's own part of a message, with no
+// connection: Prompt called directly with a model that answers at once,
+// its message and answer kept in a log conversation (each synced), the
+// lease taken and let go. Beside the mean it reports the median and the
+// 99th percentile (p50-ms, p99-ms).
+func BenchmarkPrompt(b *testing.B) {
+	h, err := New(Config{
+		Home:     b.TempDir(),
+		Drivers:  testDrivers,
+		Settings: func(context.Context, store.Paths) (Settings, error) { return Settings{Model: "offline"}, nil },
+		Route:    func(name string) (model.Route, error) { return model.Route{Provider: "offline", APIModel: name}, nil },
+		Provider: func(model.Route) (model.Provider, error) { return scripted.Offline{Why: "bench"}, nil },
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { h.Close() })
+	ctx := context.Background()
+	block := []acp.Block{{Type: "text", Text: "hello"}}
+	times := make([]time.Duration, 0, b.N)
+	s := &quietStream{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p := acp.Prompt{Agent: testAgent, Thread: "link:bench-" + strconv.Itoa(i/promptTurnsPerThread), Blocks: block}
+		start := time.Now()
+		res, err := h.Prompt(ctx, p, s)
+		times = append(times, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.StopReason != acp.StopEndTurn || res.Steered || s.taken != i+1 {
+			b.Fatalf("answered %+v, taken %d times", res, s.taken)
+		}
+	}
+	b.StopTimer()
+	slices.Sort(times)
+	nth := func(p int) float64 {
+		i := min(len(times)-1, max(0, (len(times)*p+99)/100-1))
+		return float64(times[i]) / float64(time.Millisecond)
+	}
+	b.ReportMetric(nth(50), "p50-ms")
+	b.ReportMetric(nth(99), "p99-ms")
+}
