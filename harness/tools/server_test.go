@@ -23,7 +23,7 @@ import (
 // 127.0.0.1:0, recording what reaches it: sessions started and ended,
 // each call and its _meta.
 type mcpServer struct {
-	t    *testing.T
+	t    testing.TB
 	name string
 	srv  *httptest.Server
 
@@ -48,7 +48,7 @@ type serverOpts struct {
 // newMCPServer starts a server listing opts.calls. Each call answers
 // "<name> says <call> <args>", but: "big" answers 1 MiB, "block" waits
 // for release (or its request's end), "fail" answers as an error.
-func newMCPServer(t *testing.T, name string, opts serverOpts) *mcpServer {
+func newMCPServer(t testing.TB, name string, opts serverOpts) *mcpServer {
 	t.Helper()
 	s := &mcpServer{t: t, name: name, calls: map[string]int{}, started: make(chan string, 64), release: make(chan struct{})}
 	server := func() *mcp.Server {
@@ -119,7 +119,10 @@ func (s *mcpServer) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	s.metas = append(s.metas, req.Params.Meta)
 	s.args = append(s.args, string(req.Params.Arguments))
 	s.mu.Unlock()
-	s.started <- name
+	select {
+	case s.started <- name:
+	default: // nobody is watching
+	}
 	switch name {
 	case "big":
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("é", 1<<19)}}}, nil
@@ -232,12 +235,17 @@ func (e *env) set(k, v string) {
 	e.vars[k] = v
 }
 
+// pathsAt gives each agent's paths under home.
+func pathsAt(home string) func(string) (store.Paths, error) {
+	return func(agent string) (store.Paths, error) { return store.For(home, agent) }
+}
+
 // newTools makes a Tools of vars for agents at home, closed with the test.
 func newTools(t *testing.T, home string, e *env, edit ...func(*Config)) *Tools {
 	t.Helper()
 	cfg := Config{
 		Env:   e.get,
-		Paths: func(agent string) (store.Paths, error) { return store.For(home, agent) },
+		Paths: pathsAt(home),
 	}
 	for _, f := range edit {
 		f(&cfg)
