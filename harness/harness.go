@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
@@ -103,7 +104,65 @@ type conv struct {
 	paths    store.Paths
 	settings Settings
 	router   *store.Router
+	drivers  map[string]store.Conversations
 	folders  *store.Folders
+
+	// held is the driver that keeps the conversation while this turn holds
+	// its lease (nil: ask the router, which looks at the folder at each
+	// call). A convert takes the lease before it moves a conversation, so
+	// under the lease the way it is kept can't change.
+	held store.Conversations
+}
+
+// keeper is what the conversation's calls go through: its driver while
+// the turn holds its lease, else the router.
+func (c *conv) keeper() store.Conversations {
+	if c.held != nil {
+		return c.held
+	}
+	return c.router
+}
+
+// lease takes (or renews) the conversation's lease for holder, and, once
+// held, keeps the conversation through the driver that keeps it.
+func (c *conv) lease(ctx context.Context, holder string, ttl time.Duration) error {
+	if _, err := c.keeper().Lease(ctx, c.thread, holder, ttl); err != nil {
+		return err
+	}
+	if err := c.pin(); err != nil {
+		c.release(context.WithoutCancel(ctx), holder)
+		return err
+	}
+	return nil
+}
+
+// pin finds, under the lease, the driver that keeps a begun conversation,
+// for the turn's calls to go straight to; one not begun yet stays the
+// router's, which begins it the way the settings say.
+func (c *conv) pin() error {
+	if c.held != nil {
+		return nil
+	}
+	dir, err := c.paths.Conversation(c.thread)
+	if err != nil {
+		return err
+	}
+	kind, err := store.KindOf(dir)
+	if err != nil {
+		return err
+	}
+	if kind != "" {
+		c.held = c.drivers[kind] // nil (no such driver) leaves the router's error to tell
+	}
+	return nil
+}
+
+// release lets holder's lease go; from then on the router keeps the
+// conversation again.
+func (c *conv) release(ctx context.Context, holder string) error {
+	err := c.keeper().Release(ctx, c.thread, holder)
+	c.held = nil
+	return err
 }
 
 // open reads agent's settings and opens thread's conversation.
@@ -123,7 +182,7 @@ func (h *Harness) open(ctx context.Context, agent, thread string) (*conv, error)
 	if err != nil {
 		return nil, err
 	}
-	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, folders: a.folders}, nil
+	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders}, nil
 }
 
 // holder names a new turn's lease: this process and the turn's number.
@@ -151,16 +210,17 @@ func (h *Harness) append(ctx context.Context, c *conv, e store.Event) (store.Eve
 	mu := h.lock(c.agent, c.thread)
 	mu.Lock()
 	defer mu.Unlock()
+	keeper := c.keeper()
 	var err error
 	for range maxAppendTries {
 		var next int64
-		next, err = store.Next(ctx, c.router, c.thread)
+		next, err = store.Next(ctx, keeper, c.thread)
 		if err != nil {
 			return e, fmt.Errorf("append to %s: %w", c.thread, err)
 		}
 		e.Seq = next
 		e.Time = h.cfg.Now().UTC()
-		err = c.router.Append(ctx, c.thread, e)
+		err = keeper.Append(ctx, c.thread, e)
 		if !errors.Is(err, store.ErrSeqTaken) {
 			break
 		}

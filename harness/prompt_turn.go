@@ -44,7 +44,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	}
 	msg := messageEvent(p, h.cfg.Now(), h.cfg.Location)
 	holder := h.holder()
-	_, err = c.router.Lease(ctx, c.thread, holder, h.cfg.LeaseTTL)
+	err = c.lease(ctx, holder, h.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
 		// A turn runs: the message joins it, and that turn's answer
 		// answers it (kept for it, in a link: thread, the running turn
@@ -60,8 +60,11 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 		return acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
 	ev, err := h.append(ctx, c, msg)
+	if err == nil {
+		err = c.pin() // begun now, if it wasn't
+	}
 	if err != nil {
-		c.router.Release(context.WithoutCancel(ctx), c.thread, holder)
+		c.release(context.WithoutCancel(ctx), holder)
 		return acp.Answer{}, err
 	}
 	s.Taken(ctx)

@@ -116,7 +116,7 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 			continue
 		}
 		holder := h.holder()
-		_, err = c.router.Lease(ctx, thread, holder, h.cfg.LeaseTTL)
+		err = c.lease(ctx, holder, h.cfg.LeaseTTL)
 		if errors.Is(err, store.ErrLeaseHeld) {
 			continue // a turn runs, and answers it
 		}
@@ -125,7 +125,7 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 			continue
 		}
 		if !h.task(func(ctx context.Context) { h.finish(ctx, c, holder) }) {
-			c.router.Release(ctx, thread, holder)
+			c.release(ctx, holder)
 		}
 	}
 	return errors.Join(errs...)
@@ -138,13 +138,13 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
 	t := &turn{h: h, c: c, holder: holder, out: newAnswer(nil, nil, h.cfg.MaxAnswer, nil)}
 	if err := t.refresh(ctx); err != nil {
-		c.router.Release(context.WithoutCancel(ctx), c.thread, holder)
+		c.release(context.WithoutCancel(ctx), holder)
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))
 		return
 	}
 	if !waiting(t.events) {
 		// Answered since the sweep looked.
-		c.router.Release(context.WithoutCancel(ctx), c.thread, holder)
+		c.release(context.WithoutCancel(ctx), holder)
 		return
 	}
 	for i := len(t.events) - 1; i >= 0; i-- {

@@ -43,7 +43,7 @@ func (t *turn) run(ctx context.Context) (finished, error) {
 	for {
 		var err error
 		f, err = t.held(ctx)
-		if rerr := t.c.router.Release(context.WithoutCancel(ctx), t.c.thread, t.holder); rerr != nil && err == nil {
+		if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
 			err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
 		}
 		if err != nil {
@@ -57,7 +57,7 @@ func (t *turn) run(ctx context.Context) (finished, error) {
 		if !waiting(t.events) {
 			return f, nil
 		}
-		if _, err := t.c.router.Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
+		if err := t.c.lease(ctx, t.holder, t.h.cfg.LeaseTTL); err != nil {
 			if errors.Is(err, store.ErrLeaseHeld) {
 				return f, nil // another turn took it, and answers it
 			}
@@ -125,7 +125,7 @@ func (t *turn) renew(ctx context.Context) (stop func()) {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if _, err := t.c.router.Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
+				if _, err := t.c.keeper().Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
 					t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 				}
 			}
@@ -144,7 +144,7 @@ func (t *turn) refresh(ctx context.Context) error {
 	if n := len(t.events); n > 0 {
 		from = t.events[n-1].Seq + 1
 	}
-	more, err := t.c.router.Read(ctx, t.c.thread, from)
+	more, err := t.c.keeper().Read(ctx, t.c.thread, from)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", t.c.thread, err)
 	}
