@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
@@ -269,6 +271,88 @@ func FuzzParseLists(f *testing.F) {
 		for name, l := range lists {
 			if !toolName(name) || len(l.Instructions) > MaxInstructions {
 				t.Fatalf("accepted %q", name)
+			}
+		}
+	})
+}
+
+// A kept session the server forgot (it started over) is started again
+// and the call made there, once: the server said so before taking it.
+func TestSessionForgotten(t *testing.T) {
+	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
+	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url()}}
+	tt := newTools(t, t.TempDir(), e)
+	ctx := context.Background()
+	call := harness.CallMeta{Thread: "telegram:1"}
+	if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "memory__search", Input: "{}"}, call); failed {
+		t.Fatal(text)
+	}
+	mem.forget()
+	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "2", Name: "memory__search", Input: "{}"}, call)
+	if failed || text != "memory says search {}" {
+		t.Fatalf("after the server forgot the session: %q, %v", text, failed)
+	}
+	if s, _, c := mem.counts(); s != 2 || c != 2 {
+		t.Fatalf("%d sessions, %d calls; want 2, 2", s, c)
+	}
+}
+
+// A round's calls to one tool that isn't kept share the turn's one
+// session, started once; a call its turn stops is told so.
+func TestOneStartForARound(t *testing.T) {
+	web := newMCPServer(t, "web", serverOpts{calls: []string{"block", "fetch"}})
+	e := &env{vars: map[string]string{"LNK_TOOL_WEB": web.url()}}
+	tt := newTools(t, t.TempDir(), e)
+	ctx := context.Background()
+	if _, err := tt.Offer(ctx, agent, nil); err != nil {
+		t.Fatal(err)
+	}
+	before, _, _ := web.counts()
+	meta := harness.CallMeta{Thread: "telegram:1"}
+	done := make(chan string, 8)
+	for i := range 8 {
+		go func() {
+			text, _ := tt.Call(ctx, agent, model.ToolCall{ID: strconv.Itoa(i), Name: "web__fetch", Input: "{}"}, meta)
+			done <- text
+		}()
+	}
+	for range 8 {
+		if text := <-done; text != "web says fetch {}" {
+			t.Fatalf("answered %q", text)
+		}
+	}
+	if s, _, _ := web.counts(); s != before+1 {
+		t.Fatalf("%d sessions started for one round, want 1", s-before)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	go func() {
+		<-web.started
+		cancel()
+	}()
+	for len(web.started) > 0 {
+		<-web.started
+	}
+	text, failed := tt.Call(cctx, agent, model.ToolCall{ID: "x", Name: "web__block", Input: "{}"}, meta)
+	if !failed || !strings.HasPrefix(text, "The call was stopped") {
+		t.Fatalf("a call its turn stopped: %q, %v", text, failed)
+	}
+}
+
+func FuzzServers(f *testing.F) {
+	f.Add("LNK_TOOL_WEB", "http://w", "LNK_MEMORY", "http://m")
+	f.Add("LNK_TOOL_A__B", "x", "LNK_TOOL_MEMORY", "y")
+	f.Add("LNK_TOOL_Ü", " ", "LNK_RUN", "http://r")
+	f.Fuzz(func(t *testing.T, k1, v1, k2, v2 string) {
+		got := servers(map[string]string{k1: v1, k2: v2})
+		for i, s := range got {
+			if !toolName(s.name) || s.addr == "" || strings.TrimSpace(s.addr) != s.addr {
+				t.Fatalf("server %+v", s)
+			}
+			if i > 0 && got[i-1].name >= s.name {
+				t.Fatalf("not sorted, or twice: %+v", got)
+			}
+			if err := contract.ParseToolName(offered(s.name, "x")); err != nil {
+				t.Fatalf("%s: %v", s.name, err)
 			}
 		}
 	})

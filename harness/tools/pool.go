@@ -94,7 +94,11 @@ func (t *Tools) start(ctx context.Context, agent string, a *agentTools, srv serv
 	close(op.done)
 	t.persist(ctx, agent, a)
 	if !kept && thread == "" {
-		t.release(a, s)
+		// Never pooled, so no other call has it: ended now.
+		a.mu.Lock()
+		s.busy--
+		a.mu.Unlock()
+		s.close()
 		return nil, nil
 	}
 	return s, nil
@@ -146,7 +150,14 @@ func (t *Tools) release(a *agentTools, s *session) {
 	}
 	a.mu.Unlock()
 	if closeIt {
-		s.close()
+		// In the background: a server whose call was cut off may take its
+		// transport's limit (5 s) to say goodbye, and the call's answer
+		// needn't wait for it. Close waits.
+		t.closing.Add(1)
+		go func() {
+			defer t.closing.Done()
+			s.close()
+		}()
 	}
 }
 
@@ -249,6 +260,7 @@ func (t *Tools) Close() error {
 		a.mu.Unlock()
 	}
 	closeAll(closing)
+	t.closing.Wait()
 	return nil
 }
 

@@ -27,7 +27,10 @@ type mcpServer struct {
 	name string
 	srv  *httptest.Server
 
+	handler func() http.Handler // makes a handler with no session
+
 	mu       sync.Mutex
+	h        http.Handler   // serves now
 	sessions int            // sessions started (initialize)
 	deletes  int            // sessions ended by the client (DELETE)
 	lists    int            // tools/list asked
@@ -36,6 +39,7 @@ type mcpServer struct {
 	args     []string       // each call's arguments
 	started  chan string    // each call's name, as it starts
 	release  chan struct{}  // block waits for it
+	once     sync.Once
 }
 
 // serverOpts say what a test server lists and how it behaves.
@@ -65,11 +69,15 @@ func newMCPServer(t testing.TB, name string, opts serverOpts) *mcpServer {
 		}
 		return srv
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server {
-		return server()
-	}, nil)
+	s.handler = func() http.Handler {
+		return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server() }, nil)
+	}
+	s.h = s.handler()
 	s.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.note(r)
+		s.mu.Lock()
+		h := s.h
+		s.mu.Unlock()
 		h.ServeHTTP(w, r)
 	}))
 	t.Cleanup(s.close)
@@ -148,9 +156,22 @@ func (s *mcpServer) counts() (sessions, deletes, calls int) {
 	return s.sessions, s.deletes, calls
 }
 
+// forget starts the server over at the same address: every session it
+// had is gone, and a request naming one is answered 404.
+func (s *mcpServer) forget() {
+	h := s.handler()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.h = h
+}
+
 func (s *mcpServer) url() string { return s.srv.URL }
 
+// releaseBlocked lets every call of block go, now and after.
+func (s *mcpServer) releaseBlocked() { s.once.Do(func() { close(s.release) }) }
+
 func (s *mcpServer) close() {
+	s.releaseBlocked()
 	s.srv.CloseClientConnections()
 	s.srv.Close()
 }

@@ -24,8 +24,9 @@ type Tools struct {
 	agents map[string]*agentTools
 	closed bool
 
-	stop chan struct{}
-	wg   sync.WaitGroup
+	stop    chan struct{}
+	wg      sync.WaitGroup // the sweeper
+	closing sync.WaitGroup // sessions closing in the background
 }
 
 var (

@@ -143,8 +143,8 @@ func TestTurnCallsTools(t *testing.T) {
 	go func() {
 		<-mem.started
 		<-web.started
-		close(mem.release)
-		close(web.release)
+		mem.releaseBlocked()
+		web.releaseBlocked()
 	}()
 	s := r.ask(t, "telegram:1", "go")
 	if got := s.text.String(); got != "done" {
