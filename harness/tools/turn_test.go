@@ -216,3 +216,35 @@ func TestTurnRestartOneDown(t *testing.T) {
 		t.Fatalf("tools across a restart with web down:\n%s\nwant\n%s", b, a)
 	}
 }
+
+// A conversation narrowed to no tool after calling one: its calls and
+// answers go to the model as text, and nothing is offered.
+func TestTurnToolsGone(t *testing.T) {
+	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
+	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url()}}
+	home := t.TempDir()
+	r := newTurns(t, home, newTools(t, home, e))
+	r.q.Push(model.Response{Calls: []model.ToolCall{{ID: "a", Name: "memory__search", Input: `{"q":"x"}`}}}, model.Response{Text: "found"}, model.Response{Text: "again"})
+	r.ask(t, "telegram:5", "search")
+	none := []string{}
+	s := &stream{}
+	if _, err := r.h.Prompt(context.Background(), acp.Prompt{Agent: agent, Thread: "telegram:5", Tools: &none, Blocks: []acp.Block{{Type: "text", Text: "no tools now"}}}, s); err != nil {
+		t.Fatal(err)
+	}
+	reqs := r.requests()
+	last := reqs[len(reqs)-1]
+	if len(last.Tools) != 0 {
+		t.Fatalf("offered %v after narrowing to none", names(last.Tools))
+	}
+	said := scripted.Said(last)
+	if !strings.Contains(said, `[Called memory__search with {"q":"x"}]`) || !strings.Contains(said, `memory says search {"q":"x"}`) {
+		t.Fatalf("the model was told:\n%s", said)
+	}
+	for _, m := range last.Messages {
+		for _, p := range m.Parts {
+			if p.Kind == model.KindToolUse || p.Kind == model.KindToolResult {
+				t.Fatalf("a %s part with no tools offered", p.Kind)
+			}
+		}
+	}
+}
