@@ -112,6 +112,10 @@ type conv struct {
 	// call). A convert takes the lease before it moves a conversation, so
 	// under the lease the way it is kept can't change.
 	held store.Conversations
+	// next is the number its next event likely takes, as last written or
+	// read here (0: not known). An append tries it first: a driver
+	// refuses a number that isn't the next, and the append then asks.
+	next atomic.Int64
 }
 
 // keeper is what the conversation's calls go through: its driver while
@@ -165,6 +169,16 @@ func (c *conv) release(ctx context.Context, holder string) error {
 	return err
 }
 
+// saw notes that the conversation's events run at least to seq.
+func (c *conv) saw(seq int64) {
+	for {
+		cur := c.next.Load()
+		if seq+1 <= cur || c.next.CompareAndSwap(cur, seq+1) {
+			return
+		}
+	}
+}
+
 // open reads agent's settings and opens thread's conversation.
 func (h *Harness) open(ctx context.Context, agent, thread string) (*conv, error) {
 	if err := contract.ParseThread(thread); err != nil {
@@ -205,18 +219,22 @@ const maxAppendTries = 64
 
 // append writes e as c's next event, numbering and timing it, and tries
 // again with the next number when another writer (a message joining the
-// turn, another process) took it first.
+// turn, another process) took it first. The number it tries first is the
+// one after the last it wrote or read, when it knows one; the driver
+// refuses it unless it is the next, and it asks then.
 func (h *Harness) append(ctx context.Context, c *conv, e store.Event) (store.Event, error) {
 	mu := h.lock(c.agent, c.thread)
 	mu.Lock()
 	defer mu.Unlock()
 	keeper := c.keeper()
+	next := c.next.Load()
 	var err error
 	for range maxAppendTries {
-		var next int64
-		next, err = store.Next(ctx, keeper, c.thread)
-		if err != nil {
-			return e, fmt.Errorf("append to %s: %w", c.thread, err)
+		if next <= 0 {
+			next, err = store.Next(ctx, keeper, c.thread)
+			if err != nil {
+				return e, fmt.Errorf("append to %s: %w", c.thread, err)
+			}
 		}
 		e.Seq = next
 		e.Time = h.cfg.Now().UTC()
@@ -224,10 +242,12 @@ func (h *Harness) append(ctx context.Context, c *conv, e store.Event) (store.Eve
 		if !errors.Is(err, store.ErrSeqTaken) {
 			break
 		}
+		next = 0
 	}
 	if err != nil {
 		return e, fmt.Errorf("append %s to %s: %w", e.Kind, c.thread, err)
 	}
+	c.saw(e.Seq)
 	return e, nil
 }
 

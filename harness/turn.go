@@ -149,6 +149,9 @@ func (t *turn) refresh(ctx context.Context) error {
 		return fmt.Errorf("read %s: %w", t.c.thread, err)
 	}
 	t.events = append(t.events, more...)
+	if n := len(more); n > 0 {
+		t.c.saw(more[n-1].Seq)
+	}
 	t.noteJoined(more)
 	return nil
 }
