@@ -59,7 +59,15 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	if err != nil {
 		return acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
-	ev, err := h.append(ctx, c, msg)
+	// The conversation is read first, under the lease, so the message
+	// takes the number after its last event without asking, and the
+	// turn's first round needn't read again.
+	t := &turn{h: h, c: c, holder: holder}
+	err = t.refresh(ctx)
+	var ev store.Event
+	if err == nil {
+		ev, err = h.append(ctx, c, msg)
+	}
 	if err == nil {
 		err = c.pin() // begun now, if it wasn't
 	}
@@ -67,14 +75,16 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 		c.release(context.WithoutCancel(ctx), holder)
 		return acp.Answer{}, err
 	}
+	t.start = ev.Seq
+	t.current = t.follows(ev)
 	s.Taken(ctx)
 
 	// From here the turn is the harness's: it runs to its end whatever
 	// the caller does.
 	tctx, cancel := context.WithCancel(h.life)
 	defer cancel()
-	out := newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
-	t := &turn{h: h, c: c, holder: holder, out: out, start: ev.Seq}
+	t.out = newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
+	out := t.out
 	final, err := t.run(tctx)
 	if err != nil {
 		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "turn failed", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))

@@ -154,6 +154,7 @@ func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
 		}
 	}
 	t.noteJoined(t.events)
+	t.current = true
 	f, err := t.run(ctx)
 	if err != nil {
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))

@@ -23,6 +23,10 @@ type turn struct {
 
 	events     []store.Event // the conversation, as read so far
 	joinedLink bool          // a message of lnk agent chat send joined it
+	// current: events were read, or extended by the turn's own append
+	// right after them, just before the turn's rounds begin, under its
+	// lease; the first round needn't read again.
+	current bool
 }
 
 // finished is how a turn ended: its last answer's event and why.
@@ -71,9 +75,12 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 	stop := t.renew(ctx)
 	defer stop()
 	defer t.h.cfg.Tools.EndTurn(context.WithoutCancel(ctx), t.c.agent)
-	if err := t.refresh(ctx); err != nil {
-		return finished{}, err
+	if !t.current {
+		if err := t.refresh(ctx); err != nil {
+			return finished{}, err
+		}
 	}
+	t.current = false
 	rounds := roundsSince(t.events)
 	for {
 		choice := model.ToolAuto
@@ -98,7 +105,12 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 			return finished{seq: ev.Seq, stop: acp.StopMaxTokens}, nil
 		}
 		// A message that joined after the last round is answered too, even
-		// past the last round of calls.
+		// past the last round of calls. When the answer was written right
+		// after the events read, nothing joined before it, and run looks
+		// for what joined after it once the lease is let go.
+		if t.follows(ev) {
+			return finished{seq: ev.Seq, stop: acp.StopEndTurn}, nil
+		}
 		if err := t.refresh(ctx); err != nil {
 			return finished{}, err
 		}
@@ -154,6 +166,17 @@ func (t *turn) refresh(ctx context.Context) error {
 	}
 	t.noteJoined(more)
 	return nil
+}
+
+// follows adds e, the turn's own event just written, to the events read
+// when it is the one right after them (so none came between), and says
+// whether it was.
+func (t *turn) follows(e store.Event) bool {
+	if n := len(t.events); n == 0 || t.events[n-1].Seq+1 != e.Seq {
+		return false
+	}
+	t.events = append(t.events, e)
+	return true
 }
 
 // noteJoined notes whether a message of lnk agent chat send (a link:
