@@ -112,7 +112,18 @@ const maxInPlace = 512
 // An empty file, or one of NULs and spaces, is a lease made and lost with
 // the machine before its bytes reached the disk: none.
 func readLease(f *os.File) (l store.Lease, ok bool, size int64, err error) {
-	b, err := io.ReadAll(io.LimitReader(f, store.MaxLine))
+	// A lease written in place takes one read (a regular file reads short
+	// only at its end); a longer one reads on.
+	var buf [maxInPlace + 1]byte
+	n, err := f.Read(buf[:])
+	b := buf[:n]
+	if n == len(buf) {
+		var rest []byte
+		rest, err = io.ReadAll(io.LimitReader(f, store.MaxLine))
+		b = append(b, rest...)
+	} else if errors.Is(err, io.EOF) {
+		err = nil
+	}
 	if err != nil {
 		return store.Lease{}, false, 0, err
 	}
