@@ -30,12 +30,21 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 		return acp.Answer{}, err
 	}
 	// The connection's Link-Tools narrow the conversation as its message's
-	// list does, and are kept with it the same way.
-	if _, err := c.folders.NarrowTools(ctx, c.thread, p.Said.Tools); err != nil {
-		return acp.Answer{}, err
+	// list does, and are kept with it the same way. With neither, the
+	// tools kept are read once, so a tools.json that doesn't read refuses
+	// the message before it is written.
+	if p.Said.Tools == nil && p.Tools == nil {
+		if _, err := c.folders.ReadTools(ctx, c.thread); err != nil {
+			return acp.Answer{}, err
+		}
 	}
-	if _, err := c.folders.NarrowTools(ctx, c.thread, p.Tools); err != nil {
-		return acp.Answer{}, err
+	for _, said := range []*[]string{p.Said.Tools, p.Tools} {
+		if said == nil {
+			continue
+		}
+		if _, err := c.folders.NarrowTools(ctx, c.thread, said); err != nil {
+			return acp.Answer{}, err
+		}
 	}
 	if p.Said.Model != "" {
 		if err := h.setModel(ctx, c, p.Said.Model, p.Said.From); err != nil {
