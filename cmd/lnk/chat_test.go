@@ -325,3 +325,33 @@ func TestChatProviderAndTools(t *testing.T) {
 		t.Fatalf("%d calls", calls.Load())
 	}
 }
+
+// With $LNK_PORT's endpoint answering and the agent's key file at hand,
+// chat talks to that agent rather than starting one.
+func TestChatFindsRunningAgent(t *testing.T) {
+	home := t.TempDir()
+	p, _ := store.For(home, "main")
+	key, err := ensureKey(p.KeyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := scripted.New(model.Response{Text: "from the running agent"})
+	s, err := serve.Start(t.Context(), serve.Config{
+		Home: home, Key: key, Model: "scripted/test",
+		Edit: func(c *harness.Config) {
+			c.Route = func(name string) (model.Route, error) {
+				return model.Route{Provider: scripted.ScriptedName, APIModel: name}, nil
+			}
+			c.Provider = func(model.Route) (model.Provider, error) { return q, nil }
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	port := strings.TrimSuffix(strings.TrimPrefix(s.URL(), "http://127.0.0.1:"), "/acp")
+	code, out, errOut := chatIn(t, map[string]string{"LNK_HOME": home, "LNK_PORT": port}, "hi\n")
+	if code != 0 || out != "from the running agent\n" || !strings.Contains(errOut, "talking to agent main at "+s.URL()) || strings.Contains(errOut, "started agent") {
+		t.Fatalf("exit %d, %q: %s", code, out, errOut)
+	}
+}
