@@ -280,7 +280,9 @@ func MakeCopy(ctx context.Context, p Paths, conv Conversations, thread string) e
 	if err != nil {
 		return fmt.Errorf("make the copy of %s: %w", thread, err)
 	}
-	if err := writeAtomic(filepath.Join(dir, CopyFile), RenderCopy(all)); err != nil {
+	// Not synced: a copy a machine's stop left cut short or old is made
+	// again, or added to, at the next answer (AppendCopy).
+	if err := writeDerived(filepath.Join(dir, CopyFile), RenderCopy(all)); err != nil {
 		return fmt.Errorf("make the copy of %s: %w", thread, err)
 	}
 	return nil

@@ -222,7 +222,17 @@ func readKept(path string) ([]byte, error) {
 
 // writeAtomic replaces path with b: a temporary file beside it, synced,
 // renamed over it, and the folder synced so the rename lasts.
-func writeAtomic(path string, b []byte) error {
+func writeAtomic(path string, b []byte) error { return replaceFile(path, b, true) }
+
+// writeDerived replaces path with b by rename, as writeAtomic does, so a
+// reader never sees half of it, but syncs nothing: for a file made again
+// from the events whenever it isn't what they say (the copy for people),
+// which a machine's stop may leave old, empty or missing.
+func writeDerived(path string, b []byte) error { return replaceFile(path, b, false) }
+
+// replaceFile replaces path with b through a temporary file beside it,
+// synced with the rename when sync says so.
+func replaceFile(path string, b []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+randomHex(6))
 	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -230,7 +240,7 @@ func writeAtomic(path string, b []byte) error {
 		return err
 	}
 	_, err = fh.Write(b)
-	if err == nil {
+	if err == nil && sync {
 		err = fh.Sync()
 	}
 	if cerr := fh.Close(); err == nil {
@@ -242,6 +252,9 @@ func writeAtomic(path string, b []byte) error {
 	if err != nil {
 		os.Remove(tmp)
 		return err
+	}
+	if !sync {
+		return nil
 	}
 	return syncDir(dir)
 }
