@@ -86,6 +86,11 @@ type Config struct {
 	// SweepEvery is how often Start looks for turns a crash left
 	// unfinished; 0 is a minute.
 	SweepEvery time.Duration
+	// KeepEvents bounds, in bytes as estimated, the events kept between
+	// turns of the conversations that had one lately (each kept for a
+	// sweep's time), so a turn reads only what came after them; 0 is
+	// DefaultKeepEvents, negative keeps none.
+	KeepEvents int
 	// OnCall, when not nil, is told of each call of the model before it
 	// is made: the agent, the thread and the request. For tests and
 	// measures; it must not change the request.
@@ -139,6 +144,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SweepEvery <= 0 {
 		c.SweepEvery = DefaultSweepEvery
+	}
+	if c.KeepEvents == 0 {
+		c.KeepEvents = DefaultKeepEvents
 	}
 	return nil
 }

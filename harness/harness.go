@@ -21,8 +21,10 @@ import (
 var ErrClosing = errors.New("the harness is closing")
 
 // Harness is Link Harness: an acp.Agent for the agents it serves. It
-// holds only what can be made again: each agent's open drivers, and the
-// turns running now.
+// holds only what can be made again: each agent's open drivers, the turns
+// running now, and, for a while, the events of conversations that had a
+// turn lately (history), read again from the store whenever they aren't
+// what it keeps.
 type Harness struct {
 	cfg  Config
 	id   string       // this process's part of every lease holder
@@ -39,6 +41,7 @@ type Harness struct {
 	sweeper  chan struct{} // closed to stop Start's timer
 
 	locks [64]sync.Mutex // appends of one conversation, in this process
+	hist  *history       // events kept between turns, a cache
 }
 
 var _ acp.Agent = (*Harness)(nil)
@@ -67,6 +70,7 @@ func New(cfg Config) (*Harness, error) {
 		agents:   map[string]*agentStore{},
 		sweeping: map[string]bool{},
 		sweeper:  make(chan struct{}),
+		hist:     newHistory(cfg.KeepEvents),
 	}, nil
 }
 
@@ -292,6 +296,7 @@ func (h *Harness) Shutdown(ctx context.Context) error {
 		}
 	}
 	h.agents = map[string]*agentStore{}
+	h.hist.forget()
 	return errors.Join(errs...)
 }
 

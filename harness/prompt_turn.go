@@ -72,6 +72,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	// takes the number after its last event without asking, and the
 	// turn's first round needn't read again.
 	t := &turn{h: h, c: c, holder: holder}
+	t.resume()
 	err = t.refresh(ctx)
 	var ev store.Event
 	if err == nil {
@@ -105,6 +106,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	if err := t.keep(tctx, final); err != nil {
 		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "keep an answer", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
 	}
+	t.keepEvents()
 	return acp.Answer{StopReason: final.stop}, nil
 }
 

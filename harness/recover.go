@@ -43,6 +43,7 @@ func (h *Harness) Start(agents ...string) {
 			case <-ctx.Done():
 				return
 			case <-tick.C:
+				h.hist.expire(h.cfg.Now().Add(-h.cfg.SweepEvery))
 				h.mu.Lock()
 				names := make([]string, 0, len(h.agents))
 				for name := range h.agents {
@@ -137,6 +138,7 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 // answer is kept for _link/recover.
 func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
 	t := &turn{h: h, c: c, holder: holder, out: newAnswer(nil, nil, h.cfg.MaxAnswer, nil)}
+	t.resume()
 	if err := t.refresh(ctx); err != nil {
 		c.release(context.WithoutCancel(ctx), holder)
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))
@@ -163,4 +165,5 @@ func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
 	if err := t.keep(ctx, f); err != nil {
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("thread", c.thread), slog.String("err", err.Error()))
 	}
+	t.keepEvents()
 }

@@ -27,6 +27,13 @@ type turn struct {
 	// right after them, just before the turn's rounds begin, under its
 	// lease; the first round needn't read again.
 	current bool
+	// readTo is how many of events, from the first, were read from the
+	// store (the rest begin with one the turn wrote and added itself):
+	// what the harness may keep for the conversation's next turn.
+	readTo int
+	// anchored: events were kept from an earlier turn, and the next read
+	// reads their last again, to prove the conversation is the one kept.
+	anchored bool
 }
 
 // finished is how a turn ended: its last answer's event and why.
@@ -149,16 +156,51 @@ func (t *turn) renew(ctx context.Context) (stop func()) {
 	}
 }
 
+// resume begins the turn's events with those the harness kept of the
+// conversation after its last turn here, if any.
+func (t *turn) resume() {
+	t.events = t.h.hist.take(t.c.agent, t.c.thread)
+	t.readTo = len(t.events)
+	t.anchored = len(t.events) > 0
+}
+
+// keepEvents keeps the events the turn read for the conversation's next
+// turn here.
+func (t *turn) keepEvents() {
+	t.h.hist.put(t.c.agent, t.c.thread, t.events[:t.readTo], t.h.cfg.Now())
+}
+
 // refresh reads the events written since the turn last read, noting a
-// message of lnk agent chat send that joined the turn.
+// message of lnk agent chat send that joined the turn. After events kept
+// from an earlier turn, it reads their last again, and reads the whole
+// conversation when that isn't the event kept.
 func (t *turn) refresh(ctx context.Context) error {
+	n := len(t.events)
 	from := int64(1)
-	if n := len(t.events); n > 0 {
+	if n > 0 {
 		from = t.events[n-1].Seq + 1
+	}
+	if t.anchored {
+		from--
 	}
 	more, err := t.c.keeper().Read(ctx, t.c.thread, from)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", t.c.thread, err)
+	}
+	if t.anchored {
+		t.anchored = false
+		if len(more) > 0 && same(more[0], t.events[n-1]) {
+			more = more[1:]
+		} else {
+			// Not the conversation kept (made again since): read it whole.
+			t.events, t.readTo, n = nil, 0, 0
+			if more, err = t.c.keeper().Read(ctx, t.c.thread, 1); err != nil {
+				return fmt.Errorf("read %s: %w", t.c.thread, err)
+			}
+		}
+	}
+	if t.readTo == n {
+		t.readTo += len(more)
 	}
 	t.events = append(t.events, more...)
 	if n := len(more); n > 0 {

@@ -1,0 +1,142 @@
+package harness
+
+import (
+	"bytes"
+	"sync"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// DefaultKeepEvents bounds the events a harness keeps between turns, in
+// bytes as estimated (eventSize), over every conversation.
+const DefaultKeepEvents = 8 << 20
+
+// history keeps, between turns, the events of the conversations whose
+// turns ran lately, so the next turn reads only what was written after
+// them rather than the whole conversation. It is a cache and holds
+// nothing that matters: each event is as read from the store (never one
+// only written here), events are never changed once written, and a turn
+// proves the conversation is the one kept by reading its last kept event
+// again, byte for byte (history.check); one that isn't is read whole. An
+// entry unused for a sweep's time goes, and the oldest go first past
+// max, so an idle harness holds none.
+type history struct {
+	mu   sync.Mutex
+	kept map[histKey]*histEntry
+	size int
+	max  int
+}
+
+type histKey struct{ agent, thread string }
+
+type histEntry struct {
+	events []store.Event
+	size   int
+	used   time.Time
+}
+
+func newHistory(max int) *history {
+	return &history{kept: map[histKey]*histEntry{}, max: max}
+}
+
+// take hands over the events kept of thread, forgetting them, so only
+// one turn has them; nil when none are.
+func (hs *history) take(agent, thread string) []store.Event {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	k := histKey{agent, thread}
+	e := hs.kept[k]
+	if e == nil {
+		return nil
+	}
+	delete(hs.kept, k)
+	hs.size -= e.size
+	return e.events
+}
+
+// put keeps events (read from the store, in order from the first) of
+// thread as of now, letting the least lately used go past max.
+func (hs *history) put(agent, thread string, events []store.Event, now time.Time) {
+	if len(events) == 0 || events[0].Seq != 1 || hs.max <= 0 {
+		return
+	}
+	size := 0
+	for _, e := range events {
+		size += eventSize(e)
+	}
+	if size > hs.max {
+		return
+	}
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	k := histKey{agent, thread}
+	if old := hs.kept[k]; old != nil {
+		hs.size -= old.size
+	}
+	hs.kept[k] = &histEntry{events: events, size: size, used: now}
+	hs.size += size
+	for hs.size > hs.max {
+		var oldest histKey
+		var at time.Time
+		for k, e := range hs.kept {
+			if at.IsZero() || e.used.Before(at) {
+				oldest, at = k, e.used
+			}
+		}
+		hs.size -= hs.kept[oldest].size
+		delete(hs.kept, oldest)
+	}
+}
+
+// expire lets go every entry last used before t.
+func (hs *history) expire(t time.Time) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	for k, e := range hs.kept {
+		if e.used.Before(t) {
+			hs.size -= e.size
+			delete(hs.kept, k)
+		}
+	}
+}
+
+// forget lets go every entry.
+func (hs *history) forget() {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.kept = map[histKey]*histEntry{}
+	hs.size = 0
+}
+
+// len is how many conversations are kept.
+func (hs *history) len() int {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return len(hs.kept)
+}
+
+// same says whether a and b are the same event, as the store keeps it.
+func same(a, b store.Event) bool {
+	x, err := store.MarshalLine(a)
+	if err != nil {
+		return false
+	}
+	y, err := store.MarshalLine(b)
+	return err == nil && bytes.Equal(x, y)
+}
+
+// eventSize estimates the bytes an event holds in memory.
+func eventSize(e store.Event) int {
+	n := 256 + len(e.Text) + len(e.Header) + len(e.From) + len(e.FromName) + len(e.Model) + len(e.ResponseID)
+	for _, p := range e.Parts {
+		n += 64 + len(p.Data) + len(p.Text) + len(p.Name) + len(p.MimeType)
+	}
+	for _, th := range e.Thinking {
+		n += 64 + len(th.Text) + len(th.Signature) + len(th.Redacted)
+	}
+	for _, c := range e.Calls {
+		n += 64 + len(c.ID) + len(c.Name) + len(c.Input)
+	}
+	return n
+}

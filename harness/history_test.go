@@ -1,0 +1,201 @@
+package harness
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/scripted"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
+)
+
+// readLog is the log driver, noting the number each read of a thread
+// begins at.
+type readLog struct {
+	*log.Driver
+	mu    sync.Mutex
+	froms map[string][]int64
+}
+
+func (d *readLog) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
+	d.mu.Lock()
+	d.froms[thread] = append(d.froms[thread], from)
+	d.mu.Unlock()
+	return d.Driver.Read(ctx, thread, from)
+}
+
+// reads are the numbers the reads of thread began at since the last ask.
+func (d *readLog) reads(thread string) []int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := d.froms[thread]
+	d.froms[thread] = nil
+	return out
+}
+
+// readRig is a rig whose log conversations are read through a readLog.
+func readRig(t *testing.T, keep int) (*rig, *readLog) {
+	d := &readLog{froms: map[string][]int64{}}
+	r := newRig(t, func(c *Config) {
+		c.KeepEvents = keep
+		c.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
+			d.Driver = log.Open(p.Chats()) // once: the harness opens an agent's store once
+			return map[string]store.Conversations{store.Log: d}, nil
+		}
+	})
+	return r, d
+}
+
+// sayOK sends text in thread, failing t unless it is answered.
+func (r *rig) sayOK(thread, text string) {
+	r.t.Helper()
+	if _, _, err := r.say(thread, text, nil); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// The events of a conversation are kept between its turns: a turn reads
+// only from the last event kept, and the model is asked what it would be
+// had the turn read the conversation whole. With none kept, every turn
+// reads it from the first event.
+func TestHistoryReadsWhatCame(t *testing.T) {
+	for _, keep := range []int{0, -1} {
+		r, d := readRig(t, keep)
+		r.q.Push(model.Response{Text: "a1"}, model.Response{Text: "a2"}, model.Response{Text: "a3"})
+		for i, text := range []string{"one", "two", "three"} {
+			r.sayOK("telegram:3", text)
+			whole := false
+			for _, from := range d.reads("telegram:3") {
+				whole = whole || from == 1
+			}
+			// The first two turns have nothing kept (the first nothing to
+			// keep); the third reads from the last event the second read.
+			if want := keep < 0 || i < 2; whole != want {
+				t.Fatalf("keep %d, turn %d: read whole %v, want %v", keep, i+1, whole, want)
+			}
+		}
+		reqs := r.requests("telegram:3")
+		if len(reqs) != 3 {
+			t.Fatalf("%d calls of the model", len(reqs))
+		}
+		said := scripted.Said(reqs[2])
+		for _, w := range []string{"one", "a1", "two", "a2", "three"} {
+			if !strings.Contains(said, w) {
+				t.Fatalf("keep %d: the third turn's model wasn't given %q:\n%s", keep, w, said)
+			}
+		}
+		if keep >= 0 && r.h.hist.len() != 1 {
+			t.Fatalf("%d conversations kept, want 1", r.h.hist.len())
+		}
+	}
+}
+
+// A conversation made again under the events kept (its folder removed,
+// other events written) is read whole: its kept last event reads
+// otherwise. Events another process wrote after those kept are read.
+func TestHistoryMadeAgain(t *testing.T) {
+	r, d := readRig(t, 0)
+	r.q.Push(model.Response{Text: "a1"}, model.Response{Text: "a2"}, model.Response{Text: "a3"}, model.Response{Text: "a4"})
+	r.sayOK("telegram:4", "one")
+	r.sayOK("telegram:4", "two") // keeps one and a1
+	// Another process's turn.
+	p, _ := store.For(r.home, testAgent)
+	other := log.Open(p.Chats())
+	ctx := context.Background()
+	now := time.Now().UTC()
+	for i, e := range []store.Event{
+		{Kind: store.KindMessage, Text: "from elsewhere"},
+		{Kind: store.KindAnswer, Text: "answered elsewhere"},
+	} {
+		e.Seq, e.Time = int64(5+i), now
+		if err := other.Append(ctx, "telegram:4", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.reads("telegram:4")
+	r.sayOK("telegram:4", "three")
+	for _, from := range d.reads("telegram:4") {
+		if from == 1 {
+			t.Fatal("read whole after another process's turn")
+		}
+	}
+	if said := scripted.Said(r.requests("telegram:4")[2]); !strings.Contains(said, "from elsewhere") || !strings.Contains(said, "answered elsewhere") || !strings.Contains(said, "a2") {
+		t.Fatalf("the third turn's model wasn't given another process's turn:\n%s", said)
+	}
+	// Made again: longer than what was kept, every event other.
+	dir, err := p.Conversation("telegram:4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 12 {
+		e := store.Event{Seq: int64(i + 1), Time: now, Kind: store.KindMessage, Text: "remade"}
+		if i%2 == 1 {
+			e.Kind = store.KindAnswer
+		}
+		if err := other.Append(ctx, "telegram:4", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d.reads("telegram:4")
+	r.sayOK("telegram:4", "four")
+	whole := false
+	for _, from := range d.reads("telegram:4") {
+		whole = whole || from == 1
+	}
+	said := scripted.Said(r.requests("telegram:4")[3])
+	if !whole || strings.Contains(said, "\none\n") || strings.Contains(said, "\na1\n") || strings.Count(said, "remade") != 12 {
+		t.Fatalf("a conversation made again: read whole %v; the model was given:\n%s", whole, said)
+	}
+	if _, err := os.Stat(filepath.Join(dir, log.EventsFile)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// history keeps within its bound, the least lately used going first, and
+// lets go what a sweep's time didn't use.
+func TestHistoryBound(t *testing.T) {
+	conv := func(n int, text string) []store.Event {
+		var es []store.Event
+		for i := range n {
+			es = append(es, store.Event{Seq: int64(i + 1), Kind: store.KindMessage, Text: text})
+		}
+		return es
+	}
+	one := eventSize(conv(1, "x")[0])
+	hs := newHistory(10 * one)
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	hs.put("main", "a", conv(4, "x"), at)
+	hs.put("main", "b", conv(4, "x"), at.Add(time.Second))
+	hs.put("main", "c", conv(4, "x"), at.Add(2*time.Second)) // past the bound: a goes
+	if hs.take("main", "a") != nil || hs.len() != 2 {
+		t.Fatalf("the least lately used kept past the bound; %d kept", hs.len())
+	}
+	hs.put("main", "big", conv(11, "x"), at) // over the bound alone: not kept
+	if hs.take("main", "big") != nil {
+		t.Fatal("a conversation over the bound kept")
+	}
+	hs.put("main", "d", conv(2, "x")[1:], at) // not from the first: not kept
+	if hs.take("main", "d") != nil {
+		t.Fatal("events not from the first kept")
+	}
+	if got := hs.take("main", "b"); len(got) != 4 || hs.take("main", "b") != nil {
+		t.Fatalf("took %d events, then again", len(got))
+	}
+	hs.put("main", "b", conv(4, "x"), at.Add(time.Second))
+	hs.expire(at.Add(2 * time.Second)) // b unused since before: goes; c stays
+	if hs.len() != 1 || hs.take("main", "c") == nil || hs.size != 0 {
+		t.Fatalf("after expiry: %d kept, %d bytes", hs.len(), hs.size)
+	}
+	if none := newHistory(-1); func() bool { none.put("main", "a", conv(1, "x"), at); return none.len() != 0 }() {
+		t.Fatal("a history of no bytes kept one")
+	}
+}
