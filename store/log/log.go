@@ -122,7 +122,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 		_ = f.Truncate(end)
 		return err
 	}
-	if err := unix.Fdatasync(int(f.Fd())); err != nil {
+	if err := datasync(f); err != nil {
 		return fmt.Errorf("sync %s: %w", f.Name(), err)
 	}
 	if e.Seq == 1 {
