@@ -42,6 +42,11 @@
 // its own event (at most 32 KiB). After eight rounds of calls the model is
 // asked once more and told to call nothing. The answer streamed never
 // passes Config.MaxAnswer (16 MiB): it is ended there, saying why.
+// Once the turn's last answer is stored, still under the lease, what was
+// said since the last answer is added to the conversation's copy for
+// people (chat.md, store.AppendCopy) from the events the turn holds; a
+// compact conversation has none, and a copy that fails is logged, never
+// the turn's failure.
 //
 // A message that comes while a turn runs (here or in another process on
 // the same store) joins it: stored as steered, answered at once with

@@ -54,6 +54,9 @@ func (t *turn) run(ctx context.Context) (finished, error) {
 	for {
 		var err error
 		f, err = t.held(ctx)
+		if err == nil {
+			t.addCopy(ctx)
+		}
 		if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
 			err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
 		}
@@ -109,6 +112,7 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 			continue
 		}
 		if capped {
+			t.follows(ev) // for the copy, when nothing came between
 			return finished{seq: ev.Seq, stop: acp.StopMaxTokens}, nil
 		}
 		// A message that joined after the last round is answered too, even
