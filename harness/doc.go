@@ -26,7 +26,10 @@
 // conversation's model: cmd keeps one provider per route (model/anthropic,
 // model/openai, model/scripted's Offline for "offline"). The Tools seam is
 // Offer (the tools this turn, narrowed), Call (one call, answered in text,
-// never a Go error) and EndTurn; MCP fills it in a later part.
+// never a Go error) and EndTurn, at each turn's end; tools that keep each
+// conversation's sessions apart (ThreadEnder) are told EndThreadTurn
+// instead, so one conversation's end leaves another's turn its sessions.
+// harness/tools fills it over MCP.
 //
 // # A turn
 //

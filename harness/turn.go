@@ -84,7 +84,7 @@ func (t *turn) run(ctx context.Context) (finished, error) {
 func (t *turn) held(ctx context.Context) (finished, error) {
 	stop := t.renew(ctx)
 	defer stop()
-	defer t.h.cfg.Tools.EndTurn(context.WithoutCancel(ctx), t.c.agent)
+	defer t.endTools(context.WithoutCancel(ctx))
 	if !t.current {
 		if err := t.refresh(ctx); err != nil {
 			return finished{}, err
@@ -130,6 +130,18 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 		}
 		return finished{seq: ev.Seq, stop: acp.StopEndTurn}, nil
 	}
+}
+
+// endTools ends what the turn opened of the agent's tools that isn't
+// kept between turns: this conversation's alone when the tools keep each
+// conversation's apart (ThreadEnder), so another conversation's turn
+// running meanwhile keeps its own.
+func (t *turn) endTools(ctx context.Context) {
+	if te, ok := t.h.cfg.Tools.(ThreadEnder); ok {
+		te.EndThreadTurn(ctx, t.c.agent, t.c.thread)
+		return
+	}
+	t.h.cfg.Tools.EndTurn(ctx, t.c.agent)
 }
 
 // renew renews the lease every third of its time until stop is called.
