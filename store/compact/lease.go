@@ -118,22 +118,12 @@ func writeLease(dir string, l store.Lease) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+leaseName+"-*")
+	tmp, err := writeTemp(dir, leaseName, b)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, leaseName)); err != nil {
+	defer os.Remove(tmp)
+	if err := os.Rename(tmp, filepath.Join(dir, leaseName)); err != nil {
 		return err
 	}
 	return syncDir(dir)

@@ -85,22 +85,12 @@ func begin(dir, thread string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+zstName+"-*")
+	tmp, err := writeTemp(dir, zstName, first)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(first)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	if err := os.Link(tmp.Name(), path); err != nil && !errors.Is(err, fs.ErrExist) {
+	defer os.Remove(tmp)
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
 	if err := syncDir(dir); err != nil {
@@ -124,4 +114,25 @@ func syncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// writeTemp writes b whole, synced, to a new hidden file in dir named
+// after name, and gives its path, for the caller to put in place.
+func writeTemp(dir, name string, b []byte) (string, error) {
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
+	if err != nil {
+		return "", err
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return "", err
+	}
+	return tmp.Name(), nil
 }
