@@ -108,7 +108,23 @@ func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv serve
 			return nil, noSuchTool(name)
 		}
 		params.Meta = callMeta(srv.name, offer, meta)
-		res, err := s.cs.CallTool(ctx, params)
+		t.mu.Lock()
+		closed := t.closed
+		if !closed {
+			t.calls.Add(1)
+		}
+		t.mu.Unlock()
+		if closed {
+			t.release(a, s)
+			return nil, unavailable(srv, fmt.Errorf("call %s: %w", name, errClosed))
+		}
+		cctx, unbind := t.bound(ctx)
+		res, err := s.cs.CallTool(cctx, params)
+		t.calls.Done()
+		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(cctx), errClosed) {
+			err = fmt.Errorf("call %s: %w", name, errClosed)
+		}
+		unbind()
 		if err != nil {
 			// A session that failed isn't used again.
 			a.mu.Lock()

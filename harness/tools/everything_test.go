@@ -103,7 +103,7 @@ func TestEverything(t *testing.T) {
 	e := &env{vars: map[string]string{"LNK_TOOL_EVERYTHING": addr}}
 	home := t.TempDir()
 	tt := newTools(t, home, e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	offer, err := tt.Offer(ctx, agent, nil)
 	if err != nil {
 		t.Fatal(err)

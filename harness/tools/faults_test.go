@@ -27,7 +27,7 @@ func TestHangOnStart(t *testing.T) {
 		c.Now = clk.Now
 		c.StartTimeout = 300 * time.Millisecond
 	})
-	ctx := context.Background()
+	ctx := testCtx(t)
 	began := time.Now()
 	got, err := tt.Offer(ctx, agent, nil)
 	if err != nil {
@@ -37,22 +37,21 @@ func TestHangOnStart(t *testing.T) {
 	if want := []string{"memory__search"}; strings.Join(names(got), ",") != strings.Join(want, ",") {
 		t.Fatalf("offered %v, want %v", names(got), want)
 	}
-	if took < 300*time.Millisecond || took > 5*time.Second {
+	if took < 300*time.Millisecond || took > 20*time.Second {
 		t.Fatalf("the turn waited %s for a tool given 300ms", took)
 	}
 	select {
 	case <-slow.closed:
-	case <-time.After(5 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("the hanging tool's connection was never closed")
 	}
 	asked := slow.requests()
 	// The same minute: left out again without being asked.
-	began = time.Now()
 	if _, err := tt.Offer(ctx, agent, nil); err != nil {
 		t.Fatal(err)
 	}
-	if slow.requests() != asked || time.Since(began) > 200*time.Millisecond {
-		t.Fatalf("asked again at once (%d requests, %s)", slow.requests(), time.Since(began))
+	if slow.requests() != asked {
+		t.Fatalf("asked again at once (%d requests, %d before)", slow.requests(), asked)
 	}
 	// A call to it is answered as one there isn't: it was never offered.
 	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "slow__x", Input: "{}"}, harness.CallMeta{Thread: "telegram:1"})
@@ -80,7 +79,7 @@ func TestDiesAfterListing(t *testing.T) {
 	secretURL := web.url() + "/proxy-secret-0123456789"
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": secretURL}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	first, err := tt.Offer(ctx, agent, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -128,7 +127,7 @@ func TestRestartOneDown(t *testing.T) {
 	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search", "read"}, instructions: "Memory's words."})
 	web := newMCPServer(t, "web", serverOpts{calls: []string{"search", "fetch"}, instructions: "Web's words.", reverse: true})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url()}}
-	ctx := context.Background()
+	ctx := testCtx(t)
 
 	first := newTools(t, home, e)
 	tools1, err := first.Offer(ctx, agent, nil)
@@ -189,7 +188,7 @@ func TestListsFile(t *testing.T) {
 	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}, instructions: "hi"})
 	secret := mem.url() + "/?key=secret-abcdef"
 	e := &env{vars: map[string]string{"LNK_MEMORY": secret}}
-	ctx := context.Background()
+	ctx := testCtx(t)
 	tt := newTools(t, home, e)
 	if _, err := tt.Offer(ctx, agent, nil); err != nil {
 		t.Fatal(err)
@@ -282,7 +281,7 @@ func TestSessionForgotten(t *testing.T) {
 	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	call := harness.CallMeta{Thread: "telegram:1"}
 	if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "memory__search", Input: "{}"}, call); failed {
 		t.Fatal(text)
@@ -303,7 +302,7 @@ func TestOneStartForARound(t *testing.T) {
 	web := newMCPServer(t, "web", serverOpts{calls: []string{"block", "fetch"}})
 	e := &env{vars: map[string]string{"LNK_TOOL_WEB": web.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	if _, err := tt.Offer(ctx, agent, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -324,14 +323,20 @@ func TestOneStartForARound(t *testing.T) {
 	if s, _, _ := web.counts(); s != before+1 {
 		t.Fatalf("%d sessions started for one round, want 1", s-before)
 	}
-	cctx, cancel := context.WithCancel(ctx)
-	go func() {
-		<-web.started
-		cancel()
-	}()
+	// The fetches' starts are taken first, so only block's start stops
+	// the call, mid-call.
 	for len(web.started) > 0 {
 		<-web.started
 	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-web.started:
+		case <-cctx.Done():
+		}
+		cancel()
+	}()
 	text, failed := tt.Call(cctx, agent, model.ToolCall{ID: "x", Name: "web__block", Input: "{}"}, meta)
 	if !failed || !strings.HasPrefix(text, "The call was stopped") {
 		t.Fatalf("a call its turn stopped: %q, %v", text, failed)
@@ -356,4 +361,48 @@ func FuzzServers(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Close with a call in flight that its tool never answers: the call is
+// stopped and answered as unavailable, the harness closing, and Close
+// returns rather than wait for the answer (a session's close waits for
+// its calls in flight).
+func TestCloseMidCall(t *testing.T) {
+	web := newMCPServer(t, "web", serverOpts{calls: []string{"block"}})
+	e := &env{vars: map[string]string{"LNK_TOOL_WEB": web.url()}}
+	tt := newTools(t, t.TempDir(), e)
+	ctx := testCtx(t)
+	answered := make(chan string, 1)
+	go func() {
+		text, _ := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "web__block", Input: "{}"}, harness.CallMeta{Thread: "telegram:1"})
+		answered <- text
+	}()
+	select {
+	case <-web.started:
+	case <-ctx.Done():
+		t.Fatal("the call never reached the tool")
+	}
+	closed := make(chan struct{})
+	go func() {
+		tt.Close()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Close waited for a call its tool never answers")
+	}
+	select {
+	case text := <-answered:
+		if want := "The tool web is unavailable: call web__block: " + errClosed.Error(); !strings.HasPrefix(text, want) {
+			t.Fatalf("the call stopped by Close was answered %q, want %q…", text, want)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the call stopped by Close never returned")
+	}
+	// A Tools closed starts nothing more.
+	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "2", Name: "web__block", Input: "{}"}, harness.CallMeta{Thread: "telegram:2"})
+	if !failed || !strings.Contains(text, errClosed.Error()) {
+		t.Fatalf("a call after Close: %q, %v", text, failed)
+	}
 }

@@ -2,6 +2,8 @@ package tools
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -67,12 +69,24 @@ func (t *Tools) start(ctx context.Context, agent string, a *agentTools, srv serv
 	s, l, err := t.open(ctx, srv)
 	a.mu.Lock()
 	delete(a.opening, key)
+	var late *session
+	if err == nil && t.life.Err() != nil {
+		// Close has taken, or is taking, the pools: one started after
+		// it is ended here, never pooled.
+		late, s = s, nil
+		err = fmt.Errorf("start %s: %w", srv.name, errClosed)
+	}
 	op.err = err
 	if err != nil {
-		a.failed[srv.name] = true
-		a.retryAt[srv.name] = t.cfg.Now().Add(t.cfg.RetryAfter).UnixNano()
+		if late == nil && !errors.Is(err, errClosed) {
+			a.failed[srv.name] = true
+			a.retryAt[srv.name] = t.cfg.Now().Add(t.cfg.RetryAfter).UnixNano()
+		}
 		a.mu.Unlock()
 		close(op.done)
+		if late != nil {
+			late.close()
+		}
 		return nil, err
 	}
 	delete(a.failed, srv.name)
@@ -149,16 +163,28 @@ func (t *Tools) release(a *agentTools, s *session) {
 		closeIt = a.retire(s)
 	}
 	a.mu.Unlock()
-	if closeIt {
-		// In the background: a server whose call was cut off may take its
-		// transport's limit (5 s) to say goodbye, and the call's answer
-		// needn't wait for it. Close waits.
-		t.closing.Add(1)
-		go func() {
-			defer t.closing.Done()
-			s.close()
-		}()
+	if !closeIt {
+		return
 	}
+	// In the background: a server whose call was cut off may take its
+	// transport's limit (5 s) to say goodbye, and the call's answer
+	// needn't wait for it. Close waits; once Close began, its wait may
+	// be under way, so the session is ended here instead (Close ends it
+	// too, and a session's close is done once).
+	t.mu.Lock()
+	background := !t.closed
+	if background {
+		t.closing.Add(1)
+	}
+	t.mu.Unlock()
+	if !background {
+		s.close()
+		return
+	}
+	go func() {
+		defer t.closing.Done()
+		s.close()
+	}()
 }
 
 // EndTurn ends the sessions of agent's turns that aren't in a call:
@@ -232,7 +258,9 @@ func (t *Tools) sweeper() {
 	}
 }
 
-// Close stops the sweep and ends every session, waiting for their ends.
+// Close stops the sweep, stops every call and start under way (each
+// answered as unavailable, the harness closing) and ends every session,
+// waiting for their ends: each bounded by its goodbye's limit (5 s).
 func (t *Tools) Close() error {
 	t.mu.Lock()
 	if t.closed {
@@ -241,9 +269,22 @@ func (t *Tools) Close() error {
 	}
 	t.closed = true
 	close(t.stop)
-	agents := t.agents
+	// Every call and start under way is stopped first: a session's close
+	// waits for its calls in flight, which a server that never answers
+	// would hold for good.
+	t.end(errClosed)
+	agents := make([]*agentTools, 0, len(t.agents))
+	for _, a := range t.agents {
+		agents = append(agents, a)
+	}
 	t.mu.Unlock()
 	t.wg.Wait()
+	// The calls stopped return (each at once: its context ended) before
+	// their sessions are closed, so Close returns with none under way. A
+	// server still running a stopped call may hold the goodbye to its
+	// transport's limit (5 s): the go-sdk's word that the call stopped
+	// can lose the race with the goodbye.
+	t.calls.Wait()
 	var closing []*session
 	for _, a := range agents {
 		a.mu.Lock()

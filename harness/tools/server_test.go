@@ -210,6 +210,15 @@ func (h *hangServer) requests() int {
 	return h.asked
 }
 
+// testCtx bounds a test's network waits: it ends with the test, and a
+// minute on at most, so a server that never answers fails the test
+// rather than hangs it.
+func testCtx(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // clock is a test's clock, moved by hand.
 type clock struct {
 	mu  sync.Mutex

@@ -43,12 +43,30 @@ type opening struct {
 // errStart: a tool didn't start and list its calls in time.
 var errStart = errors.New("it didn't start and list its calls in time")
 
+// errClosed: the Tools was closed while a call or a start was under way.
+var errClosed = errors.New("the harness is closing")
+
+// bound is ctx ended also when t is closed (its cause errClosed), so a
+// call or start under way never holds Close: a session's Close waits for
+// its calls in flight, and a call whose server never answers would hold
+// it for good. Its stop must be called.
+func (t *Tools) bound(ctx context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(t.life, func() { cancel(context.Cause(t.life)) })
+	return ctx, func() {
+		unhook()
+		cancel(nil)
+	}
+}
+
 // open starts a session with srv and lists its calls, both within
 // StartTimeout. A tool that takes longer is given up on: its connection
 // is closed, so the bridge starting it can end the start, and a session
 // it started is ended.
 func (t *Tools) open(ctx context.Context, srv server) (*session, listing, error) {
-	sctx, cancel := context.WithTimeout(ctx, t.cfg.StartTimeout)
+	bctx, unbind := t.bound(ctx)
+	defer unbind()
+	sctx, cancel := context.WithTimeout(bctx, t.cfg.StartTimeout)
 	defer cancel()
 	transport := &mcp.StreamableClientTransport{
 		Endpoint:             srv.addr,
@@ -86,14 +104,18 @@ func (t *Tools) open(ctx context.Context, srv server) (*session, listing, error)
 // startErr says why srv didn't start: in time, or not at all, never
 // with its address, which carries the proxy's secret.
 func (t *Tools) startErr(ctx, sctx context.Context, srv server, op string, err error) error {
+	if ctx.Err() == nil && errors.Is(context.Cause(sctx), errClosed) {
+		return fmt.Errorf("%s %s: %w", op, srv.name, errClosed)
+	}
 	if ctx.Err() == nil && sctx.Err() != nil {
 		return fmt.Errorf("%s %s: %w (%s)", op, srv.name, errStart, t.cfg.StartTimeout)
 	}
 	return fmt.Errorf("%s %s: %s", op, srv.name, scrub(err.Error(), srv.addr))
 }
 
-// close ends s's session, bounded by its transport's own limit on the
-// goodbye (a DELETE).
+// close ends s's session: once its calls in flight are answered or
+// stopped (every call's context ends with its Tools), bounded by its
+// transport's own limit on the goodbye (a DELETE, 5 s).
 func (s *session) close() {
 	s.cs.Close()
 }

@@ -25,8 +25,11 @@ type Tools struct {
 	closed bool
 
 	stop    chan struct{}
-	wg      sync.WaitGroup // the sweeper
-	closing sync.WaitGroup // sessions closing in the background
+	life    context.Context         // ended by Close, and with it every call and start
+	end     context.CancelCauseFunc // ends life
+	wg      sync.WaitGroup          // the sweeper
+	calls   sync.WaitGroup          // calls in flight, added under mu before Close
+	closing sync.WaitGroup          // sessions closing in the background
 }
 
 var (
@@ -56,7 +59,10 @@ func New(cfg Config) (*Tools, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	life, end := context.WithCancelCause(context.Background())
 	t := &Tools{
+		life:   life,
+		end:    end,
 		cfg:    cfg,
 		client: mcp.NewClient(&mcp.Implementation{Name: "link-harness", Version: "1"}, &mcp.ClientOptions{Logger: cfg.Logger}),
 		agents: map[string]*agentTools{},

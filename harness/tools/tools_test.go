@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"context"
 	"encoding/json"
 	"reflect"
 	"strings"
@@ -75,7 +74,7 @@ func TestOfferNamedAndSorted(t *testing.T) {
 	team := newMCPServer(t, "acme", serverOpts{calls: []string{"search", "read"}})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url(), "LNK_TOOL_ACME_MEMORY": team.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	got, err := tt.Offer(context.Background(), agent, nil)
+	got, err := tt.Offer(testCtx(t), agent, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +104,7 @@ func TestNarrowing(t *testing.T) {
 	web := newMCPServer(t, "web", serverOpts{calls: []string{"fetch"}})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	narrowed := &[]string{"memory__search", "web__nothing"}
 	got, err := tt.Offer(ctx, agent, narrowed)
 	if err != nil {
@@ -145,7 +144,7 @@ func TestCallMeta(t *testing.T) {
 	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	narrowed := &[]string{"web__fetch", "memory__search"}
 	meta := harness.CallMeta{
 		Thread: "slack:C1.2", Hops: 3, Tools: narrowed, Model: "anthropic/claude-test",
@@ -185,7 +184,7 @@ func TestCallAnswers(t *testing.T) {
 	web := newMCPServer(t, "web", serverOpts{calls: []string{"fail", "big"}})
 	e := &env{vars: map[string]string{"LNK_TOOL_WEB": web.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	meta := harness.CallMeta{Thread: "telegram:1"}
 	for _, in := range []string{"[1]", "null", "{", `"x"`} {
 		text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "web__fail", Input: in}, meta)
@@ -216,7 +215,7 @@ func TestSessions(t *testing.T) {
 	web := newMCPServer(t, "web", serverOpts{calls: []string{"fetch"}})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	// The first turn lists every tool: memory's session is kept, web's
 	// listing session ended.
 	if _, err := tt.Offer(ctx, agent, nil); err != nil {
@@ -284,7 +283,7 @@ func TestKeptLimits(t *testing.T) {
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url()}}
 	clk := newClock()
 	tt := newTools(t, t.TempDir(), e, func(c *Config) { c.Now = clk.Now })
-	ctx := context.Background()
+	ctx := testCtx(t)
 	call := func() {
 		t.Helper()
 		if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "x", Name: "memory__search", Input: "{}"}, harness.CallMeta{Thread: "telegram:1"}); failed {
@@ -327,7 +326,7 @@ func TestInstructions(t *testing.T) {
 	quiet := newMCPServer(t, "quiet", serverOpts{calls: []string{"hush"}})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url(), "LNK_TOOL_QUIET": quiet.url()}}
 	tt := newTools(t, t.TempDir(), e)
-	ctx := context.Background()
+	ctx := testCtx(t)
 	all, err := tt.Offer(ctx, agent, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,14 @@ func newTurns(tb testing.TB, home string, tools harness.Tools) *turns {
 		tb.Fatal(err)
 	}
 	r.h = h
-	tb.Cleanup(func() { h.Close() })
+	tb.Cleanup(func() {
+		// Bounded: a turn still under way (a test that failed mid-turn)
+		// is cancelled after a while rather than waited for, and so is
+		// its call, which a test server's blocked call would hold.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		h.Shutdown(ctx)
+	})
 	return r
 }
 
@@ -67,7 +74,7 @@ func turnsConfig(home string, tools harness.Tools, q *scripted.Scripted, onCall 
 func (r *turns) ask(tb testing.TB, thread, text string) *stream {
 	tb.Helper()
 	s := &stream{}
-	if _, err := r.h.Prompt(context.Background(), acp.Prompt{Agent: agent, Thread: thread, Blocks: []acp.Block{{Type: "text", Text: text}}}, s); err != nil {
+	if _, err := r.h.Prompt(testCtx(tb), acp.Prompt{Agent: agent, Thread: thread, Blocks: []acp.Block{{Type: "text", Text: text}}}, s); err != nil {
 		tb.Fatal(err)
 	}
 	return s
@@ -140,13 +147,29 @@ func TestTurnCallsTools(t *testing.T) {
 	)
 	// Both blocking calls must reach their servers before either is let
 	// go: the round's calls run at once.
+	together := make(chan bool, 1)
 	go func() {
-		<-mem.started
-		<-web.started
+		// Let go after a while anyway, so calls made one after another
+		// fail the test rather than hang it.
+		give := time.After(30 * time.Second)
+		both := false
+		select {
+		case <-mem.started:
+			select {
+			case <-web.started:
+				both = true
+			case <-give:
+			}
+		case <-give:
+		}
+		together <- both
 		mem.releaseBlocked()
 		web.releaseBlocked()
 	}()
 	s := r.ask(t, "telegram:1", "go")
+	if !<-together {
+		t.Fatal("the round's blocking calls didn't both reach their tools: not made at once")
+	}
 	if got := s.text.String(); got != "done" {
 		t.Fatalf("answer %q", got)
 	}
@@ -228,7 +251,7 @@ func TestTurnToolsGone(t *testing.T) {
 	r.ask(t, "telegram:5", "search")
 	none := []string{}
 	s := &stream{}
-	if _, err := r.h.Prompt(context.Background(), acp.Prompt{Agent: agent, Thread: "telegram:5", Tools: &none, Blocks: []acp.Block{{Type: "text", Text: "no tools now"}}}, s); err != nil {
+	if _, err := r.h.Prompt(testCtx(t), acp.Prompt{Agent: agent, Thread: "telegram:5", Tools: &none, Blocks: []acp.Block{{Type: "text", Text: "no tools now"}}}, s); err != nil {
 		t.Fatal(err)
 	}
 	reqs := r.requests()
