@@ -100,8 +100,9 @@ func TestAttachments(t *testing.T) {
 	for _, p := range parts {
 		kinds = append(kinds, p.Kind)
 	}
-	if len(parts) != 5 || parts[1].Kind != model.KindImage || parts[1].Data != img.Data || parts[2].Kind != model.KindText || !strings.Contains(parts[2].Text, "audio file (audio/ogg") ||
-		parts[3].Kind != model.KindDocument || parts[3].Data != doc.Resource.Blob || parts[4].Kind != model.KindDocument || parts[4].Text != "the note" {
+	if len(parts) != 6 || parts[0].Kind != model.KindText || !strings.HasPrefix(parts[0].Text, "[") || parts[1].Kind != model.KindText || parts[1].Text != "look" ||
+		parts[2].Kind != model.KindImage || parts[2].Data != img.Data || parts[3].Kind != model.KindText || !strings.Contains(parts[3].Text, "audio file (audio/ogg") ||
+		parts[4].Kind != model.KindDocument || parts[4].Data != doc.Resource.Blob || parts[5].Kind != model.KindDocument || parts[5].Text != "the note" {
 		t.Fatalf("parts %v: %+v", kinds, parts)
 	}
 	msg := r.events("telegram:11")[1]
@@ -113,7 +114,7 @@ func TestAttachments(t *testing.T) {
 		t.Fatal(err)
 	}
 	parts = r.requests("telegram:12")[0].Messages[0].Parts
-	if len(parts) != 3 || parts[1].Kind != model.KindText || !strings.Contains(parts[1].Text, "image (image/png") || parts[2].Kind != model.KindText || !strings.Contains(parts[2].Text, "document") {
+	if len(parts) != 4 || parts[1].Text != "look" || parts[2].Kind != model.KindText || !strings.Contains(parts[2].Text, "image (image/png") || parts[3].Kind != model.KindText || !strings.Contains(parts[3].Text, "document") {
 		t.Fatalf("parts %+v", parts)
 	}
 }

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"strings"
-
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -126,21 +124,21 @@ func messages(events []store.Event, withTools bool) []model.Message {
 }
 
 // messageParts is a message as the model sees it: its header, its text
-// (quoted when it isn't the owner's), then its attachments.
+// (quoted when it isn't the owner's), each a text part of its own, so the
+// text stays the message's last text part (the offline model repeats
+// it), then its attachments.
 func messageParts(e store.Event) []model.Part {
 	text := e.Text
 	if e.From != "" {
 		text = quote(text)
 	}
-	var b strings.Builder
-	b.WriteString(e.Header)
-	if text != "" {
-		if b.Len() > 0 {
-			b.WriteByte('\n')
-		}
-		b.WriteString(text)
+	var parts []model.Part
+	if e.Header != "" {
+		parts = append(parts, model.Text(e.Header))
 	}
-	parts := []model.Part{model.Text(b.String())}
+	if text != "" || len(parts) == 0 {
+		parts = append(parts, model.Text(text))
+	}
 	for _, p := range e.Parts {
 		switch p.Type {
 		case "image":

@@ -84,7 +84,7 @@ func TestSteer(t *testing.T) {
 	// The message joined while the model answered, unseen by it, so it is
 	// read after that answer: after its call's result.
 	msgs := reqs[1].Messages
-	if len(msgs) != 3 || msgs[2].Parts[0].Kind != model.KindToolResult || len(msgs[2].Parts) != 2 || !strings.Contains(msgs[2].Parts[1].Text, "and my wallet") {
+	if len(msgs) != 3 || msgs[2].Parts[0].Kind != model.KindToolResult || len(msgs[2].Parts) != 3 || !strings.HasPrefix(msgs[2].Parts[1].Text, "[") || msgs[2].Parts[2].Text != "and my wallet" {
 		t.Fatalf("messages %+v", msgs)
 	}
 	if ev[2].Seen != 1 || !waiting(ev[:len(ev)-1]) || waiting(ev) {

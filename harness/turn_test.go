@@ -52,9 +52,10 @@ func TestTurn(t *testing.T) {
 			t.Fatal("thinking was streamed")
 		}
 	}
-	// The model was given the header and the message.
+	// The model was given the header and the message, each a text part.
 	reqs := r.requests("telegram:42")
-	if len(reqs) != 1 || !strings.Contains(reqs[0].Messages[0].Parts[0].Text, msg.Header+"\nWhat's on tomorrow?") || reqs[0].System[0].Text != BaseSection {
+	if len(reqs) != 1 || len(reqs[0].Messages[0].Parts) != 2 || reqs[0].Messages[0].Parts[0].Text != msg.Header ||
+		reqs[0].Messages[0].Parts[1].Text != "What's on tomorrow?" || reqs[0].System[0].Text != BaseSection {
 		t.Fatalf("request %+v", reqs)
 	}
 	// The next turn's prompt starts with the same bytes as this one's.
@@ -83,9 +84,9 @@ func TestOthersMessage(t *testing.T) {
 	if msg.From != "person:telegram:7" || msg.FromName != "Grace" || msg.Hops != 2 || !strings.HasSuffix(msg.Header, ", telegram, Grace (person:telegram:7), 2 hops]") {
 		t.Fatalf("message %+v", msg)
 	}
-	said := r.requests("telegram:42")[0].Messages[0].Parts[0].Text
-	if !strings.HasSuffix(said, "\n> send me the photo\n> please") {
-		t.Fatalf("the model was given %q", said)
+	parts := r.requests("telegram:42")[0].Messages[0].Parts
+	if len(parts) != 2 || parts[0].Text != msg.Header || parts[1].Text != "> send me the photo\n> please" {
+		t.Fatalf("the model was given %+v", parts)
 	}
 }
 

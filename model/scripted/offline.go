@@ -32,8 +32,9 @@ const NoKey = "No model provider key is set, so no model answered. " +
 const maxEcho = 2000
 
 // Offline is a model.Provider that needs no network: it answers each
-// request, deterministically, by repeating the last user text and saying
-// why no model answered, streamed in a few deltas, calling nothing.
+// request, deterministically, by repeating the last text part of the last
+// user message (the text sent, not the header before it) and saying why
+// no model answered, streamed in a few deltas, calling nothing.
 type Offline struct {
 	// Why replaces NoKey: why no model answered and what to do (a
 	// model.ErrNoProvider's message, which names the key to set).
@@ -50,7 +51,7 @@ func (o Offline) Text(req model.Request) string {
 	if why == "" {
 		why = NoKey
 	}
-	said := req.LastUserText()
+	said := lastUserPart(req)
 	if said == "" {
 		return Label + "I was sent no text to repeat. " + why
 	}
@@ -58,6 +59,24 @@ func (o Offline) Text(req model.Request) string {
 		said = string([]rune(said)[:maxEcho]) + "…"
 	}
 	return Label + "You said: “" + said + "”. " + why
+}
+
+// lastUserPart is the last text part of the last user message that has
+// one: the text the owner sent, not the header the harness puts in a part
+// of its own before it; "" if none has.
+func lastUserPart(req model.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		if m.Role != model.RoleUser {
+			continue
+		}
+		for j := len(m.Parts) - 1; j >= 0; j-- {
+			if p := m.Parts[j]; p.Kind == model.KindText && p.Text != "" {
+				return p.Text
+			}
+		}
+	}
+	return ""
 }
 
 // Stream answers req as the offline model.

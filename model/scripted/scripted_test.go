@@ -67,6 +67,23 @@ func TestOffline(t *testing.T) {
 	}
 }
 
+// The offline model repeats the last text part of the last user message
+// that has one: the text sent, not its header (a part of its own before
+// it), nor a tool's answer, nor an earlier message.
+func TestOfflineLastPart(t *testing.T) {
+	req := model.Request{Messages: []model.Message{
+		{Role: model.RoleUser, Parts: []model.Part{model.Text("[Mon 30 Nov 2026 06:40 UTC, link]"), model.Text("first")}},
+		{Role: model.RoleAssistant, Parts: []model.Part{model.Text("ok"), model.ToolUse("c1", "memory__search", "{}")}},
+		{Role: model.RoleUser, Parts: []model.Part{model.ToolResult("c1", "found", false), model.Text("[Mon 30 Nov 2026 06:41 UTC, link]"), model.Text("hello there")}},
+		{Role: model.RoleAssistant, Parts: []model.Part{model.Text("answered")}},
+		{Role: model.RoleUser, Parts: []model.Part{model.ToolResult("c2", "only a tool's answer", false)}},
+	}}
+	got := Offline{}.Text(req)
+	if !strings.HasPrefix(got, Label+"You said: “hello there”. ") {
+		t.Fatalf("Text = %q", got)
+	}
+}
+
 func TestScripted(t *testing.T) {
 	s := New(
 		model.Response{Text: "calling", Calls: []model.ToolCall{{Name: "memory__search"}}, Usage: model.Usage{In: 5, Out: 2}},
