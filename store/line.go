@@ -28,13 +28,11 @@ func ParseLine(line []byte) (Event, error) {
 	if len(line) > MaxLine {
 		return Event{}, fmt.Errorf("%w: line of %d bytes is over %d", ErrCorrupt, len(line), MaxLine)
 	}
+	// Unmarshal refuses anything after the one value, so a line holding
+	// two is corrupt too.
 	var e Event
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if err := dec.Decode(&e); err != nil {
+	if err := json.Unmarshal(line, &e); err != nil {
 		return Event{}, fmt.Errorf("%w: %v", ErrCorrupt, err)
-	}
-	if dec.More() {
-		return Event{}, fmt.Errorf("%w: more than one value on a line", ErrCorrupt)
 	}
 	if e.Seq < 1 {
 		return Event{}, fmt.Errorf("%w: sequence number %d is not positive", ErrCorrupt, e.Seq)
