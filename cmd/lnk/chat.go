@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -46,19 +44,11 @@ const maxLine = 1 << 20
 // runChat is lnk agent chat: lines of in are messages. prompt says to
 // show a prompt before each line (a terminal's input).
 func runChat(ctx context.Context, args []string, env map[string]string, in io.Reader, prompt bool, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lnk agent chat", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, chatUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlags("lnk agent chat", chatUsage, stderr)
 	var o chatOptions
 	o.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "lnk agent chat: it reads its messages from the input, not %q (lnk agent chat send TEXT sends one)\n", fs.Args())

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -32,19 +30,11 @@ flags:
 
 // runChatSend is lnk agent chat send.
 func runChatSend(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lnk agent chat send", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, chatSendUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlags("lnk agent chat send", chatSendUsage, stderr)
 	var o chatOptions
 	o.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseFlags(fs, args); done {
+		return code
 	}
 	text := strings.TrimSpace(strings.Join(fs.Args(), " "))
 	if text == "" {

@@ -4,6 +4,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -74,4 +76,30 @@ func usage(w io.Writer, args []string) {
 	fmt.Fprintln(w, "usage:")
 	fmt.Fprintln(w, strings.Join(lines, "\n"))
 	fmt.Fprintln(w, "Each command takes --help.")
+}
+
+// newFlags is a command's flag set: its errors and usage go to stderr, the
+// usage being the command's text followed by its flags.
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFlags parses args, and when that ends the command says with what
+// status: 0 for --help, 2 for bad usage.
+func parseFlags(fs *flag.FlagSet, args []string) (code int, done bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return 0, false
+	case errors.Is(err, flag.ErrHelp):
+		return 0, true
+	default:
+		return 2, true
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -58,22 +57,14 @@ const (
 const measureTurnsPerThread = 32
 
 func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lnk measure", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, measureUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlags("lnk measure", measureUsage, stderr)
 	bin := fs.String("harness", "", "the lnk-link-harness program (default: the one on $PATH, else built from this module with go build)")
 	home := fs.String("home", "", "the Link home it runs on (default: a new folder, removed after)")
 	messages := fs.Int("messages", 500, "how many messages to time")
 	samples := fs.Int("samples", 5, "how many samples of memory to take each time")
 	idle := fs.Duration("idle", time.Second, "how long the agent is left idle before its memory is sampled")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, done := parseFlags(fs, args); done {
+		return code
 	}
 	if fs.NArg() > 0 || *messages < 1 || *samples < 1 || *idle < 0 {
 		fmt.Fprintln(stderr, "lnk measure: --messages and --samples are at least 1, --idle not negative, and it takes no words")
