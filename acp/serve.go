@@ -170,7 +170,9 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 		if ans.Steered {
 			res.Meta = &LinkMeta{Link: contract.Said{Steered: true}}
 		}
-		r.Reply(wctx, res)
+		if err := r.Reply(wctx, res); err == nil && ans.Told != nil {
+			ans.Told()
+		}
 	}()
 }
 

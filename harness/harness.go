@@ -40,8 +40,12 @@ type Harness struct {
 	sweeping map[string]bool
 	sweeper  chan struct{} // closed to stop Start's timer
 
-	locks [64]sync.Mutex // appends of one conversation, in this process
-	hist  *history       // events kept between turns, a cache
+	// telling holds the ids of the answers kept while their callers are
+	// told them (turn.tell), passed over by Recover until let go: each
+	// with when its turn returned, zero while it runs (isTelling).
+	telling sync.Map
+	locks   [64]sync.Mutex // appends of one conversation, in this process
+	hist    *history       // events kept between turns, a cache
 }
 
 var _ acp.Agent = (*Harness)(nil)

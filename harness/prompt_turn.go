@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
@@ -19,7 +20,10 @@ import (
 // conversation runs (here or in another process) joins that turn: it is
 // stored as steered and answered at once, steered. The turn runs on the
 // harness's own life, not the caller's: a caller gone leaves it running,
-// and its answer is kept for _link/recover.
+// and its answer is kept for _link/recover. An answer to a caller still
+// there is kept too, from just before its event is stored, until Serve
+// has told it (acp.Answer.Told lets it go), so a kill in between loses
+// nothing.
 func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
 	if !h.begin() {
 		return acp.Answer{}, ErrClosing
@@ -98,16 +102,33 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	final, err := t.run(tctx)
 	if err != nil {
 		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "turn failed", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
+		if t.telling != "" {
+			h.telling.Delete(t.telling) // its caller wasn't told it: kept
+		}
 		if !out.callerGone() {
 			return acp.Answer{}, err
 		}
 		return acp.Answer{StopReason: acp.StopEndTurn}, nil
 	}
-	if err := t.keep(tctx, final); err != nil {
-		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "keep an answer", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
+	kerr := t.keep(tctx, final)
+	if kerr != nil {
+		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "keep an answer", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", kerr.Error()))
 	}
 	t.keepEvents()
-	return acp.Answer{StopReason: final.stop}, nil
+	ans := acp.Answer{StopReason: final.stop}
+	if id := t.telling; id != "" {
+		wctx := context.WithoutCancel(tctx)
+		switch {
+		case !out.callerGone():
+			h.telling.Store(id, h.cfg.Now()) // passed over a while yet
+			ans.Told = func() { t.told(wctx, id) }
+		case kerr == nil:
+			t.told(wctx, id) // kept as a caller gone's is, by keep
+		default:
+			h.telling.Delete(id) // kept for the caller gone
+		}
+	}
+	return ans, nil
 }
 
 // setModel keeps the conversation's model, named or aliased by the
@@ -140,6 +161,42 @@ func (t *turn) keep(ctx context.Context, f finished) error {
 		return err
 	}
 	return nil
+}
+
+// tell keeps the answer streamed so far for _link/recover, just before
+// the event of an answer that ends a round without calls is stored, while
+// a caller waits to be told it: the answer is then kept from before its
+// event is, until the caller is told (acp.Answer.Told) or, the caller
+// gone, keep keeps it as it does any other. An answer kept by an earlier
+// round of the turn is let go: the new one holds its text too. Nothing
+// is synced (docs/decisions.md, "The answer told, or kept").
+func (t *turn) tell(ctx context.Context) {
+	if t.out == nil || t.out.callerGone() {
+		return
+	}
+	id, err := t.c.folders.TellingID(t.c.thread)
+	if err == nil {
+		t.h.telling.Store(id, time.Time{}) // passed over while the turn runs
+		err = t.c.folders.KeepTelling(ctx, id, t.c.thread, t.out.Text(), t.h.cfg.Now())
+	}
+	if err != nil {
+		t.h.telling.Delete(id)
+		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer while it is told", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		return
+	}
+	if t.telling != "" {
+		t.told(ctx, t.telling)
+	}
+	t.telling = id
+}
+
+// told lets go the answer id kept while its caller was told it; Recover
+// no longer passes it over.
+func (t *turn) told(ctx context.Context, id string) {
+	if err := t.c.folders.Told(ctx, id); err != nil {
+		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "let an answer told go", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+	}
+	t.h.telling.Delete(id)
 }
 
 // isLink says whether thread is lnk agent chat send's.

@@ -23,7 +23,24 @@ func (h *Harness) Recover(ctx context.Context, agent string, p contract.RecoverP
 		return contract.RecoverResult{}, err
 	}
 	h.sweepAsync(agent)
-	return a.folders.Recover(ctx, p)
+	return a.folders.RecoverExcept(ctx, p, h.isTelling)
+}
+
+// tellGrace is how long after its turn returned an answer kept while its
+// caller is told it is passed over by Recover: Serve writes the prompt's
+// response in that time, or failed to, and the answer is then handed
+// over like any other.
+const tellGrace = 10 * time.Second
+
+// isTelling says whether id is of an answer kept while its caller is
+// told it, in this process: not one to hand over yet.
+func (h *Harness) isTelling(id string) bool {
+	v, ok := h.telling.Load(id)
+	if !ok {
+		return false
+	}
+	returned := v.(time.Time)
+	return returned.IsZero() || h.cfg.Now().Sub(returned) < tellGrace
 }
 
 // Start finishes, each in a task of its own, the turns a crash left

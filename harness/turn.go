@@ -34,6 +34,9 @@ type turn struct {
 	// anchored: events were kept from an earlier turn, and the next read
 	// reads their last again, to prove the conversation is the one kept.
 	anchored bool
+	// telling is the id of the answer kept for the caller while it is told
+	// it (store.KeepTelling), "" when none is.
+	telling string
 }
 
 // finished is how a turn ended: its last answer's event and why.
@@ -308,6 +311,9 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	}
 	ev := answerEvent(resp, name, route.Provider)
 	ev.Seen = seen
+	if len(ev.Calls) == 0 {
+		t.tell(ctx)
+	}
 	ev, err = t.h.append(ctx, t.c, ev)
 	return ev, capped, err
 }
@@ -325,6 +331,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	if capped {
 		text = sent + cutNote
 	}
+	t.tell(ctx)
 	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text, Seen: t.lastSeq()})
 	return ev, capped, err
 }

@@ -1,0 +1,105 @@
+package harness
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/model"
+)
+
+// textStream is a caller that takes whatever streams to it.
+type textStream struct {
+	mu   sync.Mutex
+	text strings.Builder
+}
+
+func (s *textStream) Taken(context.Context) error { return nil }
+func (s *textStream) Chunk(_ context.Context, text string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.text.WriteString(text)
+	return nil
+}
+func (s *textStream) ToolCall(context.Context, string, string, *bool) error { return nil }
+func (s *textStream) ToolCallUpdate(context.Context, string, string, *bool) error {
+	return nil
+}
+
+// A turn's answer to a live caller is kept from before its event is
+// stored until the caller is told it: Prompt returns with it kept and a
+// Told that lets it go.
+func TestAnswerKeptUntilTold(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "told at last"})
+	ctx := t.Context()
+	s := &textStream{}
+	ans, err := r.h.Prompt(ctx, acp.Prompt{Agent: testAgent, Thread: "telegram:7", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ans.Told == nil {
+		t.Fatal("an answer to a live caller has no Told")
+	}
+	kept, err := r.folders().Pending(ctx)
+	if err != nil || len(kept) != 1 || kept[0].Text != "told at last" || kept[0].Thread != "telegram:7" {
+		t.Fatalf("kept before told: %+v, %v", kept, err)
+	}
+	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
+		t.Fatalf("recovered %+v while its caller is told it", got)
+	}
+	ans.Told()
+	if kept, err := r.folders().Pending(ctx); err != nil || len(kept) != 0 {
+		t.Fatalf("kept after told: %+v, %v", kept, err)
+	}
+}
+
+// Over a real connection, the answer told leaves nothing kept, and a
+// recover hands nothing over.
+func TestAnswerToldKeepsNothing(t *testing.T) {
+	r := newRig(t)
+	r.q.Push(model.Response{Text: "the answer"})
+	res, x, err := r.say("telegram:8", "hi", nil)
+	if err != nil || res.StopReason != acp.StopEndTurn || x.text() != "the answer" {
+		t.Fatalf("say: %+v %q %v", res, x.text(), err)
+	}
+	eventually(t, "the answer told let go", func() bool {
+		kept, err := r.folders().Pending(t.Context())
+		return err == nil && len(kept) == 0
+	})
+	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
+		t.Errorf("recovered %+v after the answer was told", got)
+	}
+}
+
+// An answer whose response was never written (Told never called) is
+// handed over once the grace after its turn has passed.
+func TestAnswerUntoldHandedOver(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Now()
+	r := newRig(t, func(c *Config) {
+		c.Now = func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}
+	})
+	r.q.Push(model.Response{Text: "never told"})
+	ans, err := r.h.Prompt(t.Context(), acp.Prompt{Agent: testAgent, Thread: "telegram:9", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
+	if err != nil || ans.Told == nil {
+		t.Fatalf("prompt: %+v, %v", ans, err)
+	}
+	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
+		t.Fatalf("recovered %+v within the grace", got)
+	}
+	mu.Lock()
+	now = now.Add(tellGrace + time.Second)
+	mu.Unlock()
+	got := r.recover(t, map[string]any{}).Answers
+	if len(got) != 1 || got[0].Text != "never told" || got[0].Thread != "telegram:9" {
+		t.Fatalf("recovered %+v after the grace, want the answer never told", got)
+	}
+}
