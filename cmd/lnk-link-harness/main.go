@@ -1,5 +1,5 @@
-// Command lnk-link-harness is Link Harness's server: lnk-link-harness
-// serve answers one agent's messages at its endpoint, keeping nothing
+// Package main is the lnk-link-harness command, Link Harness's server:
+// lnk-link-harness serve answers one agent's messages at its endpoint, keeping nothing
 // that matters in memory, so it can be killed at any moment and started
 // again (or another started on the same store) and the next turn goes on.
 package main

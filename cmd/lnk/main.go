@@ -1,5 +1,6 @@
-// Command lnk is how a person uses and inspects Link from a terminal:
-// lnk conformance, lnk agent chat, lnk store serve, lnk measure.
+// Package main is the lnk command, how a person uses and inspects Link
+// from a terminal: lnk conformance, lnk agent chat, lnk store serve,
+// lnk measure.
 package main
 
 import (
