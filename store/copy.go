@@ -12,6 +12,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // The copy for people, chat.md in a conversation's folder: what was said,
@@ -128,7 +130,7 @@ var trailer = regexp.MustCompile(`<!-- seq ([0-9]{1,19}) -->\n\n\z`)
 // for no copy yet, ok false for one that doesn't end with an answer's
 // trailer (cut short, or not a copy).
 func CopyEnd(path string) (seq int64, ok bool, err error) {
-	f, err := os.Open(path)
+	f, err := fsx.Open(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, true, nil
 	}
@@ -226,7 +228,7 @@ func appendCopy(ctx context.Context, p Paths, conv Conversations, thread string,
 	if renderCopy(&b, since) == 0 {
 		return nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}

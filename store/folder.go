@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // The files of a conversation's folder that aren't events: what the folder
@@ -202,7 +203,7 @@ func (f *Folders) update(ctx context.Context, thread string, fn func(dir string)
 
 // readKept reads a kept file whole, nil when there is none.
 func readKept(path string) ([]byte, error) {
-	fh, err := os.Open(path)
+	fh, err := fsx.Open(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -235,7 +236,7 @@ func writeDerived(path string, b []byte) error { return replaceFile(path, b, fal
 func replaceFile(path string, b []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+randomHex(6))
-	fh, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	fh, err := fsx.Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
@@ -261,7 +262,7 @@ func replaceFile(path string, b []byte, sync bool) error {
 
 // syncDir makes the names in dir durable.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := fsx.Open(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

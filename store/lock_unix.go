@@ -9,6 +9,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // lockDir takes the lock of a conversation's folder for what it keeps that
@@ -16,7 +18,7 @@ import (
 // ends. It is the folder's own flock, so it needs no file of its own, and
 // every process takes it through its own open folder.
 func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
-	d, err := os.Open(dir)
+	d, err := fsx.Open(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

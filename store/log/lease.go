@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"golang.org/x/sys/unix"
 
 	"github.com/lnk-dev/link/store"
@@ -41,7 +42,7 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer f.Close()
-	lf, err := os.OpenFile(filepath.Join(dir, LeaseFile), os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := fsx.Open(filepath.Join(dir, LeaseFile), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return store.Lease{}, err
 	}
@@ -86,7 +87,7 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 		return err
 	}
 	defer f.Close()
-	lf, err := os.OpenFile(filepath.Join(dir, LeaseFile), os.O_RDWR, 0o600)
+	lf, err := fsx.Open(filepath.Join(dir, LeaseFile), os.O_RDWR, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -39,7 +40,7 @@ func lock(ctx context.Context, f *os.File, how int) error {
 // syncDir makes the names in dir durable: a new file in it, or a new
 // folder.
 func syncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := fsx.Open(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}

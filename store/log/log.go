@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"golang.org/x/sys/unix"
 
 	"github.com/lnk-dev/link/contract"
@@ -163,7 +164,7 @@ func openLocked(ctx context.Context, dir string, flag, how int) (*os.File, error
 			return nil, err
 		}
 	}
-	f, err := os.OpenFile(filepath.Join(dir, EventsFile), flag, 0o600)
+	f, err := fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
 	if err != nil {
 		return nil, err
 	}

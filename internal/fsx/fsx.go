@@ -1,0 +1,42 @@
+// Package fsx opens files for the store's per-message path without the
+// runtime's poller. On Linux a regular file or a folder is never
+// pollable, yet os.OpenFile tries: four fcntl calls and an epoll_ctl that
+// fails, on every open. The store opens a dozen files for each message
+// (its log, its lease, the folder's lock, the copy for people), so Open
+// makes the one open(2) and hands the descriptor to os.NewFile, which
+// asks its flags once and leaves it out of the poller.
+package fsx
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// ReadFile reads the whole of name as os.ReadFile does, through Open.
+func ReadFile(name string) ([]byte, error) {
+	f, err := Open(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := 512
+	if info, err := f.Stat(); err == nil && info.Size() > 0 && info.Size() < 1<<30 {
+		size = int(info.Size()) + 1
+	}
+	b := make([]byte, 0, size)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return b, &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
+}

@@ -1,0 +1,101 @@
+package fsx
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "a.txt")
+	if _, err := Open(name, os.O_RDONLY, 0); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("open of a missing file: %v, want fs.ErrNotExist", err)
+	}
+	f, err := Open(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("hello\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	info, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", info.Mode().Perm())
+	}
+	if _, err := Open(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("exclusive open of a file there: %v, want fs.ErrExist", err)
+	}
+	a, err := Open(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.WriteString("again\n")
+	a.Close()
+	b, err := ReadFile(name)
+	if err != nil || string(b) != "hello\nagain\n" {
+		t.Fatalf("read %q, %v", b, err)
+	}
+	d, err := Open(dir, os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatalf("open a folder: %v", err)
+	}
+	names, err := d.Readdirnames(-1)
+	d.Close()
+	if err != nil || len(names) != 1 || names[0] != "a.txt" {
+		t.Errorf("folder lists %v, %v", names, err)
+	}
+}
+
+func TestReadFileSizes(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 511, 512, 513, 70000} {
+		want := bytes.Repeat([]byte("x"), n)
+		name := filepath.Join(dir, strings.Repeat("f", 1+n%7))
+		if err := os.WriteFile(name, want, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(name)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%d bytes: read %d, %v", n, len(got), err)
+		}
+	}
+}
+
+// BenchmarkOpen compares an open and close through Open with
+// os.OpenFile's, of a file that is there.
+func BenchmarkOpen(b *testing.B) {
+	name := filepath.Join(b.TempDir(), "a")
+	os.WriteFile(name, []byte("x"), 0o600)
+	b.Run("fsx", func(b *testing.B) {
+		for b.Loop() {
+			f, err := Open(name, os.O_RDWR, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
+	b.Run("os", func(b *testing.B) {
+		for b.Loop() {
+			f, err := os.OpenFile(name, os.O_RDWR, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			f.Close()
+		}
+	})
+}
