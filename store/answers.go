@@ -59,14 +59,17 @@ func (f *Folders) Keep(ctx context.Context, thread, text string, at time.Time, s
 }
 
 // Pending lists the answers still to hand over, of every conversation of
-// the agent, oldest first.
+// the agent, oldest first, those kept while their callers are told them
+// (KeepTelling) with them.
 func (f *Folders) Pending(ctx context.Context) ([]Kept, error) {
-	var out []Kept
-	err := f.eachFolder(ctx, func(thread, dir string) error {
-		all, err := readAnswers(dir, thread)
-		out = append(out, all...)
-		return err
-	})
+	out, err := f.telling()
+	if err == nil {
+		err = f.eachFolder(ctx, func(thread, dir string) error {
+			all, err := readAnswers(dir, thread)
+			out = append(out, all...)
+			return err
+		})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list answers to hand over: %w", err)
 	}
@@ -78,6 +81,9 @@ func (f *Folders) Pending(ctx context.Context) ([]Kept, error) {
 func (f *Folders) Done(ctx context.Context, ids []string) error {
 	byThread := map[string]map[string]bool{}
 	for _, id := range ids {
+		if err := f.Told(ctx, id); err != nil {
+			return err
+		}
 		name, _, ok := strings.Cut(id, idSep)
 		if !ok {
 			continue
@@ -213,6 +219,9 @@ func (f *Folders) Recover(ctx context.Context, p contract.RecoverParams) (contra
 	res := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}
 	if p.Done != nil {
 		return res, f.Done(ctx, p.Done)
+	}
+	if err := f.adoptTelling(ctx, nil); err != nil {
+		return res, err
 	}
 	var all []Kept
 	var err error

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // TellingID is a new id of an answer of thread, for KeepTelling: known
@@ -26,11 +27,18 @@ func (f *Folders) TellingID(thread string) (string, error) {
 	return name + idSep + randomHex(12), nil
 }
 
+// TellingDir is the folder, in the agent's conversations folder, of the
+// answers kept while their callers are told them: a file each, named by
+// the answer's id, made by KeepTelling and removed by Told. No thread's
+// folder has its name (contract.FolderThread refuses it).
+const TellingDir = "telling"
+
 // KeepTelling keeps an answer of thread, with id from TellingID, while
-// its caller is being told it, as Keep does but syncing nothing: the file
-// survives the process's kill (the page cache keeps it), not a machine's
-// stop, which loses at worst this keep. Told lets it go once the caller
-// was told.
+// its caller is being told it: one small file made in TellingDir, synced
+// nowhere (it survives the process's kill, as the page cache keeps it,
+// not a machine's stop, which loses at worst this keep). Told removes
+// it once the caller was told; a recover that finds it still there first
+// moves it into its conversation's answers.json (adoptTelling).
 func (f *Folders) KeepTelling(ctx context.Context, id, thread, text string, at time.Time) error {
 	if at.IsZero() {
 		at = f.now()
@@ -39,19 +47,103 @@ func (f *Folders) KeepTelling(ctx context.Context, id, thread, text string, at t
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) {
+	if !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) || strings.ContainsAny(id, `/\`) {
 		return fmt.Errorf("keep an answer of %s while it is told: id %q is not of its folder", thread, id)
 	}
-	k := Kept{ID: id, Thread: thread, Text: text, Kept: at.UTC()}
-	err = f.update(ctx, thread, func(dir string) error {
-		all, err := readAnswers(dir, thread)
-		if err != nil {
-			return err
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(Kept{ID: id, Thread: thread, Text: text, Kept: at.UTC()})
+	if err != nil {
+		return err
+	}
+	path := f.tellingPath(id)
+	fh, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = mkdirAll(filepath.Dir(path)); err == nil {
+			fh, err = fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		}
-		return writeAnswersUnsynced(dir, append(all, k))
-	})
+	}
 	if err != nil {
 		return fmt.Errorf("keep an answer of %s while it is told: %w", thread, err)
+	}
+	_, err = fh.Write(b)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("keep an answer of %s while it is told: %w", thread, err)
+	}
+	return nil
+}
+
+func (f *Folders) tellingPath(id string) string {
+	return filepath.Join(f.Paths.Chats(), TellingDir, id+".json")
+}
+
+// telling reads the answers kept while told, in TellingDir. A file that
+// doesn't read as one is passed over (a machine's stop may leave one
+// empty: it never held an answer on the disk).
+func (f *Folders) telling() ([]Kept, error) {
+	entries, err := os.ReadDir(filepath.Join(f.Paths.Chats(), TellingDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Kept
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() {
+			continue
+		}
+		b, err := readKept(f.tellingPath(id))
+		if err != nil {
+			return nil, err
+		}
+		var k Kept
+		if json.Unmarshal(b, &k) != nil || k.ID != id {
+			continue
+		}
+		if name, err := contract.ThreadFolder(k.Thread); err != nil || !strings.HasPrefix(id, name+idSep) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// adoptTelling moves each answer kept while told that skip doesn't name
+// (its teller gone: killed before it told, or it failed) into its
+// conversation's answers.json, synced, then removes its file, so it is
+// handed over as any kept answer is. One already there (a kill between
+// the two) is only removed.
+func (f *Folders) adoptTelling(ctx context.Context, skip func(id string) bool) error {
+	all, err := f.telling()
+	if err != nil {
+		return fmt.Errorf("read answers being told: %w", err)
+	}
+	for _, k := range all {
+		if skip != nil && skip(k.ID) {
+			continue
+		}
+		err := f.update(ctx, k.Thread, func(dir string) error {
+			kept, err := readAnswers(dir, k.Thread)
+			if err != nil {
+				return err
+			}
+			if !slices.ContainsFunc(kept, func(o Kept) bool { return o.ID == k.ID }) {
+				if err := writeAnswers(dir, append(kept, k)); err != nil {
+					return err
+				}
+			}
+			return os.Remove(f.tellingPath(k.ID))
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("keep the answer %s its teller left: %w", k.ID, err)
+		}
 	}
 	return nil
 }
@@ -64,6 +156,9 @@ func (f *Folders) RecoverExcept(ctx context.Context, p contract.RecoverParams, s
 		return f.Recover(ctx, p)
 	}
 	res := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}
+	if err := f.adoptTelling(ctx, skip); err != nil {
+		return res, err
+	}
 	var all []Kept
 	var err error
 	if p.TwoPhase {
@@ -108,55 +203,11 @@ func (f *Folders) RecoverExcept(ctx context.Context, p contract.RecoverParams, s
 // Told lets the answer id go, kept by KeepTelling, syncing nothing; an id
 // that names none is passed over.
 func (f *Folders) Told(ctx context.Context, id string) error {
-	name, _, ok := strings.Cut(id, idSep)
-	if !ok {
+	if !strings.Contains(id, idSep) || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil
 	}
-	thread, err := contract.FolderThread(name)
-	if err != nil {
-		return nil
-	}
-	dir, err := f.Paths.Conversation(thread)
-	if err != nil {
-		return err
-	}
-	if _, err := os.Stat(filepath.Join(dir, AnswersFile)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	err = f.update(ctx, thread, func(dir string) error {
-		all, err := readAnswers(dir, thread)
-		if err != nil {
-			return err
-		}
-		keep := all[:0:0]
-		for _, k := range all {
-			if k.ID != id {
-				keep = append(keep, k)
-			}
-		}
-		if len(keep) == len(all) {
-			return nil
-		}
-		return writeAnswersUnsynced(dir, keep)
-	})
-	if err != nil {
-		return fmt.Errorf("let the answer told of %s go: %w", thread, err)
+	if err := os.Remove(f.tellingPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("let the answer told %s go: %w", id, err)
 	}
 	return nil
-}
-
-// writeAnswersUnsynced is writeAnswers without a sync.
-func writeAnswersUnsynced(dir string, all []Kept) error {
-	path := filepath.Join(dir, AnswersFile)
-	if len(all) == 0 {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return nil
-	}
-	b, err := json.MarshalIndent(all, "", "\t")
-	if err != nil {
-		return err
-	}
-	return writeDerived(path, append(b, '\n'))
 }
