@@ -13,7 +13,9 @@ import (
 // initialize, session/resume (session/load and session/new too, for other
 // clients) of the session its thread names, session/prompt by calling
 // a.Prompt, _link/recover by calling a.Recover, and session/cancel by
-// cancelling that session's running prompts' contexts. agentName is the
+// cancelling that session's running prompts' contexts (their cause
+// ErrCancelled) and asking an agent that is a Canceller to end the
+// thread's turn (cancel.go). agentName is the
 // agent the endpoint routed the connection to, tools its Link-Tools
 // header (nil if none).
 //
@@ -48,7 +50,7 @@ type server struct {
 
 // turn is one running prompt.
 type turn struct {
-	cancel    context.CancelFunc
+	cancel    context.CancelCauseFunc
 	cancelled bool // by session/cancel
 }
 
@@ -89,7 +91,7 @@ func (s *server) handle(ctx context.Context, r *Request) {
 	case MethodSessionCancel:
 		var p sessionParams
 		if json.Unmarshal(r.Params, &p) == nil && p.SessionID != nil {
-			s.cancel(*p.SessionID)
+			s.cancelSession(*p.SessionID)
 		}
 	case contract.MethodRecover:
 		s.recover(ctx, r)
@@ -133,7 +135,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 		r.Fail(ctx, err)
 		return
 	}
-	tctx, cancel := context.WithCancel(s.ctx)
+	tctx, cancel := context.WithCancelCause(s.ctx)
 	t := &turn{cancel: cancel}
 	s.mu.Lock()
 	if s.running[p.Thread] == nil {
@@ -144,7 +146,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		defer cancel()
+		defer cancel(nil)
 		st := &stream{conn: s.conn, thread: p.Thread}
 		ans, err := s.a.Prompt(tctx, p, st)
 		s.mu.Lock()
@@ -212,16 +214,6 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 		return Prompt{}, err
 	}
 	return Prompt{Agent: s.agent, Thread: thread, Said: said, Tools: s.tools, Blocks: blocks, Meta: pp.Meta}, nil
-}
-
-// cancel cancels the running prompts of thread.
-func (s *server) cancel(thread string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for t := range s.running[thread] {
-		t.cancelled = true
-		t.cancel()
-	}
 }
 
 func (s *server) recover(ctx context.Context, r *Request) {

@@ -113,7 +113,7 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 	if len(o.Key) == 0 {
 		return nil, &DialError{Step: StepConnect, Err: errors.New("no endpoint key")}
 	}
-	var d net.Dialer
+	d := net.Dialer{KeepAlive: -1} // one message's connection (Listen)
 	raw, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
 		return nil, &DialError{Step: StepConnect, Err: err}

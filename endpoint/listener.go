@@ -1,9 +1,19 @@
 package endpoint
 
 import (
+	"context"
 	"net"
 	"time"
 )
+
+// Listen listens on addr (host:port) for the endpoint's connections,
+// without TCP keep-alive: each connection carries one message and ends
+// with its answer, so probes every 15 s would never fire, and turning
+// them on costs four setsockopt calls per connection.
+func Listen(ctx context.Context, addr string) (net.Listener, error) {
+	lc := net.ListenConfig{KeepAlive: -1}
+	return lc.Listen(ctx, "tcp", addr)
+}
 
 // noDelayListener sets TCP_NODELAY on every TCP connection it accepts:
 // each message is a connection of its own, and without it a streamed

@@ -40,8 +40,7 @@ func New(cfg Config) (*Server, error) {
 // ListenAndServe listens on addr (host:port) and serves it until ctx is
 // done or Close.
 func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	ln, err := Listen(ctx, addr)
 	if err != nil {
 		return err
 	}

@@ -88,7 +88,7 @@ func (a *answer) send(text string) {
 	if a.gone {
 		return
 	}
-	if a.ctx.Err() != nil || a.s.Chunk(a.ctx, text) != nil {
+	if ctx, ok := a.caller(); !ok || a.s.Chunk(ctx, text) != nil {
 		a.gone = true
 	}
 }
@@ -100,7 +100,7 @@ func (a *answer) toolCall(id, name string) {
 	if a.gone {
 		return
 	}
-	if a.ctx.Err() != nil || a.s.ToolCall(a.ctx, id, name, a.activity) != nil {
+	if ctx, ok := a.caller(); !ok || a.s.ToolCall(ctx, id, name, a.activity) != nil {
 		a.gone = true
 	}
 }
@@ -116,17 +116,18 @@ func (a *answer) toolDone(id string, failed bool) {
 	if failed {
 		status = acp.ToolFailed
 	}
-	if a.ctx.Err() != nil || a.s.ToolCallUpdate(a.ctx, id, status, a.activity) != nil {
+	if ctx, ok := a.caller(); !ok || a.s.ToolCallUpdate(ctx, id, status, a.activity) != nil {
 		a.gone = true
 	}
 }
 
 // callerGone says whether the caller went before the answer's end: a
-// write failed, or its context ended.
+// write failed, or its context ended, other than by session/cancel.
 func (a *answer) callerGone() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.gone || a.ctx.Err() != nil
+	_, live := a.caller()
+	return a.gone || !live
 }
 
 // Text is the answer as streamed, whether or not anyone took it.

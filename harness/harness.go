@@ -46,6 +46,7 @@ type Harness struct {
 	telling sync.Map
 	locks   [64]sync.Mutex // appends of one conversation, in this process
 	hist    *history       // events kept between turns, a cache
+	turns   sync.Map       // the turn running here of each conversation, for Cancel
 }
 
 var _ acp.Agent = (*Harness)(nil)

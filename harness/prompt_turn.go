@@ -76,6 +76,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	// takes the number after its last event without asking, and the
 	// turn's first round needn't read again.
 	t := &turn{h: h, c: c, holder: holder}
+	defer h.running(t)() // for Cancel to reach (cancel.go)
 	t.resume()
 	err = t.refresh(ctx)
 	var ev store.Event

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -138,7 +137,7 @@ func (r *rig) serve() {
 	if err != nil {
 		r.t.Fatal(err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := endpoint.Listen(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		r.t.Fatal(err)
 	}
@@ -179,8 +178,11 @@ type exchange struct {
 	conn  *endpoint.ClientConn
 	mu    sync.Mutex
 	notes []note
-	taken chan struct{}
-	once  sync.Once
+	// commands are the session's available_commands_update, each as it
+	// came: the session's, not a prompt's, so not among notes.
+	commands []json.RawMessage
+	taken    chan struct{}
+	once     sync.Once
 }
 
 func (r *rig) dial(ctx context.Context, thread string) *exchange {
@@ -198,6 +200,12 @@ func (r *rig) dial(ctx context.Context, thread string) *exchange {
 			}
 			json.Unmarshal(params, &p)
 			n.Update = p.Update
+			if p.Update.SessionUpdate == acp.UpdateAvailableCommands {
+				x.mu.Lock()
+				x.commands = append(x.commands, params)
+				x.mu.Unlock()
+				return
+			}
 		}
 		x.mu.Lock()
 		x.notes = append(x.notes, n)

@@ -37,6 +37,7 @@ type turn struct {
 	// telling is the id of the answer kept for the caller while it is told
 	// it (store.KeepTelling), "" when none is.
 	telling string
+	end     ending // how Cancel asks it to end (cancel.go)
 }
 
 // finished is how a turn ended: its last answer's event and why.
@@ -53,6 +54,7 @@ var errCapped = errors.New("answer at the bridge's limit")
 // message waits. It lets the lease go, looks once more for a message that
 // joined as it did, and takes the lease again to answer it if one did.
 func (t *turn) run(ctx context.Context) (finished, error) {
+	defer t.h.running(t)() // for Cancel to reach
 	var f finished
 	for {
 		var err error
@@ -100,7 +102,13 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 		if rounds >= t.h.cfg.MaxRounds {
 			choice = model.ToolNone
 		}
+		if t.endAsked(ctx) { // cancel.go
+			return t.stopped(ctx, "")
+		}
 		ev, capped, err := t.round(ctx, choice)
+		if cut, ok := err.(errStopped); ok {
+			return t.stopped(ctx, cut.text)
+		}
 		if err != nil {
 			return finished{}, err
 		}
@@ -288,7 +296,8 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	var streamed []byte
 	capped := false
 	began := time.Now()
-	resp, err := prov.Stream(ctx, req, func(d model.Delta) error {
+	sctx, streamDone := t.end.stream(ctx) // cut when the turn is asked to end
+	resp, err := prov.Stream(sctx, req, func(d model.Delta) error {
 		if d.Text == "" {
 			return nil
 		}
@@ -300,9 +309,12 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 		}
 		return nil
 	})
+	streamDone()
 	switch {
 	case capped:
 		resp = model.Response{Text: string(streamed) + cutNote, Model: name, Provider: route.Provider, Latency: time.Since(began), StopReason: model.StopMaxTokens}
+	case t.end.wasAsked():
+		return store.Event{}, false, errStopped{string(streamed)}
 	case err != nil:
 		return t.failed(ctx, err)
 	}

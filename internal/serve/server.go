@@ -42,6 +42,11 @@ type Config struct {
 	// another process takes over a turn whose process died; 0 is
 	// $LNK_LEASE_TTL of Env (a Go duration), else the harness's 30 s.
 	LeaseTTL time.Duration
+	// Linked opens each store driver the program links, by name, run in
+	// its process (lnk: sqlite); a conversation kept by another of lnk
+	// store serve's drivers is reached through the store bridge, the
+	// driver run in a child process (Ways).
+	Linked map[string]store.Opener
 	// Edit, when not nil, changes the harness's config before it is made:
 	// for tests and measures (a model that answers at once).
 	Edit func(*harness.Config)
@@ -99,10 +104,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	pr := NewProviders(cfg.Env)
 	modelName := cfg.Model
+	ways := Ways{Linked: cfg.Linked, Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger}
 	hc := harness.Config{
 		Home:    cfg.Home,
-		Drivers: Drivers,
-		Openers: Openers,
+		Drivers: ways.Drivers,
+		Openers: ways.Openers,
 		Settings: func(ctx context.Context, p store.Paths) (harness.Settings, error) {
 			return ReadSettings(ctx, p, modelName)
 		},
@@ -132,8 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		closeTools(own)
 		return nil, err
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", cfg.Addr)
+	ln, err := endpoint.Listen(ctx, cfg.Addr)
 	if err != nil {
 		h.Close()
 		closeTools(own)

@@ -159,12 +159,14 @@ func openLocked(ctx context.Context, dir string, flag, how int) (*os.File, error
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if flag&os.O_CREATE != 0 {
+	f, err := fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
+	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
+		// The folder first, at a conversation's first event.
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, err
 		}
+		f, err = fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
 	}
-	f, err := fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
 	if err != nil {
 		return nil, err
 	}
