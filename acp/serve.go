@@ -15,7 +15,9 @@ import (
 // a.Prompt, _link/recover by calling a.Recover, and session/cancel by
 // cancelling that session's running prompts' contexts (their cause
 // ErrCancelled) and asking an agent that is a Canceller to end the
-// thread's turn (cancel.go). agentName is the
+// thread's turn (cancel.go); an agent that is
+// a Commander has its commands listed to each session it opens (an
+// available_commands_update right after the answer). agentName is the
 // agent the endpoint routed the connection to, tools its Link-Tools
 // header (nil if none).
 //
@@ -70,13 +72,16 @@ func (s *server) handle(ctx context.Context, r *Request) {
 			AuthMethods: []json.RawMessage{},
 		})
 	case MethodSessionResume, MethodSessionLoad:
-		if err := s.open(r.Params); err != nil {
+		thread, err := s.open(r.Params)
+		if err != nil {
 			r.Fail(ctx, err)
 			return
 		}
 		// Nothing of the thread's history is replayed: a bridge sends the
 		// message alone, and the harness holds the rest.
-		r.Reply(ctx, json.RawMessage("{}"))
+		if r.Reply(ctx, json.RawMessage("{}")) == nil {
+			s.advertise(ctx, thread)
+		}
 	case MethodSessionNew:
 		if err := s.needInit(); err != nil {
 			r.Fail(ctx, err)
@@ -85,7 +90,9 @@ func (s *server) handle(ctx context.Context, r *Request) {
 		s.mu.Lock()
 		s.sessions[contract.DefaultThread] = true
 		s.mu.Unlock()
-		r.Reply(ctx, NewSessionResult{SessionID: contract.DefaultThread})
+		if r.Reply(ctx, NewSessionResult{SessionID: contract.DefaultThread}) == nil {
+			s.advertise(ctx, contract.DefaultThread)
+		}
 	case MethodSessionPrompt:
 		s.prompt(ctx, r)
 	case MethodSessionCancel:
@@ -110,21 +117,21 @@ func (s *server) needInit() error {
 }
 
 // open checks a session request's params and opens its thread's session.
-func (s *server) open(params json.RawMessage) error {
+func (s *server) open(params json.RawMessage) (string, error) {
 	if err := s.needInit(); err != nil {
-		return err
+		return "", err
 	}
 	var p sessionParams
 	if err := json.Unmarshal(params, &p); err != nil || p.SessionID == nil {
-		return &contract.RuleError{Field: "sessionId", Rule: "a session's sessionId is its thread, a string"}
+		return "", &contract.RuleError{Field: "sessionId", Rule: "a session's sessionId is its thread, a string"}
 	}
 	if err := contract.ParseThread(*p.SessionID); err != nil {
-		return err
+		return "", err
 	}
 	s.mu.Lock()
 	s.sessions[*p.SessionID] = true
 	s.mu.Unlock()
-	return nil
+	return *p.SessionID, nil
 }
 
 // prompt checks a session/prompt and runs its turn in a goroutine of its

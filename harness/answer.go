@@ -42,6 +42,14 @@ func newAnswer(ctx context.Context, s acp.Stream, max int, activity *bool) *answ
 	return &answer{ctx: ctx, s: s, max: max, activity: activity, gone: s == nil}
 }
 
+// setActivity sets the _meta.link.activity of the calls streamed from
+// now on (nil: none).
+func (a *answer) setActivity(activity *bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.activity = activity
+}
+
 // startRound marks a new model round: its text, if any, is set apart
 // from the last round's.
 func (a *answer) startRound() {

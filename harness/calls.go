@@ -27,7 +27,8 @@ func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
 	for i, o := range offered {
 		names[i] = o.Name
 	}
-	meta := CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName()}
+	meta := CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName(), Specs: t.specs(narrowed)}
+	t.out.setActivity(t.verbose()) // the conversation's /chat:verbose, as of now
 	errs := make([]error, len(calls))
 	var wg sync.WaitGroup
 	for i, c := range calls {

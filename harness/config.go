@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
@@ -26,6 +27,21 @@ type Settings struct {
 	Verbose *bool
 	// MaxTokens bounds each answer; 0 leaves it to the provider.
 	MaxTokens int
+	// ToolsSpec is the spec's [tools] table, every tool's, as a JSON
+	// object; ToolSpecs, by tool name (web), each tool's [tool.<name>]
+	// over it, merged key by key. What a call carries as link.local/spec
+	// (ToolSpec).
+	ToolsSpec json.RawMessage
+	ToolSpecs map[string]json.RawMessage
+}
+
+// ToolSpec is tool's table of the spec: its [tool.<name>] over [tools],
+// else [tools] alone; nil when the spec has neither.
+func (s Settings) ToolSpec(tool string) json.RawMessage {
+	if t, ok := s.ToolSpecs[tool]; ok {
+		return t
+	}
+	return s.ToolsSpec
 }
 
 // Alias is the model name a name stands for: its alias's, else itself.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
-	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -23,13 +22,18 @@ import (
 // and its answer is kept for _link/recover. An answer to a caller still
 // there is kept too, from just before its event is stored, until Serve
 // has told it (acp.Answer.Told lets it go), so a kill in between loses
-// nothing.
+// nothing. A prompt of the owner's whose whole text is one of the
+// owner's commands is done, not sent to the model (commands.go).
 func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
 	if !h.begin() {
 		return acp.Answer{}, ErrClosing
 	}
 	defer h.wg.Done()
 	c, err := h.open(ctx, p.Agent, p.Thread)
+	if err != nil {
+		return acp.Answer{}, err
+	}
+	cmd, err := h.ownerCommand(c, p) // nil for a message
 	if err != nil {
 		return acp.Answer{}, err
 	}
@@ -54,6 +58,9 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 		if err := h.setModel(ctx, c, p.Said.Model, p.Said.From); err != nil {
 			return acp.Answer{}, err
 		}
+	}
+	if cmd != nil {
+		return h.command(ctx, c, cmd, s) // commands.go
 	}
 	msg := messageEvent(p, h.cfg.Now(), h.cfg.Location)
 	holder := h.holder()
@@ -136,15 +143,11 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 // message, as a model_set event from its sender. A name no provider
 // serves is refused before anything is stored.
 func (h *Harness) setModel(ctx context.Context, c *conv, said, from string) error {
-	name := c.settings.Alias(said)
-	if err := contract.ParseModel(name); err != nil {
+	name, provider, err := h.resolveModel(c, said)
+	if err != nil {
 		return err
 	}
-	route, err := h.cfg.Route(name)
-	if err != nil {
-		return &contract.RuleError{Field: "model", Rule: err.Error()}
-	}
-	_, err = h.append(ctx, c, store.Event{Kind: store.KindModelSet, Model: name, Provider: route.Provider, From: from})
+	_, err = h.append(ctx, c, store.Event{Kind: store.KindModelSet, Model: name, Provider: provider, From: from})
 	return err
 }
 

@@ -13,6 +13,7 @@ const (
 	KindSummary    Kind = "summary"     // a summary of the events it covers
 	KindModelSet   Kind = "model_set"   // /model:set: the conversation's model from here on
 	KindCheckpoint Kind = "checkpoint"  // where the window starts, and the tokens before it
+	KindChatSet    Kind = "chat_set"    // /chat:verbose: the conversation's own settings from here on
 )
 
 // Event is one entry of a conversation's append-only log. Its Seq is
@@ -59,6 +60,10 @@ type Event struct {
 
 	// A checkpoint: where the window starts.
 	Window *Checkpoint `json:"window,omitempty"`
+
+	// A chat_set: whether the conversation's tool calls are shown
+	// (/chat:verbose), false written as false.
+	Verbose *bool `json:"verbose,omitempty"`
 }
 
 // Part is an attachment of a message: an image, a voice note or a document,

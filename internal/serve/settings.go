@@ -19,8 +19,14 @@ import (
 //	{
 //	  "model": {"name": "anthropic/claude-opus-5-5", "aliases": {"fast": "anthropic/claude-haiku-5"}, "answer": 8192},
 //	  "storage": {"conversations": "compact"},
-//	  "chat": {"verbose": true}
+//	  "chat": {"verbose": true},
+//	  "tools": {"timeout": 30},
+//	  "tool": {"web": {"max_bytes": 1048576}}
 //	}
+//
+// tools is the spec's [tools] table, for every tool, and tool its
+// [tool.<name>] tables, each over [tools] for its tool: what a call
+// carries as link.local/spec.
 type configFile struct {
 	Model struct {
 		Name    string            `json:"name"`
@@ -33,6 +39,8 @@ type configFile struct {
 	Chat struct {
 		Verbose *bool `json:"verbose"`
 	} `json:"chat"`
+	Tools json.RawMessage `json:"tools"`
+	Tool  json.RawMessage `json:"tool"`
 }
 
 // maxConfig bounds config.json.
@@ -69,12 +77,18 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 	if c.Model.Answer < 0 {
 		return harness.Settings{}, fmt.Errorf("config.json: model.answer %d is negative", c.Model.Answer)
 	}
+	tools, each, err := toolSpecs(c.Tools, c.Tool)
+	if err != nil {
+		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
+	}
 	s := harness.Settings{
 		Model:         c.Model.Name,
 		Aliases:       c.Model.Aliases,
 		Conversations: c.Storage.Conversations,
 		Verbose:       c.Chat.Verbose,
 		MaxTokens:     c.Model.Answer,
+		ToolsSpec:     tools,
+		ToolSpecs:     each,
 	}
 	if model != "" {
 		s.Model = model

@@ -1,6 +1,8 @@
 package serve
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/lnk-dev/link/store"
@@ -19,9 +21,59 @@ func TestSettings(t *testing.T) {
 			t.Errorf("accepted %s", bad)
 		}
 	}
+	for _, bad := range []string{`{"tools":[1]}`, `{"tools":"x"}`, `{"tool":{"web":3}}`, `{"tool":[]}`, `{"tool":{"Web":{}}}`, `{"tool":{"a__b":{}}}`, `{"tool":{"web":{"x":1},"":{}}}`} {
+		_, err := ParseSettings([]byte(bad), "")
+		if err == nil || !strings.Contains(err.Error(), "config.json: tool") {
+			t.Errorf("%s: %v, want a refusal naming the table", bad, err)
+		}
+	}
 	p, _ := store.For(t.TempDir(), "main")
 	if s, err := ReadSettings(t.Context(), p, ""); err != nil || s.Model != "" {
 		t.Fatalf("a missing config.json: %+v, %v", s, err)
+	}
+}
+
+// The spec's [tools] and [tool.<name>] tables: each tool named has its
+// own over [tools], merged key by key; any other tool has [tools] alone.
+func TestToolSpecs(t *testing.T) {
+	for _, c := range []struct {
+		config     string
+		all        string            // [tools] as kept, "" for none
+		each       map[string]string // by tool, merged
+		web, other string            // Settings.ToolSpec of web and of a tool not named
+	}{
+		{`{}`, "", nil, "", ""},
+		{`{"tools":null,"tool":null}`, "", nil, "", ""},
+		{`{"tools":{"timeout":30,"proxy":"on"}}`, `{"proxy":"on","timeout":30}`, nil, `{"proxy":"on","timeout":30}`, `{"proxy":"on","timeout":30}`},
+		{`{"tools":{"t":1},"tool":{"web":null}}`, `{"t":1}`, nil, `{"t":1}`, `{"t":1}`},
+		{`{"tool":{"web":{"max_bytes":100}}}`, "", map[string]string{"web": `{"max_bytes":100}`}, `{"max_bytes":100}`, ""},
+		{
+			`{"tools":{"timeout":30,"proxy":"on"},"tool":{"web":{"timeout":5,"max_bytes":100},"memory":{}}}`,
+			`{"proxy":"on","timeout":30}`,
+			map[string]string{"web": `{"max_bytes":100,"proxy":"on","timeout":5}`, "memory": `{"proxy":"on","timeout":30}`},
+			`{"max_bytes":100,"proxy":"on","timeout":5}`, `{"proxy":"on","timeout":30}`,
+		},
+		{`{"tools":{"deep":{"a":1,"b":2}},"tool":{"web":{"deep":{"a":3}}}}`, `{"deep":{"a":1,"b":2}}`, map[string]string{"web": `{"deep":{"a":3}}`}, `{"deep":{"a":3}}`, `{"deep":{"a":1,"b":2}}`},
+	} {
+		s, err := ParseSettings([]byte(c.config), "")
+		if err != nil {
+			t.Errorf("%s: %v", c.config, err)
+			continue
+		}
+		if string(s.ToolsSpec) != c.all || len(s.ToolSpecs) != len(c.each) {
+			t.Errorf("%s: [tools] %s, %d tools' tables; want %s, %d", c.config, s.ToolsSpec, len(s.ToolSpecs), c.all, len(c.each))
+		}
+		for name, want := range c.each {
+			if got := string(s.ToolSpecs[name]); got != want {
+				t.Errorf("%s: %s's table %s, want %s", c.config, name, got, want)
+			}
+		}
+		if got := string(s.ToolSpec("web")); got != c.web {
+			t.Errorf("%s: web's spec %s, want %s", c.config, got, c.web)
+		}
+		if got := string(s.ToolSpec("other")); got != c.other {
+			t.Errorf("%s: another tool's spec %s, want %s", c.config, got, c.other)
+		}
 	}
 }
 
@@ -30,6 +82,7 @@ func TestSettings(t *testing.T) {
 func FuzzSettings(f *testing.F) {
 	f.Add([]byte(`{"model":{"name":"a/b","aliases":{"x":"y"}},"storage":{"conversations":"log"}}`), "")
 	f.Add([]byte(`{"chat":{"verbose":true}}`), "offline")
+	f.Add([]byte(`{"tools":{"t":1},"tool":{"web":{"t":2,"u":[1]},"memory":null}}`), "")
 	f.Fuzz(func(t *testing.T, b []byte, model string) {
 		s, err := ParseSettings(b, model)
 		if err != nil {
@@ -40,6 +93,15 @@ func FuzzSettings(f *testing.F) {
 		}
 		if model != "" && s.Model != model {
 			t.Fatal("--model lost")
+		}
+		for name, spec := range s.ToolSpecs {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(spec, &m) != nil || m == nil || !toolName(name) {
+				t.Fatalf("tool %q's table %s is not an object of a tool's name", name, spec)
+			}
+		}
+		if s.ToolsSpec != nil && (len(s.ToolsSpec) == 0 || s.ToolsSpec[0] != '{') {
+			t.Fatalf("[tools] %s is not an object", s.ToolsSpec)
 		}
 	})
 }

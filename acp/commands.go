@@ -1,0 +1,54 @@
+package acp
+
+import "context"
+
+// UpdateAvailableCommands is the session/update that lists the commands a
+// session takes (ACP's available_commands_update).
+const UpdateAvailableCommands = "available_commands_update"
+
+// Command is one command an agent takes, as ACP's availableCommands lists
+// it: its name without the slash (model:set), what it does, and, when it
+// takes text after its name, a hint of that text.
+type Command struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description"`
+	Input       *CommandInput `json:"input,omitempty"`
+}
+
+// CommandInput is a command's unstructured input: the text typed after
+// its name, hinted at until it is typed.
+type CommandInput struct {
+	Hint string `json:"hint"`
+}
+
+// Commander is an Agent that takes commands of its own. Serve lists them
+// in one available_commands_update of the session, right after it answers
+// session/new, session/load or session/resume.
+type Commander interface {
+	// Commands are agent's commands, in the order they are listed.
+	Commands(agent string) []Command
+}
+
+// commandsUpdate is available_commands_update's update.
+type commandsUpdate struct {
+	SessionUpdate     string    `json:"sessionUpdate"`
+	AvailableCommands []Command `json:"availableCommands"`
+}
+
+// advertise sends thread's session the agent's commands, when it is a
+// Commander; a write that fails is the connection's end, which its read
+// loop meets.
+func (s *server) advertise(ctx context.Context, thread string) {
+	c, ok := s.a.(Commander)
+	if !ok {
+		return
+	}
+	cmds := c.Commands(s.agent)
+	if cmds == nil {
+		cmds = []Command{}
+	}
+	s.conn.Notify(ctx, MethodSessionUpdate, struct {
+		SessionID string         `json:"sessionId"`
+		Update    commandsUpdate `json:"update"`
+	}{thread, commandsUpdate{SessionUpdate: UpdateAvailableCommands, AvailableCommands: cmds}})
+}
