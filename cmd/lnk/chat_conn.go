@@ -189,6 +189,7 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 		Addr:   addr,
 		Model:  name,
 		Env:    env,
+		Linked: linkedDrivers(),
 		Logger: slog.New(slog.NewTextHandler(status, &slog.HandlerOptions{Level: slog.LevelError})),
 	})
 	if err != nil {

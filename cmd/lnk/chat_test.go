@@ -119,7 +119,7 @@ func waitTurnEnd(t *testing.T, home, thread string) {
 
 func serveDrivers(t *testing.T, p store.Paths) map[string]store.Conversations {
 	t.Helper()
-	d, err := serve.Drivers(p)
+	d, err := serve.Ways{Linked: linkedDrivers()}.Drivers(p)
 	if err != nil {
 		t.Fatal(err)
 	}
