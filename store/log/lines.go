@@ -14,6 +14,11 @@ import (
 // turn's latest 32 events of a chat fit in one.
 const block = 64 << 10
 
+// smallBlock is the first read of one that wants the last line or two (an
+// append's number, a read from a recent number): most lines fit, and a
+// longer one doubles it until it does.
+const smallBlock = 4 << 10
+
 // completeEnd is the offset just past the last newline of r's first size
 // bytes: where the complete lines end. What's after it is a final line a
 // writer didn't finish, never acknowledged, which no reader reads and the
@@ -101,12 +106,12 @@ func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int6
 // each, until stop says it has what it needs. Numbers must run down by one
 // from each line to the one before it; a line out of order is corrupt.
 // path names the file in errors.
-func lastLines(r io.ReaderAt, end int64, path string, stop func(e store.Event) bool) ([]store.Event, error) {
+func lastLines(r io.ReaderAt, end, first int64, path string, stop func(e store.Event) bool) ([]store.Event, error) {
 	var (
 		es      []store.Event
 		stopped bool
 	)
-	err := backwards(r, end, func(line []byte, off int64) (bool, error) {
+	err := backwardsFrom(r, end, first, func(line []byte, off int64) (bool, error) {
 		e, err := store.ParseLine(line)
 		if err != nil {
 			return false, fmt.Errorf("%s at byte %d: %w", path, off, err)

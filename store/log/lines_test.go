@@ -107,7 +107,7 @@ func TestLatestReadsLittle(t *testing.T) {
 			t.Fatal(err)
 		}
 		count := 0
-		es, err := lastLines(c, end, "events.jsonl", func(store.Event) bool { count++; return count >= 32 })
+		es, err := lastLines(c, end, block, "events.jsonl", func(store.Event) bool { count++; return count >= 32 })
 		if err != nil {
 			t.Fatal(err)
 		}

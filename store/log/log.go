@@ -145,11 +145,16 @@ func lastSeq(f *os.File, end int64) (int64, error) {
 	if end == 0 {
 		return 0, nil
 	}
-	last, err := lastLines(f, end, f.Name(), func(store.Event) bool { return true })
-	if err != nil {
-		return 0, err
-	}
-	return last[0].Seq, nil
+	seq := int64(0)
+	err := backwardsFrom(f, end, smallBlock, func(line []byte, off int64) (bool, error) {
+		e, err := store.ParseLine(line)
+		if err != nil {
+			return false, fmt.Errorf("%s at byte %d: %w", f.Name(), off, err)
+		}
+		seq = e.Seq
+		return false, nil
+	})
+	return seq, err
 }
 
 // openLocked opens dir's events.jsonl with flag and takes how on it; a
@@ -220,7 +225,7 @@ func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.E
 	if from <= 1 {
 		es, err = scan(io.NewSectionReader(f, 0, end), f.Name(), from)
 	} else {
-		es, err = lastLines(f, end, f.Name(), func(e store.Event) bool { return e.Seq <= from })
+		es, err = lastLines(f, end, smallBlock, f.Name(), func(e store.Event) bool { return e.Seq <= from })
 		if len(es) > 0 && es[0].Seq < from {
 			es = es[1:] // the line before from, read to see there's nothing after it
 		}
@@ -249,7 +254,7 @@ func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Even
 	}
 	defer f.Close()
 	count := 0
-	es, err := lastLines(f, end, f.Name(), func(store.Event) bool { count++; return count >= n })
+	es, err := lastLines(f, end, block, f.Name(), func(store.Event) bool { count++; return count >= n })
 	if err != nil {
 		return nil, fmt.Errorf("latest %s: %w", thread, err)
 	}
