@@ -26,18 +26,19 @@ func TestTranscripts(t *testing.T) {
 	}
 	for _, file := range files {
 		t.Run(filepath.Base(file), func(t *testing.T) {
-			playTranscript(t, file)
+			playTranscript(t, file, newScripted())
 		})
 	}
 }
 
-func playTranscript(t *testing.T, file string) {
+// playTranscript plays file against Serve driving a.
+func playTranscript(t *testing.T, file string, a Agent) {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tools := []string{"memory__search"}
-	url, _ := wsServer(t, newScripted(), &tools, 0)
+	url, _ := wsServer(t, a, &tools, 0)
 	f := dialWS(t, url)
 	ctx := testCtx(t)
 	var out bytes.Buffer
