@@ -14,7 +14,9 @@ func init() {
 		words:   "agent chat",
 		summary: "chat with the agent: each line a message, its answer streamed",
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runChat(ctx, args, environ(), os.Stdin, isTerminal(os.Stdin), stdout, stderr)
+			ctx, intr, stop := chatInterrupts(ctx) // Ctrl-C stops an answer (agent_chat_cancel.go)
+			defer stop()
+			return runChat(ctx, args, environ(), os.Stdin, isTerminal(os.Stdin), intr, stdout, stderr)
 		},
 	})
 }
@@ -42,8 +44,9 @@ flags:
 const maxLine = 1 << 20
 
 // runChat is lnk agent chat: lines of in are messages. prompt says to
-// show a prompt before each line (a terminal's input).
-func runChat(ctx context.Context, args []string, env map[string]string, in io.Reader, prompt bool, stdout, stderr io.Writer) int {
+// show a prompt before each line (a terminal's input). An interrupt on
+// intr stops the answer streaming, and at the prompt ends the chat.
+func runChat(ctx context.Context, args []string, env map[string]string, in io.Reader, prompt bool, intr <-chan os.Signal, stdout, stderr io.Writer) int {
 	fs := newFlags("lnk agent chat", chatUsage, stderr)
 	var o chatOptions
 	o.register(fs)
@@ -64,7 +67,7 @@ func runChat(ctx context.Context, args []string, env map[string]string, in io.Re
 		return 1
 	}
 	fmt.Fprintf(stderr, "lnk: chatting in %s; /quit or the end of input ends it\n", o.thread)
-	c := &chat{a: a, o: o, p: newPrinter(stdout, stdout), stderr: stderr}
+	c := &chat{a: a, o: o, p: newPrinter(stdout, stdout), stderr: stderr, intr: intr}
 	code := c.run(ctx, in, prompt, stdout)
 	if err := a.Close(); err != nil {
 		fmt.Fprintf(stderr, "lnk agent chat: stop the agent: %v\n", err)
@@ -81,6 +84,7 @@ type chat struct {
 	o      chatOptions
 	p      *printer
 	stderr io.Writer
+	intr   <-chan os.Signal // Ctrl-C
 }
 
 // run reads messages from in until /quit or its end, each sent once the
@@ -113,6 +117,8 @@ func (c *chat) run(ctx context.Context, in io.Reader, prompt bool, stdout io.Wri
 		var ok bool
 		select {
 		case <-ctx.Done():
+			return 0
+		case <-c.intr:
 			return 0
 		case line, ok = <-lines:
 		}
@@ -147,7 +153,7 @@ func (c *chat) message(ctx context.Context, text string) error {
 	if err := c.showKept(ctx); err != nil {
 		return err
 	}
-	x, err := c.a.say(ctx, c.o.thread, text, c.p)
+	x, err := c.a.say(ctx, c.o.thread, text, c.p, c.intr)
 	c.p.end()
 	switch {
 	case x.tooLong:
@@ -161,7 +167,9 @@ func (c *chat) message(ctx context.Context, text string) error {
 	c.p.line("[Your message joined the turn already running in %s: that turn's answer answers it too.]", c.o.thread)
 	// Every answer kept before it was sent has been shown and let go, so
 	// the first kept now is the one for it.
-	k, ok, err := c.a.waitKept(ctx, c.o.thread, nil, c.o.wait)
+	wctx, stop := untilInterrupt(ctx, c.intr) // Ctrl-C stops waiting
+	defer stop()
+	k, ok, err := c.a.waitKept(wctx, c.o.thread, nil, c.o.wait)
 	if err != nil || !ok {
 		if ctx.Err() != nil {
 			return ctx.Err()

@@ -298,9 +298,10 @@ type exchange struct {
 var errTooLong = fmt.Errorf("the answer passed %d MiB, the most read of one", maxAnswerRead>>20)
 
 // say sends text to thread on a connection of its own, telling out what
-// streams, and waits for the turn's answer. Past maxAnswerRead it stops
-// reading and says tooLong.
-func (a *agentConn) say(ctx context.Context, thread, text string, out sink) (exchange, error) {
+// streams, and waits for the turn's answer; an interrupt on intr
+// meanwhile sends session/cancel, and the turn's answer is then the one
+// it stopped with. Past maxAnswerRead it stops reading and says tooLong.
+func (a *agentConn) say(ctx context.Context, thread, text string, out sink, intr <-chan os.Signal) (exchange, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	conn, err := a.dial(ctx, maxAnswerRead+1<<20)
@@ -354,6 +355,7 @@ func (a *agentConn) say(ctx context.Context, thread, text string, out sink) (exc
 		if err := c.Resume(ctx, thread); err != nil {
 			return acp.PromptResult{}, err
 		}
+		defer cancelOn(ctx, c, thread, intr)()
 		return c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
 	}()
 	if perr != nil {

@@ -75,7 +75,7 @@ func send(ctx context.Context, a *agentConn, o chatOptions, text string, stdout,
 		before[k.ID] = true
 	}
 	p := newPrinter(stdout, stderr)
-	x, err := a.say(ctx, o.thread, text, p)
+	x, err := a.say(ctx, o.thread, text, p, nil)
 	p.end()
 	switch {
 	case x.tooLong:

@@ -48,7 +48,7 @@ func chatIn(t *testing.T, env map[string]string, in string, args ...string) (int
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	var out, errb safeBuffer
-	code := runChat(ctx, args, env, strings.NewReader(in), false, &out, &errb)
+	code := runChat(ctx, args, env, strings.NewReader(in), false, nil, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
