@@ -15,9 +15,9 @@ import (
 // a.Prompt, _link/recover by calling a.Recover, and session/cancel by
 // cancelling that session's running prompts' contexts (their cause
 // ErrCancelled) and asking an agent that is a Canceller to end the
-// thread's turn (cancel.go); an agent that is
-// a Commander has its commands listed to each session it opens (an
-// available_commands_update right after the answer). agentName is the
+// thread's turn (cancel.go); an agent that is a Commander has its
+// commands listed to each session it opens (an available_commands_update
+// right after the answer). agentName is the
 // agent the endpoint routed the connection to, tools its Link-Tools
 // header (nil if none).
 //

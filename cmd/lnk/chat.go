@@ -28,7 +28,9 @@ message, and its answer streams as it comes, with each tool call it makes
 (⚙ memory__search …, then done or failed). Answers kept for the thread
 while nobody waited (a turn a crash cut short and finished after, a
 message that joined a running turn) are shown at the start and before
-each message. /quit or the end of input ends it.
+each message. Ctrl-C while an answer streams stops it (the agent's turn
+ends, saying so); at the prompt, Ctrl-C, /quit or the end of input ends
+the chat.
 
 The agent is reached at --endpoint, else at $LNK_PORT's endpoint when it
 answers and a key to it is at hand, else lnk starts Link Harness for it
