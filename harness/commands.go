@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"unicode"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
@@ -89,20 +90,17 @@ func (h *Harness) ownerCommand(c *conv, p acp.Prompt) (*command, error) {
 	if p.Said.From != "" || len(p.Blocks) == 0 {
 		return nil, nil
 	}
-	var text strings.Builder
+	if !strings.HasPrefix(strings.TrimLeftFunc(p.Blocks[0].Text, unicode.IsSpace), "/") {
+		return nil, nil // most messages: no command, nothing more read
+	}
+	texts := make([]string, len(p.Blocks))
 	for i, b := range p.Blocks {
 		if b.Type != "text" {
 			return nil, nil // a command carries nothing else
 		}
-		if i > 0 {
-			text.WriteByte('\n')
-		}
-		text.WriteString(b.Text)
+		texts[i] = b.Text
 	}
-	if !strings.HasPrefix(strings.TrimSpace(text.String()), "/") {
-		return nil, nil
-	}
-	cmd, ok, err := parseCommand(text.String())
+	cmd, ok, err := parseCommand(strings.Join(texts, "\n"))
 	if !ok || err != nil {
 		return nil, err
 	}
