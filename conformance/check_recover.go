@@ -45,7 +45,7 @@ func (k *kit) leave(ctx context.Context, thread string) error {
 		if m.Method == "" && string(m.ID) == id {
 			return errors.New("the Recover hook's message was answered before its caller went: it must end only once its caller has gone")
 		}
-		if m.Method == contract.MethodTaken || m.Method == "session/update" {
+		if m.Method == contract.MethodTaken || m.Method == "session/update" && !commandsUpdate(m.Params) {
 			return nil
 		}
 	}
@@ -196,4 +196,16 @@ func mustJSON(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// commandsUpdate says whether a session/update's params are the session's
+// command list (available_commands_update), which an agent may send as
+// the session opens, before the prompt is had: not the answer's first.
+func commandsUpdate(params json.RawMessage) bool {
+	var p struct {
+		Update struct {
+			SessionUpdate string `json:"sessionUpdate"`
+		} `json:"update"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Update.SessionUpdate == "available_commands_update"
 }
