@@ -194,8 +194,7 @@ func (t *turn) stopped(ctx context.Context, text string) (finished, error) {
 	default:
 		text = stopNote
 	}
-	t.tell(ctx)
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text})
+	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text}, t.tell(ctx))
 	if err != nil {
 		return finished{}, err
 	}

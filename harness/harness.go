@@ -226,18 +226,27 @@ func (h *Harness) lock(agent, thread string) *sync.Mutex {
 // writer took first.
 const maxAppendTries = 64
 
+// appendHook is told of the event Harness.append writes, numbered and
+// timed: before each try of the driver's Append (done false), the number
+// and time new at a retry, and once after the last (done true, err what
+// it came to: nil when the event is stored).
+type appendHook func(e store.Event, done bool, err error)
+
 // append writes e as c's next event, numbering and timing it, and tries
 // again with the next number when another writer (a message joining the
 // turn, another process) took it first. The number it tries first is the
 // one after the last it wrote or read, when it knows one; the driver
-// refuses it unless it is the next, and it asks then.
-func (h *Harness) append(ctx context.Context, c *conv, e store.Event) (store.Event, error) {
+// refuses it unless it is the next, and it asks then. A hook, when given
+// and not nil, is told of each try (appendHook).
+func (h *Harness) append(ctx context.Context, c *conv, e store.Event, hook ...appendHook) (ev store.Event, err error) {
+	if len(hook) > 0 && hook[0] != nil {
+		defer func() { hook[0](ev, true, err) }()
+	}
 	mu := h.lock(c.agent, c.thread)
 	mu.Lock()
 	defer mu.Unlock()
 	keeper := c.keeper()
 	next := c.next.Load()
-	var err error
 	for range maxAppendTries {
 		if next <= 0 {
 			next, err = store.Next(ctx, keeper, c.thread)
@@ -247,6 +256,9 @@ func (h *Harness) append(ctx context.Context, c *conv, e store.Event) (store.Eve
 		}
 		e.Seq = next
 		e.Time = h.cfg.Now().UTC()
+		if len(hook) > 0 && hook[0] != nil {
+			hook[0](e, false, nil)
+		}
 		err = keeper.Append(ctx, c.thread, e)
 		if !errors.Is(err, store.ErrSeqTaken) {
 			break

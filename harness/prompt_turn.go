@@ -167,31 +167,54 @@ func (t *turn) keep(ctx context.Context, f finished) error {
 	return nil
 }
 
-// tell keeps the answer streamed so far for _link/recover, just before
-// the event of an answer that ends a round without calls is stored, while
-// a caller waits to be told it: the answer is then kept from before its
-// event is, until the caller is told (acp.Answer.Told) or, the caller
-// gone, keep keeps it as it does any other. An answer kept by an earlier
-// round of the turn is let go: the new one holds its text too. Nothing
-// is synced (docs/decisions.md, "The answer told, or kept").
-func (t *turn) tell(ctx context.Context) {
+// tell is the hook (appendHook) by which the event of an answer that
+// ends a round without calls is kept with the answer streamed so far, for
+// _link/recover, while a caller waits to be told it; nil when none does.
+// The keep is made once the event is numbered and timed, just before it
+// is stored, with that number and time (written over at a retry under
+// another number), so a recover can tell whether the event was stored
+// (settleTelling); it lasts until the caller is told (acp.Answer.Told)
+// or, the caller gone, keep keeps it as it does any other. An answer kept
+// by an earlier round of the turn is let go once the new one's event is
+// stored: until then it is the one whose event is. Nothing is synced
+// (docs/decisions.md, "The answer told, or kept").
+func (t *turn) tell(ctx context.Context) appendHook {
 	if t.out == nil || t.out.callerGone() {
-		return
+		return nil
 	}
-	id, err := t.c.folders.TellingID(t.c.thread)
-	if err == nil {
-		t.h.telling.Store(id, time.Time{}) // passed over while the turn runs
-		err = t.c.folders.KeepTelling(ctx, id, t.c.thread, t.out.Text(), t.h.cfg.Now())
+	text := t.out.Text()
+	id := ""
+	return func(e store.Event, done bool, err error) {
+		switch {
+		case done && id == "":
+		case done && err != nil:
+			// Stored or not, the event decides at a recover: no longer
+			// passed over.
+			t.h.telling.Delete(id)
+		case done:
+			if t.telling != "" && t.telling != id {
+				t.told(ctx, t.telling)
+			}
+			t.telling = id
+		default:
+			again := id != ""
+			if !again {
+				if id, err = t.c.folders.TellingID(t.c.thread); err != nil {
+					id = ""
+					break
+				}
+				t.h.telling.Store(id, time.Time{}) // passed over while the turn runs
+			}
+			k := store.Kept{ID: id, Thread: t.c.thread, Text: text, Kept: t.h.cfg.Now(), Seq: e.Seq, EventTime: e.Time}
+			if err = t.c.folders.KeepTellingEvent(ctx, k, again); err != nil {
+				t.told(ctx, id) // what an earlier try kept named another number
+				id = ""
+			}
+		}
+		if err != nil && !done {
+			t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer while it is told", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		}
 	}
-	if err != nil {
-		t.h.telling.Delete(id)
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer while it is told", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
-		return
-	}
-	if t.telling != "" {
-		t.told(ctx, t.telling)
-	}
-	t.telling = id
 }
 
 // told lets go the answer id kept while its caller was told it; Recover

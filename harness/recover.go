@@ -15,15 +15,22 @@ import (
 // over once (single phase) or until done lets it go (two-phase). A
 // single phase leaves the answers kept for lnk agent chat send's
 // messages that joined a running turn: lnk agent chat asks for its
-// thread's itself. It first starts finishing, in a task, any turn a
-// crash left unfinished; their answers come at a later ask.
+// thread's itself. It first settles the answers kept while told whose
+// teller is gone (settleTelling), then starts finishing, in a task, any
+// turn a crash left unfinished; their answers come at a later ask.
 func (h *Harness) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {
 	a, err := h.agent(ctx, agent)
 	if err != nil {
 		return contract.RecoverResult{}, err
 	}
+	skip := h.isTelling
+	if p.Done == nil {
+		if pass := h.settleTelling(ctx, agent, a); len(pass) > 0 {
+			skip = func(id string) bool { return pass[id] || h.isTelling(id) }
+		}
+	}
 	h.sweepAsync(agent)
-	return a.folders.RecoverExcept(ctx, p, h.isTelling)
+	return a.folders.RecoverExcept(ctx, p, skip)
 }
 
 // tellGrace is how long after its turn returned an answer kept while its

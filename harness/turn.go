@@ -323,10 +323,11 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	}
 	ev := answerEvent(resp, name, route.Provider)
 	ev.Seen = seen
+	var tell appendHook
 	if len(ev.Calls) == 0 {
-		t.tell(ctx)
+		tell = t.tell(ctx) // the answer that ends the turn, kept as it's stored
 	}
-	ev, err = t.h.append(ctx, t.c, ev)
+	ev, err = t.h.append(ctx, t.c, ev, tell)
 	return ev, capped, err
 }
 
@@ -343,8 +344,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	if capped {
 		text = sent + cutNote
 	}
-	t.tell(ctx)
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text, Seen: t.lastSeq()})
+	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text, Seen: t.lastSeq()}, t.tell(ctx))
 	return ev, capped, err
 }
 

@@ -24,6 +24,10 @@ type Kept struct {
 	Text   string    `json:"text"`
 	Kept   time.Time `json:"kept"`          // when it was kept
 	Seq    int64     `json:"seq,omitempty"` // the answer's event, when it has one
+	// EventTime is the time its event carries, with Seq naming it exactly:
+	// set on an answer kept while told (KeepTellingEvent), just before its
+	// event is stored, so a recover can tell whether it was.
+	EventTime time.Time `json:"eventTime,omitzero"`
 	// Held: kept for the one who asks for its thread's own (KeepHeld),
 	// left kept by a single-phase recover.
 	Held bool `json:"held,omitempty"`

@@ -40,24 +40,46 @@ const TellingDir = "telling"
 // it once the caller was told; a recover that finds it still there first
 // moves it into its conversation's answers.json (adoptTelling).
 func (f *Folders) KeepTelling(ctx context.Context, id, thread, text string, at time.Time) error {
-	if at.IsZero() {
-		at = f.now()
+	return f.KeepTellingEvent(ctx, Kept{ID: id, Thread: thread, Text: text, Kept: at}, false)
+}
+
+// KeepTellingEvent keeps k as KeepTelling does, k.Seq and k.EventTime
+// naming the event its answer is about to be stored as, so a recover can
+// tell whether it was (docs/decisions.md, "The answer told, or kept").
+// With again, the keep already made under k.ID is written over, whole or
+// not at all (a new file renamed over it): the append retried under
+// another number.
+func (f *Folders) KeepTellingEvent(ctx context.Context, k Kept, again bool) error {
+	if k.Kept.IsZero() {
+		k.Kept = f.now()
 	}
-	name, err := contract.ThreadFolder(thread)
+	k.Kept = k.Kept.UTC()
+	if !k.EventTime.IsZero() {
+		k.EventTime = k.EventTime.UTC()
+	}
+	k.Held = false
+	name, err := contract.ThreadFolder(k.Thread)
 	if err != nil {
 		return err
 	}
+	id := k.ID
 	if !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) || strings.ContainsAny(id, `/\`) {
-		return fmt.Errorf("keep an answer of %s while it is told: id %q is not of its folder", thread, id)
+		return fmt.Errorf("keep an answer of %s while it is told: id %q is not of its folder", k.Thread, id)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b, err := json.Marshal(Kept{ID: id, Thread: thread, Text: text, Kept: at.UTC()})
+	b, err := json.Marshal(k)
 	if err != nil {
 		return err
 	}
 	path := f.tellingPath(id)
+	if again {
+		if err := writeOver(path, b); err != nil {
+			return fmt.Errorf("keep an answer of %s while it is told, again: %w", k.Thread, err)
+		}
+		return nil
+	}
 	fh, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = mkdirAll(filepath.Dir(path)); err == nil {
@@ -65,7 +87,7 @@ func (f *Folders) KeepTelling(ctx context.Context, id, thread, text string, at t
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("keep an answer of %s while it is told: %w", thread, err)
+		return fmt.Errorf("keep an answer of %s while it is told: %w", k.Thread, err)
 	}
 	_, err = fh.Write(b)
 	if cerr := fh.Close(); err == nil {
@@ -73,13 +95,49 @@ func (f *Folders) KeepTelling(ctx context.Context, id, thread, text string, at t
 	}
 	if err != nil {
 		os.Remove(path)
-		return fmt.Errorf("keep an answer of %s while it is told: %w", thread, err)
+		return fmt.Errorf("keep an answer of %s while it is told: %w", k.Thread, err)
 	}
 	return nil
 }
 
+// writeOver replaces path's bytes with b by a file beside it renamed over
+// it, synced nowhere: a kill leaves the old bytes or the new, and at worst
+// the new file, whose name telling passes over.
+func writeOver(path string, b []byte) error {
+	tmp := path + ".new"
+	fh, err := fsx.Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fh.Write(b)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
 func (f *Folders) tellingPath(id string) string {
 	return filepath.Join(f.Paths.Chats(), TellingDir, id+".json")
+}
+
+// Telling lists the answers kept while their callers are told them
+// (KeepTelling), in no order: those whose teller is gone among them, for
+// the harness to settle before a recover (each dropped with Told).
+func (f *Folders) Telling(ctx context.Context) ([]Kept, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	all, err := f.telling()
+	if err != nil {
+		return nil, fmt.Errorf("read answers being told: %w", err)
+	}
+	return all, nil
 }
 
 // telling reads the answers kept while told, in TellingDir. A file that
