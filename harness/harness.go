@@ -121,6 +121,8 @@ type conv struct {
 	// call). A convert takes the lease before it moves a conversation, so
 	// under the lease the way it is kept can't change.
 	held store.Conversations
+	// kind is how held keeps it (store.KindOf), "" while none is held.
+	kind string
 	// next is the number its next event likely takes, as last written or
 	// read here (0: not known). An append tries it first: a driver
 	// refuses a number that isn't the next, and the append then asks.
@@ -166,6 +168,9 @@ func (c *conv) pin() error {
 	}
 	if kind != "" {
 		c.held = c.drivers[kind] // nil (no such driver) leaves the router's error to tell
+		if c.held != nil {
+			c.kind = kind
+		}
 	}
 	return nil
 }
@@ -174,7 +179,7 @@ func (c *conv) pin() error {
 // conversation again.
 func (c *conv) release(ctx context.Context, holder string) error {
 	err := c.keeper().Release(ctx, c.thread, holder)
-	c.held = nil
+	c.held, c.kind = nil, ""
 	return err
 }
 

@@ -179,21 +179,27 @@ func CopyEnd(path string) (seq int64, ok bool, err error) {
 // turn doesn't hold every event since the one it ends with, it reads them
 // from conv; when the copy ends past them, or doesn't end with an answer,
 // it is made again from every event. A compact conversation has no copy.
-func AppendCopy(ctx context.Context, p Paths, conv Conversations, thread string, turn []Event) error {
-	if err := appendCopy(ctx, p, conv, thread, turn); err != nil {
+// kind is how the conversation is kept, when the caller knows it (a turn
+// under its lease: KindOf then); "" reads it from the folder.
+func AppendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind string, turn []Event) error {
+	if err := appendCopy(ctx, p, conv, thread, kind, turn); err != nil {
 		return fmt.Errorf("add to the copy of %s: %w", thread, err)
 	}
 	return nil
 }
 
-func appendCopy(ctx context.Context, p Paths, conv Conversations, thread string, turn []Event) error {
+func appendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind string, turn []Event) error {
 	dir, err := p.Conversation(thread)
 	if err != nil {
 		return err
 	}
-	kind, err := KindOf(dir)
-	if err != nil || kind == Compact || kind == "" {
-		return err
+	if kind == "" {
+		if kind, err = KindOf(dir); err != nil {
+			return err
+		}
+	}
+	if kind == Compact || kind == "" {
+		return nil
 	}
 	lastAnswer := int64(0)
 	for _, e := range turn {

@@ -56,7 +56,7 @@ func TestAppendCopy(t *testing.T) {
 		if store.FinalAnswer(e) {
 			// The turn holds its own events and a window of a few before.
 			turn := es[max(0, turnStart-3) : i+1]
-			if err := store.AppendCopy(ctx, p, r, th, turn); err != nil {
+			if err := store.AppendCopy(ctx, p, r, th, "", turn); err != nil {
 				t.Fatal(err)
 			}
 			b, err := os.ReadFile(path)
@@ -67,7 +67,7 @@ func TestAppendCopy(t *testing.T) {
 				t.Fatalf("after #%d the copy is\n%s\nwant\n%s", e.Seq, b, want)
 			}
 			// Added once: the same turn again adds nothing.
-			store.AppendCopy(ctx, p, r, th, turn)
+			store.AppendCopy(ctx, p, r, th, "", turn)
 			if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 				t.Fatal("the same answer added twice")
 			}
@@ -112,7 +112,7 @@ func TestAppendCopyRemade(t *testing.T) {
 			if c.name == "ends with what isn't an answer" {
 				turn = es[20:]
 			}
-			if err := store.AppendCopy(ctx, p, r, th, turn); err != nil {
+			if err := store.AppendCopy(ctx, p, r, th, "", turn); err != nil {
 				t.Fatal(err)
 			}
 			b, _ := os.ReadFile(path)
@@ -129,7 +129,7 @@ func TestNoCopyBesideCompact(t *testing.T) {
 	r := router(t, p, store.Compact)
 	es := conversation(2, "a")
 	appendAll(t, r, "telegram:1", es)
-	if err := store.AppendCopy(ctx, p, r, "telegram:1", es); err != nil {
+	if err := store.AppendCopy(ctx, p, r, "telegram:1", "", es); err != nil {
 		t.Fatal(err)
 	}
 	if err := store.MakeCopy(ctx, p, r, "telegram:1"); err != nil {
