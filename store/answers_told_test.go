@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,4 +177,85 @@ func TestTellingAdopted(t *testing.T) {
 	if threads, err := Threads(ctx, p); err != nil || len(threads) != 1 || threads[0] != "telegram:42" {
 		t.Errorf("threads %v, %v: the telling folder is none", threads, err)
 	}
+}
+
+// An answer kept while told names the event it is about to be stored as:
+// Telling lists it with its number and time, a keep again writes it over
+// whole (the append retried under another number), leaving one file, and
+// a keep an older harness wrote, naming no event, reads with none.
+func TestKeepTellingEvent(t *testing.T) {
+	ctx := context.Background()
+	p, err := For(t.TempDir(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Folders{Paths: p}
+	id, _ := f.TellingID("telegram:42")
+	at := time.Date(2026, 11, 30, 10, 15, 0, 123456789, time.FixedZone("x", 3600))
+	k := Kept{ID: id, Thread: "telegram:42", Text: "being told", Seq: 7, EventTime: at}
+	if err := f.KeepTellingEvent(ctx, k, false); err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.Telling(ctx)
+	if err != nil || len(all) != 1 || all[0].Seq != 7 || !all[0].EventTime.Equal(at) || all[0].Text != "being told" {
+		t.Fatalf("telling %+v, %v: want event 7 at %v", all, err, at)
+	}
+	if err := f.KeepTellingEvent(ctx, k, false); err == nil {
+		t.Error("kept twice under one id, not again")
+	}
+	k.Seq, k.EventTime = 9, at.Add(time.Millisecond)
+	if err := f.KeepTellingEvent(ctx, k, true); err != nil {
+		t.Fatal(err)
+	}
+	all, err = f.Telling(ctx)
+	if err != nil || len(all) != 1 || all[0].Seq != 9 || !all[0].EventTime.Equal(at.Add(time.Millisecond)) {
+		t.Fatalf("telling after again %+v, %v: want event 9 alone", all, err)
+	}
+	entries, err := os.ReadDir(filepath.Join(p.Chats(), TellingDir))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("files %v, %v: want the keep alone", entries, err)
+	}
+	bad := k
+	bad.ID = "signal:1~ab"
+	if err := f.KeepTellingEvent(ctx, bad, true); err == nil {
+		t.Error("kept again with another folder's id")
+	}
+	// An older harness's keep: no event named, and still handed over.
+	old, _ := f.TellingID("telegram:43")
+	b := []byte(`{"id":"` + old + `","thread":"telegram:43","text":"older","kept":"2026-11-30T10:00:00Z"}`)
+	if err := os.WriteFile(filepath.Join(p.Chats(), TellingDir, old+".json"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	all, err = f.Telling(ctx)
+	if err != nil || len(all) != 2 {
+		t.Fatalf("telling %+v, %v: want both", all, err)
+	}
+	for _, k := range all {
+		if k.ID == old && (!k.EventTime.IsZero() || k.Seq != 0) {
+			t.Errorf("the older keep reads as naming event %d at %v", k.Seq, k.EventTime)
+		}
+	}
+	if err := f.Told(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.Recover(ctx, contract.RecoverParams{})
+	if err != nil || len(res.Answers) != 1 || res.Answers[0].Text != "older" {
+		t.Fatalf("recover %+v, %v: want the older keep", res, err)
+	}
+	// A keep that names no event writes no time.
+	id, _ = f.Keep(ctx, "telegram:42", "a caller gone's", time.Time{}, 3)
+	dir, _ := p.Conversation("telegram:42")
+	raw, err := os.ReadFile(filepath.Join(dir, AnswersFile))
+	if err != nil || strings.Contains(string(raw), "eventTime") {
+		t.Errorf("answers.json %s, %v: want no eventTime", raw, err)
+	}
+	if _, err := f.Telling(canceled()); err == nil {
+		t.Error("listed under a context ended")
+	}
+}
+
+func canceled() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
