@@ -64,10 +64,11 @@ type harnessProc struct {
 	err    error         // how it exited
 }
 
-// startProc starts the program on port 0 and reads its endpoint.
-func startProc(t *testing.T, bin, home, keyFile string, env []string) *harnessProc {
+// startProc starts the program on port 0 and reads its endpoint; extra
+// flags go after the others (--model offline over anthropic/claude-test).
+func startProc(t *testing.T, bin, home, keyFile string, env []string, extra ...string) *harnessProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--home", home, "--port", "0", "--key-file", keyFile, "--model", "anthropic/claude-test")
+	cmd := exec.Command(bin, append([]string{"serve", "--home", home, "--port", "0", "--key-file", keyFile, "--model", "anthropic/claude-test"}, extra...)...)
 	cmd.Env = env
 	p := &harnessProc{cmd: cmd, stderr: &syncBuffer{}, exited: make(chan struct{})}
 	cmd.Stderr = p.stderr

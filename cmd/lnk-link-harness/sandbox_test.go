@@ -1,0 +1,245 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/sqlite"
+)
+
+// What lnk-link-harness must not link: the drivers it runs in a child,
+// behind the store bridge (spec: "A conversation kept by another driver
+// than the spec's runs that driver in Link harness's sandbox").
+var notLinked = []string{"modernc.org/sqlite", "cloud.google.com/go/storage", "github.com/lnk-dev/link/store/sqlite", "github.com/lnk-dev/link/store/gcs"}
+
+// goTool is the go command, for building and listing.
+func goTool() string {
+	if p, err := exec.LookPath("go"); err == nil {
+		return p
+	}
+	return filepath.Join(runtime.GOROOT(), "bin", "go")
+}
+
+// The program links neither SQLite nor Cloud Storage: go list of its own
+// dependencies (not the test's, which open SQLite to check) names none.
+func TestLinksNoChildDriver(t *testing.T) {
+	out, err := exec.Command(goTool(), "list", "-deps", ".").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 50 || !containsPkg(deps, "github.com/lnk-dev/link/internal/serve") {
+		t.Fatalf("go list -deps gave %d packages, without internal/serve", len(deps))
+	}
+	for _, d := range deps {
+		for _, bad := range notLinked {
+			if d == bad || strings.HasPrefix(d, bad+"/") {
+				t.Errorf("lnk-link-harness links %s: run that driver behind the store bridge instead (internal/serve.Ways)", d)
+			}
+		}
+	}
+}
+
+func containsPkg(deps []string, pkg string) bool {
+	for _, d := range deps {
+		if d == pkg {
+			return true
+		}
+	}
+	return false
+}
+
+// buildBoth builds lnk-link-harness and lnk into one folder, as they are
+// installed: the harness finds lnk beside itself. Without DWARF (-w):
+// linking lnk is most of the test's time.
+func buildBoth(t *testing.T) (harness string) {
+	t.Helper()
+	dir := t.TempDir()
+	cmd := exec.Command(goTool(), "build", "-ldflags=-w", "-o", dir+string(filepath.Separator), ".", "../lnk")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build lnk-link-harness and lnk: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "lnk-link-harness")
+}
+
+// childOf finds the one process whose parent is pid (Linux's /proc).
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var kids []int
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			n, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			if ppid, state, ok := procStat(n); ok && ppid == pid && state != 'Z' {
+				kids = append(kids, n)
+			}
+		}
+		if len(kids) == 1 {
+			return kids[0]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d has children %v, want one store bridge", pid, kids)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// procStat reads a process's parent and state from /proc/<pid>/stat.
+func procStat(pid int) (ppid int, state byte, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// pid (comm) state ppid ...; comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	ppid, err = strconv.Atoi(f[1])
+	return ppid, f[0][0], err == nil
+}
+
+// waitGone waits until pid runs no more (gone, or a zombie).
+func waitGone(t *testing.T, pid int, why string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		_, state, ok := procStat(pid)
+		if !ok || state == 'Z' {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the store bridge %d still runs %s", pid, why)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A conversation kept in SQLite (config.json's storage.conversations) is
+// kept by lnk store serve, which the harness starts beside itself as a
+// child on the first message: answered, its child killed and started
+// again at the next message, which is answered too; the child stopped
+// with the harness, and ended with it when the harness is killed; the
+// conversation goes on after a restart, and its events are SQLite's,
+// read directly.
+func TestSQLiteInChild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real programs")
+	}
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("finds the child in /proc")
+	}
+	bin := buildBoth(t)
+	home := t.TempDir()
+	p, err := store.For(home, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.Config(), []byte(`{"storage": {"conversations": "sqlite"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key := []byte(testKey)
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, append(key, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := childEnv(nil)
+	const thread = "telegram:7"
+	send := func(proc *harnessProc, text string) {
+		t.Helper()
+		o := bridgeSend(proc.url, key, thread, text)
+		if !o.responded || !strings.Contains(o.text, text) {
+			t.Fatalf("%q: answered %v with %q; the harness said: %s", text, o.responded, o.text, proc.stderr.String())
+		}
+	}
+
+	proc := startProc(t, bin, home, keyFile, env, "--model", "offline")
+	// Nothing starts before a conversation needs it.
+	if _, err := os.Stat(filepath.Join(p.Chats(), sqlite.File)); err == nil {
+		t.Fatal("events.sqlite made before any message")
+	}
+	send(proc, "first in sqlite")
+	child := childOf(t, proc.cmd.Process.Pid)
+	info, err := os.Stat(filepath.Join(p.Root, "run"))
+	if err != nil || info.Mode().Perm() != 0o700 {
+		t.Fatalf("the socket's folder: %v, %v", info, err)
+	}
+	if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, child, "after SIGKILL")
+	send(proc, "second, the child started again")
+	again := childOf(t, proc.cmd.Process.Pid)
+	if again == child {
+		t.Fatalf("the same child %d", child)
+	}
+	proc.stop(t)
+	waitGone(t, again, "after the harness stopped")
+
+	// Started again on the same store, it goes on with the conversation;
+	// killed, its child ends with it.
+	proc = startProc(t, bin, home, keyFile, env, "--model", "offline")
+	send(proc, "third, after a restart")
+	third := childOf(t, proc.cmd.Process.Pid)
+	proc.kill()
+	waitGone(t, third, "after the harness was killed")
+
+	dir, err := p.Conversation(thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kind, err := store.Detect(dir); err != nil || kind != sqlite.Name {
+		t.Fatalf("the conversation is kept %q (%v), want sqlite", kind, err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil {
+		t.Fatal("the conversation's folder holds events.jsonl")
+	}
+	d, err := sqlite.Open(p.Chats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	evs, err := d.Read(t.Context(), thread, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var said, answers []string
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d is numbered %d", i, e.Seq)
+		}
+		switch {
+		case e.Kind == store.KindMessage:
+			said = append(said, e.Text)
+		case store.FinalAnswer(e):
+			answers = append(answers, e.Text)
+		}
+	}
+	want := []string{"first in sqlite", "second, the child started again", "third, after a restart"}
+	if strings.Join(said, "|") != strings.Join(want, "|") {
+		t.Fatalf("SQLite holds the messages %q, want %q", said, want)
+	}
+	if len(answers) < 3 || !strings.Contains(answers[len(answers)-1], want[2]) {
+		t.Fatalf("SQLite holds the answers %q", answers)
+	}
+}
