@@ -43,13 +43,13 @@ func (h *Harness) settleTelling(ctx context.Context, agent string, a *agentStore
 		if k.EventTime.IsZero() || k.Seq <= 0 || h.isTelling(k.ID) {
 			continue
 		}
+		what, err := toldLater, error(nil)
 		c := convs[k.Thread]
 		if c == nil {
 			if c, err = h.open(ctx, agent, k.Thread); err == nil {
 				convs[k.Thread] = c
 			}
 		}
-		what := toldLater
 		if err == nil {
 			what, err = h.settleOne(ctx, c, k)
 		}
