@@ -13,7 +13,7 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-func listen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
+func listen() (net.Listener, error) { return endpoint.Listen(context.Background(), "127.0.0.1:0") }
 
 // BenchmarkTurn measures a message's whole way through the harness with
 // a model that answers at once: a fresh connection proved and upgraded,
