@@ -184,6 +184,10 @@ func TestSQLiteInChild(t *testing.T) {
 	if err != nil || info.Mode().Perm() != 0o700 {
 		t.Fatalf("the socket's folder: %v, %v", info, err)
 	}
+	socket := filepath.Join(p.Root, "run", "store-sqlite-"+strconv.Itoa(proc.cmd.Process.Pid)+".sock")
+	if info, err := os.Lstat(socket); err != nil || info.Mode().Type() != os.ModeSocket {
+		t.Fatalf("the child's socket %s: %v", socket, err)
+	}
 	if err := syscall.Kill(child, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -195,6 +199,9 @@ func TestSQLiteInChild(t *testing.T) {
 	}
 	proc.stop(t)
 	waitGone(t, again, "after the harness stopped")
+	if _, err := os.Lstat(socket); err == nil {
+		t.Fatal("the socket is left after the harness stopped")
+	}
 
 	// Started again on the same store, it goes on with the conversation;
 	// killed, its child ends with it.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -103,11 +104,13 @@ func (s *sandbox) get() (*bridge.Child, error) {
 }
 
 // socket makes the folder of the driver's socket and names it:
-// <agent>/run/store-<driver>.sock, or one in a new folder of the system's
-// temporary one when that path is too long for a socket.
+// <agent>/run/store-<driver>-<pid>.sock, the harness's pid, so two
+// harnesses on one agent's store each have their child; or one in a new
+// folder of the system's temporary one when that path is too long for a
+// socket. Sockets left there by harnesses no longer running are removed.
 func (s *sandbox) socket() (string, error) {
 	dir := filepath.Join(s.p.Root, socketDir)
-	name := "store-" + s.driver + ".sock"
+	name := "store-" + s.driver + "-" + strconv.Itoa(os.Getpid()) + ".sock"
 	if len(filepath.Join(dir, name)) > maxSocketPath {
 		d, err := os.MkdirTemp("", "lnk-store-")
 		if err != nil {
@@ -123,7 +126,29 @@ func (s *sandbox) socket() (string, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return "", err
 	}
+	removeLeftSockets(dir)
 	return filepath.Join(dir, name), nil
+}
+
+// removeLeftSockets removes the sockets in dir whose harness no longer
+// runs (its pid in the name), left by one killed with its child.
+func removeLeftSockets(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), "store-")
+		if !ok || !strings.HasSuffix(rest, ".sock") || e.Type()&fs.ModeSocket == 0 {
+			continue
+		}
+		i := strings.LastIndexByte(rest, '-')
+		pid, err := strconv.Atoi(strings.TrimSuffix(rest[i+1:], ".sock"))
+		if i < 0 || err != nil || pid == os.Getpid() || running(pid) {
+			continue
+		}
+		os.Remove(filepath.Join(dir, e.Name()))
+	}
 }
 
 // FindStoreCommand finds the program that runs a driver behind the store

@@ -2,8 +2,10 @@ package serve
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,5 +89,41 @@ func TestWaysDrivers(t *testing.T) {
 	}
 	if o := w.Openers(p); o["sqlite"] != nil || o["nosql"] == nil || o[store.Log] == nil {
 		t.Fatalf("openers: %v", o)
+	}
+}
+
+// Sockets left by harnesses no longer running are removed; a running
+// one's, this one's and what isn't a socket are let be.
+func TestRemoveLeftSockets(t *testing.T) {
+	dir, err := os.MkdirTemp("", "lnk-sock-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	mk := func(name string) string {
+		path := filepath.Join(dir, name)
+		ln, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ln.(*net.UnixListener).SetUnlinkOnClose(false)
+		ln.Close()
+		return path
+	}
+	dead := mk("store-sqlite-99999999.sock")
+	mine := mk("store-sqlite-" + strconv.Itoa(os.Getpid()) + ".sock")
+	initProc := mk("store-gcs-1.sock")
+	plain := filepath.Join(dir, "store-sqlite-99999998.sock")
+	if err := os.WriteFile(plain, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	removeLeftSockets(dir)
+	if _, err := os.Lstat(dead); err == nil {
+		t.Error("a dead harness's socket is there")
+	}
+	for _, kept := range []string{mine, initProc, plain} {
+		if _, err := os.Lstat(kept); err != nil {
+			t.Errorf("%s removed", filepath.Base(kept))
+		}
 	}
 }
