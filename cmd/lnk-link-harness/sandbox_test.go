@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/sqlite"
 )
@@ -132,14 +134,11 @@ func waitGone(t *testing.T, pid int, why string) {
 	}
 }
 
-// A conversation kept in SQLite (config.json's storage.conversations) is
-// kept by lnk store serve, which the harness starts beside itself as a
-// child on the first message: answered, its child killed and started
-// again at the next message, which is answered too; the child stopped
-// with the harness, and ended with it when the harness is killed; the
-// conversation goes on after a restart, and its events are SQLite's,
-// read directly.
-func TestSQLiteInChild(t *testing.T) {
+// The drivers lnk-link-harness doesn't link run in lnk store serve, which
+// it starts beside itself as a child on a conversation's first message:
+// SQLite's (testSQLite) and Cloud Storage's against a fake-gcs-server
+// (testGCS). Built once for both.
+func TestDriversInChild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real programs")
 	}
@@ -147,7 +146,15 @@ func TestSQLiteInChild(t *testing.T) {
 		t.Skip("finds the child in /proc")
 	}
 	bin := buildBoth(t)
-	home := t.TempDir()
+	t.Run("sqlite", func(t *testing.T) { testSQLite(t, bin) })
+	t.Run("gcs", func(t *testing.T) { testGCS(t, bin) })
+}
+
+// newAgent makes a home whose agent main begins conversations kept by
+// driver, and its key file.
+func newAgent(t *testing.T, driver string) (home string, p store.Paths, keyFile string) {
+	t.Helper()
+	home = t.TempDir()
 	p, err := store.For(home, "main")
 	if err != nil {
 		t.Fatal(err)
@@ -155,23 +162,35 @@ func TestSQLiteInChild(t *testing.T) {
 	if err := os.MkdirAll(p.Root, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(p.Config(), []byte(`{"storage": {"conversations": "sqlite"}}`), 0o600); err != nil {
+	if err := os.WriteFile(p.Config(), []byte(`{"storage": {"conversations": "`+driver+`"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	key := []byte(testKey)
-	keyFile := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(keyFile, append(key, '\n'), 0o600); err != nil {
+	keyFile = filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return home, p, keyFile
+}
+
+// sendOK sends text on thread and fails unless its answer streamed back.
+func sendOK(t *testing.T, proc *harnessProc, thread, text string) {
+	t.Helper()
+	o := bridgeSend(proc.url, []byte(testKey), thread, text)
+	if !o.responded || !strings.Contains(o.text, text) {
+		t.Fatalf("%q: answered %v with %q; the harness said: %s", text, o.responded, o.text, proc.stderr.String())
+	}
+}
+
+// A conversation kept in SQLite (config.json's storage.conversations):
+// answered, its child killed and started again at the next message,
+// which is answered too; the child stopped with the harness, and ended
+// with it when the harness is killed; the conversation goes on after a
+// restart, and its events are SQLite's, read directly.
+func testSQLite(t *testing.T, bin string) {
+	home, p, keyFile := newAgent(t, sqlite.Name)
 	env := childEnv(nil)
 	const thread = "telegram:7"
-	send := func(proc *harnessProc, text string) {
-		t.Helper()
-		o := bridgeSend(proc.url, key, thread, text)
-		if !o.responded || !strings.Contains(o.text, text) {
-			t.Fatalf("%q: answered %v with %q; the harness said: %s", text, o.responded, o.text, proc.stderr.String())
-		}
-	}
+	send := func(proc *harnessProc, text string) { t.Helper(); sendOK(t, proc, thread, text) }
 
 	proc := startProc(t, bin, home, keyFile, env, "--model", "offline")
 	// Nothing starts before a conversation needs it.
@@ -248,5 +267,44 @@ func TestSQLiteInChild(t *testing.T) {
 	}
 	if len(answers) < 3 || !strings.Contains(answers[len(answers)-1], want[2]) {
 		t.Fatalf("SQLite holds the answers %q", answers)
+	}
+}
+
+// A conversation kept in Cloud Storage, the bucket and endpoint from the
+// harness's environment ($LNK_GCS_BUCKET, $LNK_GCS_ENDPOINT): answered,
+// its folder holding only the marker, its events objects in the bucket.
+func testGCS(t *testing.T, bin string) {
+	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "chats"})
+	home, p, keyFile := newAgent(t, "gcs")
+	env := childEnv(map[string]string{"LNK_GCS_BUCKET": "chats", "LNK_GCS_ENDPOINT": srv.URL() + "/storage/v1/"})
+	proc := startProc(t, bin, home, keyFile, env, "--model", "offline")
+	sendOK(t, proc, "telegram:9", "kept in a bucket")
+	sendOK(t, proc, "telegram:9", "and again")
+	child := childOf(t, proc.cmd.Process.Pid)
+	proc.stop(t)
+	waitGone(t, child, "after the harness stopped")
+
+	dir, err := p.Conversation("telegram:9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if kind, err := store.Detect(dir); err != nil || kind != "gcs" {
+		t.Fatalf("the conversation is kept %q (%v), want gcs", kind, err)
+	}
+	objs, _, err := srv.ListObjectsWithOptions("chats", fakestorage.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.Name)
+	}
+	if len(names) < 4 || !strings.Contains(strings.Join(names, " "), "agents/main/chats/") {
+		t.Fatalf("the bucket holds %q, want the conversation's events", names)
 	}
 }
