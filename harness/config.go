@@ -107,6 +107,10 @@ type Config struct {
 	// sweep's time), so a turn reads only what came after them; 0 is
 	// DefaultKeepEvents, negative keeps none.
 	KeepEvents int
+	// IdleFree is how long the harness waits with no turn or task running
+	// before it gives its free memory back to the system; 0 is
+	// DefaultIdleFree, negative never.
+	IdleFree time.Duration
 	// OnCall, when not nil, is told of each call of the model before it
 	// is made: the agent, the thread and the request. For tests and
 	// measures; it must not change the request.
@@ -163,6 +167,9 @@ func (c *Config) Validate() error {
 	}
 	if c.KeepEvents == 0 {
 		c.KeepEvents = DefaultKeepEvents
+	}
+	if c.IdleFree == 0 {
+		c.IdleFree = DefaultIdleFree
 	}
 	return nil
 }

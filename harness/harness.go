@@ -47,6 +47,7 @@ type Harness struct {
 	locks   [64]sync.Mutex // appends of one conversation, in this process
 	hist    *history       // events kept between turns, a cache
 	turns   sync.Map       // the turn running here of each conversation, for Cancel
+	idle    idle           // gives free memory back once nothing runs
 }
 
 var _ acp.Agent = (*Harness)(nil)
@@ -76,6 +77,7 @@ func New(cfg Config) (*Harness, error) {
 		sweeping: map[string]bool{},
 		sweeper:  make(chan struct{}),
 		hist:     newHistory(cfg.KeepEvents),
+		idle:     idle{after: cfg.IdleFree},
 	}, nil
 }
 
@@ -291,6 +293,7 @@ func (h *Harness) Shutdown(ctx context.Context) error {
 	h.mu.Lock()
 	if !h.closing.Swap(true) {
 		close(h.sweeper)
+		h.idle.stop()
 	}
 	h.mu.Unlock()
 	done := make(chan struct{})
@@ -331,7 +334,14 @@ func (h *Harness) begin() bool {
 		return false
 	}
 	h.wg.Add(1)
+	h.idle.enter()
 	return true
+}
+
+// end counts a turn or task begun by begin out.
+func (h *Harness) end() {
+	h.idle.leave()
+	h.wg.Done()
 }
 
 // task runs fn in a goroutine of its own under the harness's life,
@@ -341,7 +351,7 @@ func (h *Harness) task(fn func(ctx context.Context)) bool {
 		return false
 	}
 	go func() {
-		defer h.wg.Done()
+		defer h.end()
 		fn(h.life)
 	}()
 	return true

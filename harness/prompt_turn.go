@@ -28,7 +28,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	if !h.begin() {
 		return acp.Answer{}, ErrClosing
 	}
-	defer h.wg.Done()
+	defer h.end()
 	c, err := h.open(ctx, p.Agent, p.Thread)
 	if err != nil {
 		return acp.Answer{}, err

@@ -62,7 +62,7 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	home := fs.String("home", "", "the Link home it runs on (default: a new folder, removed after)")
 	messages := fs.Int("messages", 500, "how many messages to time")
 	samples := fs.Int("samples", 5, "how many samples of memory to take each time")
-	idle := fs.Duration("idle", time.Second, "how long the agent is left idle before its memory is sampled")
+	idle := fs.Duration("idle", 6*time.Second, "how long the agent is left idle before its memory is sampled (past the 5 s after which an idle harness gives its free memory back)")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}

@@ -1,0 +1,68 @@
+package harness
+
+import (
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultIdleFree is how long a harness waits with nothing running before
+// it gives its free memory back to the system.
+const DefaultIdleFree = 5 * time.Second
+
+// idle gives the process's free memory back to the system
+// (debug.FreeOSMemory: a collection, then the free pages returned) once no
+// turn or task has run for a while. Go keeps the pages its heap grew to
+// for the next turn; an agent idle for minutes or hours between messages
+// needn't hold them: after 200 messages an idle harness held 7 MB of its
+// own where 2 MB were live (docs/decisions.md). A turn after pays a few
+// page faults for what it allocates.
+type idle struct {
+	after  time.Duration // <= 0: never
+	active atomic.Int32  // turns and tasks running
+	frees  atomic.Int64  // times memory was given back
+
+	mu    sync.Mutex
+	timer *time.Timer
+	done  bool
+}
+
+// enter counts a turn or task in.
+func (i *idle) enter() { i.active.Add(1) }
+
+// leave counts one out; the last out arms the timer, from now.
+func (i *idle) leave() {
+	if i.active.Add(-1) != 0 || i.after <= 0 {
+		return
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	switch {
+	case i.done:
+	case i.timer == nil:
+		i.timer = time.AfterFunc(i.after, i.fire)
+	default:
+		i.timer.Reset(i.after)
+	}
+}
+
+// fire gives memory back unless something began meanwhile (its end arms
+// the timer again).
+func (i *idle) fire() {
+	if i.active.Load() != 0 {
+		return
+	}
+	debug.FreeOSMemory()
+	i.frees.Add(1)
+}
+
+// stop disarms the timer for good.
+func (i *idle) stop() {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	i.done = true
+	if i.timer != nil {
+		i.timer.Stop()
+	}
+}

@@ -1,0 +1,53 @@
+package harness
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/model"
+)
+
+// Memory goes back to the system once nothing has run for IdleFree, and
+// not while a turn runs; each end of a turn arms it again.
+func TestIdleFree(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.IdleFree = 100 * time.Millisecond })
+	r.q.Push(model.Response{Text: "hi"}, model.Response{Text: "hi again"})
+	reached, release := r.holdNext()
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := r.say("telegram:1", "hello", nil)
+		done <- err
+	}()
+	<-reached
+	time.Sleep(300 * time.Millisecond) // past IdleFree, with the turn running
+	if n := r.h.idle.frees.Load(); n != 0 {
+		t.Fatalf("memory given back %d times while a turn ran", n)
+	}
+	release()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "memory given back once idle", func() bool { return r.h.idle.frees.Load() == 1 })
+	if _, _, err := r.say("telegram:1", "again", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "memory given back after the next turn", func() bool { return r.h.idle.frees.Load() == 2 })
+	time.Sleep(300 * time.Millisecond)
+	if n := r.h.idle.frees.Load(); n != 2 {
+		t.Errorf("given back %d times, want 2: once a quiet spell", n)
+	}
+}
+
+// A negative IdleFree never gives memory back, and a closed harness's
+// timer is stopped.
+func TestIdleFreeNever(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.IdleFree = -1 })
+	r.q.Push(model.Response{Text: "hi"})
+	if _, _, err := r.say("telegram:1", "hello", nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := r.h.idle.frees.Load(); n != 0 {
+		t.Errorf("given back %d times with IdleFree negative", n)
+	}
+}
