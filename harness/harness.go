@@ -125,6 +125,9 @@ type conv struct {
 	held store.Conversations
 	// kind is how held keeps it (store.KindOf), "" while none is held.
 	kind string
+	// last is the driver that held it last, kept after the lease went:
+	// what a turn reads through once it let the lease go (reader).
+	last store.Conversations
 	// next is the number its next event likely takes, as last written or
 	// read here (0: not known). An append tries it first: a driver
 	// refuses a number that isn't the next, and the append then asks.
@@ -140,41 +143,76 @@ func (c *conv) keeper() store.Conversations {
 	return c.router
 }
 
+// reader is what the turn reads the conversation through: its driver
+// while the lease is held, and the one that held it after (a turn's look,
+// once it let the lease go, for a message that joined as it went: should
+// a convert move the conversation in that moment, the look finds nothing
+// new, and a message that did join is the sweep's to answer), else the
+// router.
+func (c *conv) reader() store.Conversations {
+	if c.held == nil && c.last != nil {
+		return c.last
+	}
+	return c.keeper()
+}
+
 // lease takes (or renews) the conversation's lease for holder, and, once
-// held, keeps the conversation through the driver that keeps it.
+// held, keeps the conversation through the driver that keeps it: the
+// one its folder names, read once, whose lease it takes (a convert takes
+// the lease before it moves a conversation, so under the lease the way
+// it is kept can't change). One not begun yet stays the router's.
 func (c *conv) lease(ctx context.Context, holder string, ttl time.Duration) error {
-	if _, err := c.keeper().Lease(ctx, c.thread, holder, ttl); err != nil {
+	if c.held != nil {
+		_, err := c.held.Lease(ctx, c.thread, holder, ttl)
 		return err
 	}
-	if err := c.pin(); err != nil {
-		c.release(context.WithoutCancel(ctx), holder)
+	kind, err := c.kindOf()
+	if err != nil {
 		return err
 	}
+	d := c.drivers[kind]
+	if d == nil {
+		d = c.router // not begun, or no such driver: the router begins it, or says so
+	}
+	if _, err := d.Lease(ctx, c.thread, holder, ttl); err != nil {
+		return err
+	}
+	c.hold(kind)
 	return nil
 }
 
-// pin finds, under the lease, the driver that keeps a begun conversation,
-// for the turn's calls to go straight to; one not begun yet stays the
-// router's, which begins it the way the settings say.
+// kindOf is how the conversation is kept as its folder says, "" for one
+// not begun (store.KindOf).
+func (c *conv) kindOf() (string, error) {
+	dir, err := c.paths.Conversation(c.thread)
+	if err != nil {
+		return "", err
+	}
+	return store.KindOf(dir)
+}
+
+// pin finds, under the lease, the driver that keeps a conversation begun
+// since the lease was taken (by the turn's first event), for the turn's
+// calls to go straight to.
 func (c *conv) pin() error {
 	if c.held != nil {
 		return nil
 	}
-	dir, err := c.paths.Conversation(c.thread)
+	kind, err := c.kindOf()
 	if err != nil {
 		return err
 	}
-	kind, err := store.KindOf(dir)
-	if err != nil {
-		return err
-	}
-	if kind != "" {
-		c.held = c.drivers[kind] // nil (no such driver) leaves the router's error to tell
-		if c.held != nil {
-			c.kind = kind
-		}
-	}
+	c.hold(kind)
 	return nil
+}
+
+// hold keeps the conversation through the driver of kind from now on
+// while the lease is held; "" (not begun) or a kind no driver keeps
+// leaves it the router's.
+func (c *conv) hold(kind string) {
+	if d := c.drivers[kind]; kind != "" && d != nil {
+		c.held, c.kind, c.last = d, kind, d
+	}
 }
 
 // release lets holder's lease go; from then on the router keeps the

@@ -157,29 +157,30 @@ func (t *turn) endTools(ctx context.Context) {
 
 // renew renews the lease every third of its time until stop is called.
 func (t *turn) renew(ctx context.Context) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(t.h.cfg.LeaseTTL / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				if _, err := t.c.keeper().Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
-					t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
-				}
-			}
+	every := t.h.cfg.LeaseTTL / 3
+	var (
+		mu      sync.Mutex // held through a renewal, so stop waits for one running
+		stopped bool
+		timer   *time.Timer
+	)
+	mu.Lock()
+	defer mu.Unlock()
+	timer = time.AfterFunc(every, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped || ctx.Err() != nil {
+			return
 		}
-	}()
+		if _, err := t.c.keeper().Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
+			t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		}
+		timer.Reset(every)
+	})
 	return func() {
-		close(done)
-		wg.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
 	}
 }
 
@@ -210,7 +211,7 @@ func (t *turn) refresh(ctx context.Context) error {
 	if t.anchored {
 		from--
 	}
-	more, err := t.c.keeper().Read(ctx, t.c.thread, from)
+	more, err := t.c.reader().Read(ctx, t.c.thread, from)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", t.c.thread, err)
 	}
@@ -221,7 +222,7 @@ func (t *turn) refresh(ctx context.Context) error {
 		} else {
 			// Not the conversation kept (made again since): read it whole.
 			t.events, t.readTo, n = nil, 0, 0
-			if more, err = t.c.keeper().Read(ctx, t.c.thread, 1); err != nil {
+			if more, err = t.c.reader().Read(ctx, t.c.thread, 1); err != nil {
 				return fmt.Errorf("read %s: %w", t.c.thread, err)
 			}
 		}
