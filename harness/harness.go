@@ -382,6 +382,22 @@ func (h *Harness) end() {
 	h.wg.Done()
 }
 
+// background runs fn as task does, waited for by Close, but not as work:
+// the harness is idle (idle) while only it runs (Start's timer).
+func (h *Harness) background(fn func(ctx context.Context)) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closing.Load() {
+		return false
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		fn(h.life)
+	}()
+	return true
+}
+
 // task runs fn in a goroutine of its own under the harness's life,
 // waited for by Close; false when the harness is closing.
 func (h *Harness) task(fn func(ctx context.Context)) bool {

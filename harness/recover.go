@@ -57,7 +57,7 @@ func (h *Harness) Start(agents ...string) {
 	for _, a := range agents {
 		h.sweepAsync(a)
 	}
-	h.task(func(ctx context.Context) {
+	h.background(func(ctx context.Context) {
 		tick := time.NewTicker(h.cfg.SweepEvery)
 		defer tick.Stop()
 		for {
