@@ -75,7 +75,7 @@ func (f *Folders) KeepTellingEvent(ctx context.Context, k Kept, again bool) erro
 	}
 	path := f.tellingPath(id)
 	if again {
-		if err := writeOver(path, b); err != nil {
+		if err := writeDerived(path, b); err != nil {
 			return fmt.Errorf("keep an answer of %s while it is told, again: %w", k.Thread, err)
 		}
 		return nil
@@ -98,28 +98,6 @@ func (f *Folders) KeepTellingEvent(ctx context.Context, k Kept, again bool) erro
 		return fmt.Errorf("keep an answer of %s while it is told: %w", k.Thread, err)
 	}
 	return nil
-}
-
-// writeOver replaces path's bytes with b by a file beside it renamed over
-// it, synced nowhere: a kill leaves the old bytes or the new, and at worst
-// the new file, whose name telling passes over.
-func writeOver(path string, b []byte) error {
-	tmp := path + ".new"
-	fh, err := fsx.Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = fh.Write(b)
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 func (f *Folders) tellingPath(id string) string {
