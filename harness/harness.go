@@ -77,7 +77,7 @@ func New(cfg Config) (*Harness, error) {
 		sweeping: map[string]bool{},
 		sweeper:  make(chan struct{}),
 		hist:     newHistory(cfg.KeepEvents),
-		idle:     idle{after: cfg.IdleFree},
+		idle:     idle{after: cfg.IdleFree, least: idleLeast},
 	}, nil
 }
 

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,6 +12,10 @@ import (
 // it gives its free memory back to the system.
 const DefaultIdleFree = 5 * time.Second
 
+// idleLeast is the heap an idle harness must hold before it gives
+// memory back: Go's own least heap goal.
+const idleLeast = 4 << 20
+
 // idle gives the process's free memory back to the system
 // (debug.FreeOSMemory: a collection, then the free pages returned) once no
 // turn or task has run for a while. Go keeps the pages its heap grew to
@@ -19,9 +24,13 @@ const DefaultIdleFree = 5 * time.Second
 // own where 2 MB were live (docs/decisions.md). A turn after pays a few
 // page faults for what it allocates.
 type idle struct {
-	after  time.Duration // <= 0: never
-	active atomic.Int32  // turns and tasks running
-	frees  atomic.Int64  // times memory was given back
+	after time.Duration // <= 0: never
+	// least is the heap held, in bytes, below which nothing is given
+	// back: a collection of a heap that small touches more pages than it
+	// frees (just started, an idle harness grew 0.5 MB by it).
+	least  uint64
+	active atomic.Int32 // turns and tasks running
+	frees  atomic.Int64 // times memory was given back
 
 	mu    sync.Mutex
 	timer *time.Timer
@@ -50,11 +59,29 @@ func (i *idle) leave() {
 // fire gives memory back unless something began meanwhile (its end arms
 // the timer again).
 func (i *idle) fire() {
-	if i.active.Load() != 0 {
+	if i.active.Load() != 0 || heapHeld() < i.least {
 		return
 	}
 	debug.FreeOSMemory()
 	i.frees.Add(1)
+}
+
+// heapHeld is the heap's memory held from the system and not given back:
+// its objects, the unused parts of its spans, and its free spans.
+func heapHeld() uint64 {
+	s := []metrics.Sample{
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/memory/classes/heap/unused:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+	}
+	metrics.Read(s)
+	var n uint64
+	for _, v := range s {
+		if v.Value.Kind() == metrics.KindUint64 {
+			n += v.Value.Uint64()
+		}
+	}
+	return n
 }
 
 // stop disarms the timer for good.

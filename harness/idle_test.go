@@ -11,6 +11,7 @@ import (
 // not while a turn runs; each end of a turn arms it again.
 func TestIdleFree(t *testing.T) {
 	r := newRig(t, func(c *Config) { c.IdleFree = 100 * time.Millisecond })
+	r.h.idle.least = 0   // a test's heap is small: give back whatever it holds
 	r.h.Start(testAgent) // its timer runs all along: the harness is idle still
 	r.q.Push(model.Response{Text: "hi"}, model.Response{Text: "hi again"})
 	reached, release := r.holdNext()
@@ -51,5 +52,20 @@ func TestIdleFreeNever(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	if n := r.h.idle.frees.Load(); n != 0 {
 		t.Errorf("given back %d times with IdleFree negative", n)
+	}
+}
+
+// Below the least heap worth it, nothing is given back: a collection of
+// a small heap touches more pages than it frees.
+func TestIdleFreeSmallHeap(t *testing.T) {
+	r := newRig(t, func(c *Config) { c.IdleFree = 50 * time.Millisecond })
+	r.h.idle.least = 1 << 40
+	r.q.Push(model.Response{Text: "hi"})
+	if _, _, err := r.say("telegram:1", "hello", nil); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := r.h.idle.frees.Load(); n != 0 {
+		t.Errorf("given back %d times with a heap under the least", n)
 	}
 }
