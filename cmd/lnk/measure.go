@@ -156,8 +156,11 @@ func findHarness(ctx context.Context, stderr io.Writer) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "lnk-link-harness")
-	fmt.Fprintln(stderr, "lnk measure: building lnk-link-harness (go build github.com/lnk-dev/link/cmd/lnk-link-harness)")
-	out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, "github.com/lnk-dev/link/cmd/lnk-link-harness").CombinedOutput()
+	fmt.Fprintln(stderr, "lnk measure: building lnk-link-harness (CGO_ENABLED=0 go build github.com/lnk-dev/link/cmd/lnk-link-harness)")
+	build := exec.CommandContext(ctx, goTool, "build", "-o", bin, "github.com/lnk-dev/link/cmd/lnk-link-harness")
+	// As it is shipped: without cgo, a static program that maps no libc.
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("build lnk-link-harness: %w: %s (say --harness)", err, strings.TrimSpace(string(out)))
 	}
