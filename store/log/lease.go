@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/internal/fsx"
-	"golang.org/x/sys/unix"
 
 	"github.com/lnk-dev/link/store"
 )
@@ -37,7 +36,7 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 	if err != nil {
 		return store.Lease{}, err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, unix.LOCK_EX)
+	f, err := openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
 	if err != nil {
 		return store.Lease{}, err
 	}
@@ -47,15 +46,15 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer lf.Close()
-	now := d.Now()
-	cur, ok, size, err := readLease(lf)
+	now := d.Now().UTC()
+	cur, _, size, err := readLease(lf)
 	if err != nil {
 		return store.Lease{}, err
 	}
-	if ok && cur.Holder != holder && now.Before(cur.Expires) {
-		return store.Lease{}, fmt.Errorf("%w by %s until %s", store.ErrLeaseHeld, cur.Holder, cur.Expires.Format(time.RFC3339Nano))
+	l, err := store.Grant(cur, holder, ttl, now)
+	if err != nil {
+		return store.Lease{}, err
 	}
-	l := store.Lease{Holder: holder, Expires: now.Add(ttl).UTC()}
 	if err := writeLease(dir, lf, size, l); err != nil {
 		return store.Lease{}, err
 	}
@@ -79,7 +78,7 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 	if err != nil {
 		return err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDONLY, unix.LOCK_EX)
+	f, err := openLocked(ctx, dir, os.O_RDONLY, exclusive)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a conversation not begun has no lease
 	}

@@ -2,29 +2,38 @@ package log
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"time"
 
 	"github.com/lnk-dev/link/internal/fsx"
-	"golang.org/x/sys/unix"
 )
 
-// lock takes how (unix.LOCK_EX or unix.LOCK_SH) on f, the conversation's
-// events.jsonl: the one lock of a conversation, whose every writer and
-// reader, in any process, takes it through its own open file, so
-// goroutines of one process contend as processes do. It waits until the
-// lock is had or ctx ends.
-func lock(ctx context.Context, f *os.File, how int) error {
+// lockHow is the kind of lock taken on a conversation's events.jsonl.
+type lockHow int
+
+const (
+	// shared is a reader's lock: many hold it at once.
+	shared lockHow = iota
+	// exclusive is a writer's lock: one holds it, and no reader.
+	exclusive
+)
+
+// lock takes how on f, the conversation's events.jsonl: the one lock of a
+// conversation, whose every writer and reader, in any process, takes it
+// through its own open file, so goroutines of one process contend as
+// processes do. It waits until the lock is had or ctx ends; closing f
+// lets it go.
+func lock(ctx context.Context, f *os.File, how lockHow) error {
 	wait := 50 * time.Microsecond
 	for {
-		err := unix.Flock(int(f.Fd()), how|unix.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+		got, err := tryLock(f, how)
+		if err != nil {
 			return fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		if got {
+			return nil
 		}
 		t := time.NewTimer(wait)
 		select {
@@ -38,8 +47,12 @@ func lock(ctx context.Context, f *os.File, how int) error {
 }
 
 // syncDir makes the names in dir durable: a new file in it, or a new
-// folder.
+// folder. Windows syncs no folder (its file systems journal names), and
+// refuses to be asked.
 func syncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
 	d, err := fsx.Open(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return err

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/internal/fsx"
-	"golang.org/x/sys/unix"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
@@ -91,7 +90,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 	if err != nil {
 		return err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, unix.LOCK_EX)
+	f, err := openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
 	if err != nil {
 		return err
 	}
@@ -160,7 +159,7 @@ func lastSeq(f *os.File, end int64) (int64, error) {
 // openLocked opens dir's events.jsonl with flag and takes how on it; a
 // flag with O_CREATE makes the folder first. The lock goes with the file's
 // closing.
-func openLocked(ctx context.Context, dir string, flag, how int) (*os.File, error) {
+func openLocked(ctx context.Context, dir string, flag int, how lockHow) (*os.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -189,7 +188,7 @@ func (d *Driver) reading(ctx context.Context, thread string) (*os.File, int64, e
 	if err != nil {
 		return nil, 0, err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDONLY, unix.LOCK_SH)
+	f, err := openLocked(ctx, dir, os.O_RDONLY, shared)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
