@@ -46,10 +46,10 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 	if err != nil {
 		return store.Lease{}, err
 	}
-	if cur.Holder != "" && cur.Holder != holder && now.Before(cur.Expires) {
-		return store.Lease{}, fmt.Errorf("%w by %s until %s", store.ErrLeaseHeld, cur.Holder, cur.Expires.Format(time.RFC3339))
+	l, err := store.Grant(cur, holder, ttl, now)
+	if err != nil {
+		return store.Lease{}, err
 	}
-	l := store.Lease{Holder: holder, Expires: now.Add(ttl).Round(0)}
 	if err := writeLease(dir, l); err != nil {
 		return store.Lease{}, err
 	}

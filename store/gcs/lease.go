@@ -44,10 +44,10 @@ func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 			return store.Lease{}, fmt.Errorf("lease %s for %s: %w", thread, holder, err)
 		}
 		now := d.now().UTC()
-		if cur.Holder != "" && cur.Holder != holder && now.Before(cur.Expires) {
-			return store.Lease{}, fmt.Errorf("lease %s for %s: %w by %s until %s", thread, holder, store.ErrLeaseHeld, cur.Holder, cur.Expires.Format(time.RFC3339Nano))
+		next, err := store.Grant(cur, holder, ttl, now)
+		if err != nil {
+			return store.Lease{}, fmt.Errorf("lease %s for %s: %w", thread, holder, err)
 		}
-		next := store.Lease{Holder: holder, Expires: now.Add(ttl)}
 		err = d.writeLease(ctx, name, next, gen)
 		if err == nil {
 			return next, nil

@@ -47,11 +47,11 @@ func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, fmt.Errorf("lease %s for %q: %w", thread, holder, err)
 	default:
 		cur.Expires = time.Unix(0, expires)
-		if cur.Holder != holder && now.Before(cur.Expires) {
-			return cur, fmt.Errorf("lease %s for %q: %w by %q until %s", thread, holder, store.ErrLeaseHeld, cur.Holder, cur.Expires.UTC().Format(time.RFC3339Nano))
-		}
 	}
-	l := store.Lease{Holder: holder, Expires: now.Add(ttl).Round(0)}
+	l, err := store.Grant(cur, holder, ttl, now)
+	if err != nil {
+		return l, fmt.Errorf("lease %s for %q: %w", thread, holder, err)
+	}
 	_, err = tx.ExecContext(ctx, queryTake, thread, holder, l.Expires.UnixNano())
 	if err != nil {
 		return store.Lease{}, fmt.Errorf("lease %s for %q: %w", thread, holder, err)
