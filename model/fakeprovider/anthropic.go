@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+
+	"github.com/lnk-dev/link/model/scripted"
 )
 
 // anthropicAPI is Anthropic's Messages API: POST /v1/messages, as JSON or
@@ -225,7 +227,7 @@ func (a *anthropicAPI) stream(st *stream, id, model string, t Turn) {
 	}
 	if t.Thinking != "" {
 		var ds []obj
-		for _, c := range chunks(t.Thinking, textChunks) {
+		for _, c := range scripted.Pieces(t.Thinking, textChunks) {
 			ds = append(ds, obj{"type": "thinking_delta", "thinking": c})
 		}
 		ds = append(ds, obj{"type": "signature_delta", "signature": signature(t.Thinking)})
@@ -235,7 +237,7 @@ func (a *anthropicAPI) stream(st *stream, id, model string, t Turn) {
 	}
 	if t.Text != "" {
 		var ds []obj
-		for _, c := range chunks(t.Text, textChunks) {
+		for _, c := range scripted.Pieces(t.Text, textChunks) {
 			ds = append(ds, obj{"type": "text_delta", "text": c})
 		}
 		if block(obj{"type": "text", "text": ""}, ds) != nil {
@@ -244,7 +246,7 @@ func (a *anthropicAPI) stream(st *stream, id, model string, t Turn) {
 	}
 	for _, c := range t.ToolCalls {
 		var ds []obj
-		for _, p := range chunks(string(compact(inputObject(c.Input))), 2) {
+		for _, p := range scripted.Pieces(string(compact(inputObject(c.Input))), 2) {
 			ds = append(ds, obj{"type": "input_json_delta", "partial_json": p})
 		}
 		if block(obj{"type": "tool_use", "id": c.ID, "name": c.Name, "input": obj{}}, ds) != nil {

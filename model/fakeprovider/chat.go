@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/lnk-dev/link/model/scripted"
 )
 
 // chatAPI is OpenAI's Chat Completions: POST /v1/chat/completions, as JSON
@@ -216,12 +218,12 @@ func (a *chatAPI) serve(st *stream, r *Request) {
 	if send(obj{"role": "assistant", "content": ""}) != nil {
 		return
 	}
-	for _, c := range chunks(t.Thinking, textChunks) {
+	for _, c := range scripted.Pieces(t.Thinking, textChunks) {
 		if send(obj{"reasoning": c}) != nil {
 			return
 		}
 	}
-	for _, c := range chunks(t.Text, textChunks) {
+	for _, c := range scripted.Pieces(t.Text, textChunks) {
 		if send(obj{"content": c}) != nil {
 			return
 		}
@@ -231,7 +233,7 @@ func (a *chatAPI) serve(st *stream, r *Request) {
 		if send(obj{"tool_calls": []any{head}}) != nil {
 			return
 		}
-		for _, p := range chunks(string(compact(json.RawMessage(c.Input))), 2) {
+		for _, p := range scripted.Pieces(string(compact(json.RawMessage(c.Input))), 2) {
 			if send(obj{"tool_calls": []any{obj{"index": i, "function": obj{"arguments": p}}}}) != nil {
 				return
 			}

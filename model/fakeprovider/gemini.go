@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+
+	"github.com/lnk-dev/link/model/scripted"
 )
 
 // geminiAPI is Google's Gemini API: POST
@@ -261,10 +263,10 @@ func (a *geminiAPI) serve(st *stream, r *Request) {
 		return
 	}
 	var pieces [][]any
-	for _, c := range chunks(t.Thinking, textChunks) {
+	for _, c := range scripted.Pieces(t.Thinking, textChunks) {
 		pieces = append(pieces, []any{obj{"text": c, "thought": true}})
 	}
-	for _, c := range chunks(t.Text, textChunks) {
+	for _, c := range scripted.Pieces(t.Text, textChunks) {
 		pieces = append(pieces, []any{obj{"text": c}})
 	}
 	if len(calls) > 0 {

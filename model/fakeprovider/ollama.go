@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/lnk-dev/link/model/scripted"
 )
 
 // ollamaAPI is Ollama's own API: POST /api/chat (NDJSON, streaming unless
@@ -234,12 +236,12 @@ func (a *ollamaAPI) chat(st *stream, r *Request) {
 		st.hang()
 		return
 	}
-	for _, c := range chunks(t.Thinking, textChunks) {
+	for _, c := range scripted.Pieces(t.Thinking, textChunks) {
 		if st.line(line(obj{"role": "assistant", "content": "", "thinking": c})) != nil {
 			return
 		}
 	}
-	for _, c := range chunks(t.Text, textChunks) {
+	for _, c := range scripted.Pieces(t.Text, textChunks) {
 		if st.line(line(obj{"role": "assistant", "content": c})) != nil {
 			return
 		}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/lnk-dev/link/model/scripted"
 )
 
 // responsesAPI is OpenAI's Responses API: POST /v1/responses, as JSON or
@@ -215,7 +217,7 @@ func (a *responsesAPI) reasoning(send sender, index int, item obj, text string) 
 	if err := send("response.reasoning_summary_part.added", with(at, "part", obj{"type": "summary_text", "text": ""})); err != nil {
 		return err
 	}
-	for _, c := range chunks(text, textChunks) {
+	for _, c := range scripted.Pieces(text, textChunks) {
 		if err := send("response.reasoning_summary_text.delta", with(at, "delta", c)); err != nil {
 			return err
 		}
@@ -239,7 +241,7 @@ func (a *responsesAPI) message(send sender, index int, item obj, text string) er
 	if err := send("response.content_part.added", with(at, "part", obj{"type": "output_text", "text": "", "annotations": []any{}})); err != nil {
 		return err
 	}
-	for _, c := range chunks(text, textChunks) {
+	for _, c := range scripted.Pieces(text, textChunks) {
 		if err := send("response.output_text.delta", with(with(at, "delta", c), "logprobs", []any{})); err != nil {
 			return err
 		}
@@ -261,7 +263,7 @@ func (a *responsesAPI) call(send sender, index int, item obj) error {
 	}
 	args := item["arguments"].(string)
 	at := obj{"item_id": item["id"], "output_index": index}
-	for _, p := range chunks(string(compact(json.RawMessage(args))), 2) {
+	for _, p := range scripted.Pieces(string(compact(json.RawMessage(args))), 2) {
 		if err := send("response.function_call_arguments.delta", with(at, "delta", p)); err != nil {
 			return err
 		}

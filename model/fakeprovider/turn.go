@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Turn is one scripted answer, given to the next request any endpoint
@@ -109,29 +108,6 @@ func inputObject(input string) json.RawMessage {
 func signature(thinking string) string {
 	sum := sha256.Sum256([]byte("fakeprovider thinking\x00" + thinking))
 	return base64.StdEncoding.EncodeToString(sum[:])
-}
-
-// chunks cuts s into up to n pieces of about equal length at rune
-// boundaries, none empty; "" is no pieces.
-func chunks(s string, n int) []string {
-	if s == "" {
-		return nil
-	}
-	runes := utf8.RuneCountInString(s)
-	n = min(n, runes)
-	size := (runes + n - 1) / n
-	var out []string
-	for s != "" {
-		i, k := 0, 0
-		for i < len(s) && k < size {
-			_, w := utf8.DecodeRuneInString(s[i:])
-			i += w
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return out
 }
 
 // textChunks is how many pieces a text streams in.

@@ -133,7 +133,7 @@ func stream(ctx context.Context, text string, thinking []model.Thinking, delay t
 			return err
 		}
 	}
-	for _, p := range pieces(text, 3) {
+	for _, p := range Pieces(text, 3) {
 		if err := send(model.Delta{Text: p}); err != nil {
 			return err
 		}
@@ -154,27 +154,4 @@ func roughUsage(req model.Request, answer string) model.Usage {
 		}
 	}
 	return model.Usage{In: int64(max(1, n/4)), Out: int64(max(1, len(answer)/4))}
-}
-
-// pieces cuts s into up to n pieces of about equal length at rune
-// boundaries, none empty.
-func pieces(s string, n int) []string {
-	if s == "" {
-		return nil
-	}
-	runes := utf8.RuneCountInString(s)
-	n = min(n, runes)
-	size := (runes + n - 1) / n
-	var out []string
-	for s != "" {
-		i, k := 0, 0
-		for i < len(s) && k < size {
-			_, w := utf8.DecodeRuneInString(s[i:])
-			i += w
-			k++
-		}
-		out = append(out, s[:i])
-		s = s[i:]
-	}
-	return out
 }
