@@ -6,13 +6,16 @@
 // any driver, so the harness neither knows nor cares which driver it is.
 //
 // The calls are the driver's three (append, read from, lease and
-// release) and the optional Latest:
+// release), the optional Latest, and the optional store.ToolsKeeper's
+// two (tools, narrow):
 //
 //	POST /v1/append?thread=T          body: the event's line (store.MarshalLine)
 //	GET  /v1/read?thread=T&from=N     answer: the events' lines
 //	GET  /v1/latest?thread=T&n=N      answer: the events' lines
 //	POST /v1/lease?thread=T&holder=H&ttl=NANOSECONDS   answer: the lease, JSON
 //	POST /v1/release?thread=T&holder=H
+//	GET  /v1/tools?thread=T           answer: {"tools":null} or {"tools":[names]}
+//	POST /v1/narrow?thread=T          body: [names]; answer: as tools's
 //	GET  /v1/ping
 //
 // Each call is proved with the agent's key, never sent: Link-Store-Proof
@@ -21,7 +24,8 @@
 // missing, more than MaxSkew from the server's clock, or seen before gets
 // 401 and nothing else. A refusal of the driver's crosses as a status and
 // a code (errorCode), so errors.Is(err, store.ErrSeqTaken), ErrLeaseHeld
-// and ErrCorrupt hold on the client's side as on the driver's.
+// and ErrCorrupt hold on the client's side as on the driver's, and
+// store.ErrToolsNotKept when the served driver keeps no tools.
 //
 // An append whose answer was lost (the client's deadline passed, the
 // connection broke) may still have landed. Sent again, it succeeds: the
@@ -55,6 +59,8 @@ const (
 	pathLease   = "/v1/lease"
 	pathRelease = "/v1/release"
 	pathPing    = "/v1/ping"
+	pathTools   = "/v1/tools"
+	pathNarrow  = "/v1/narrow"
 )
 
 // The proof's headers.

@@ -34,6 +34,14 @@ func FuzzDecode(f *testing.F) {
 		{"GET", "*", ""},
 		{"GET", "/v1/read?thread=..%2Fescape&from=1", ""},
 		{"GET", "/v1/read?%zz", ""},
+		{"GET", "/v1/tools?thread=link%3Atask-1", ""},
+		{"GET", "/v1/tools?thread=default", "[]"},
+		{"POST", "/v1/narrow?thread=default", `["files__read","web__fetch"]`},
+		{"POST", "/v1/narrow?thread=default", "[]"},
+		{"POST", "/v1/narrow?thread=default", "null"},
+		{"POST", "/v1/narrow?thread=default", `["not a name"]`},
+		{"POST", "/v1/narrow?thread=default", `["a"] ["b"]`},
+		{"POST", "/v1/narrow?thread=default", ""},
 	} {
 		f.Add(s.method, s.uri, []byte(s.body))
 	}
@@ -79,6 +87,14 @@ func FuzzDecode(f *testing.F) {
 			if c.n < 0 || c.n > maxLatest {
 				t.Fatalf("n %d", c.n)
 			}
+		case pathTools:
+		case pathNarrow:
+			if c.tools == nil {
+				t.Fatal("a narrow decoded with no list")
+			}
+			if err := store.CheckTools(c.tools); err != nil {
+				t.Fatalf("a narrow decoded with a list the contract refuses: %v", err)
+			}
 		case pathLease, pathRelease:
 			if c.holder == "" || len(c.holder) > maxHolder {
 				t.Fatalf("holder %q", c.holder)
@@ -89,7 +105,7 @@ func FuzzDecode(f *testing.F) {
 		default:
 			t.Fatalf("decoded a call to %q", c.path)
 		}
-		if c.path != pathAppend && len(body) > 0 {
+		if c.path != pathAppend && c.path != pathNarrow && len(body) > 0 {
 			t.Fatalf("%s decoded with a body", c.path)
 		}
 	})

@@ -160,6 +160,8 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, c call) erro
 		if err := s.store.Release(ctx, c.thread, c.holder); err != nil {
 			return err
 		}
+	case pathTools, pathNarrow:
+		return s.tools(ctx, w, c) // tools.go
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -25,6 +25,7 @@ type call struct {
 	n      int           // latest
 	holder string        // lease, release
 	ttl    time.Duration // lease
+	tools  []string      // narrow
 }
 
 // maxTTL bounds a lease asked for: a turn's lease is renewed, never
@@ -52,6 +53,7 @@ func decode(method, uri string, body []byte) (call, error) {
 	want := map[string]string{
 		pathAppend: http.MethodPost, pathRead: http.MethodGet, pathLatest: http.MethodGet,
 		pathLease: http.MethodPost, pathRelease: http.MethodPost, pathPing: http.MethodGet,
+		pathTools: http.MethodGet, pathNarrow: http.MethodPost,
 	}[c.path]
 	if want == "" {
 		return call{}, fmt.Errorf("%w: no call %q", errBadRequest, c.path)
@@ -62,6 +64,7 @@ func decode(method, uri string, body []byte) (call, error) {
 	args := map[string][]string{
 		pathAppend: {"thread"}, pathRead: {"thread", "from"}, pathLatest: {"thread", "n"},
 		pathLease: {"thread", "holder", "ttl"}, pathRelease: {"thread", "holder"}, pathPing: nil,
+		pathTools: {"thread"}, pathNarrow: {"thread"},
 	}[c.path]
 	for k, v := range q {
 		if !contains(args, k) {
@@ -76,7 +79,7 @@ func decode(method, uri string, body []byte) (call, error) {
 			return call{}, fmt.Errorf("%w: %s needs %q", errBadRequest, c.path, k)
 		}
 	}
-	if c.path != pathAppend && len(body) > 0 {
+	if c.path != pathAppend && c.path != pathNarrow && len(body) > 0 {
 		return call{}, fmt.Errorf("%w: %s takes no body", errBadRequest, c.path)
 	}
 	if c.path == pathPing {
@@ -106,6 +109,10 @@ func decode(method, uri string, body []byte) (call, error) {
 			return call{}, fmt.Errorf("%w: n: %v", errBadRequest, err)
 		}
 		c.n = int(n)
+	case pathNarrow:
+		if c.tools, err = decodeTools(body); err != nil {
+			return call{}, fmt.Errorf("%w: %v", errBadRequest, err)
+		}
 	case pathLease, pathRelease:
 		c.holder = q.Get("holder")
 		if c.holder == "" || len(c.holder) > maxHolder || !utf8.ValidString(c.holder) {
@@ -150,6 +157,7 @@ const (
 	codeLeaseHeld  = "lease_held"
 	codeCorrupt    = "corrupt"
 	codeBadRequest = "bad_request"
+	codeNoTools    = "tools_not_kept"
 	codeError      = "error"
 )
 
@@ -171,6 +179,8 @@ func errorCode(err error) (code string, status int) {
 		return codeCorrupt, http.StatusInternalServerError
 	case errors.Is(err, errBadRequest):
 		return codeBadRequest, http.StatusBadRequest
+	case errors.Is(err, store.ErrToolsNotKept):
+		return codeNoTools, http.StatusNotImplemented
 	}
 	return codeError, http.StatusInternalServerError
 }
@@ -192,6 +202,8 @@ func (e *remoteError) Is(target error) bool {
 		return target == store.ErrLeaseHeld
 	case codeCorrupt:
 		return target == store.ErrCorrupt
+	case codeNoTools:
+		return target == store.ErrToolsNotKept
 	}
 	return false
 }
