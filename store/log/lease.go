@@ -46,15 +46,15 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer lf.Close()
-	now := d.Now()
-	cur, ok, size, err := readLease(lf)
+	now := d.Now().UTC()
+	cur, _, size, err := readLease(lf)
 	if err != nil {
 		return store.Lease{}, err
 	}
-	if ok && cur.Holder != holder && now.Before(cur.Expires) {
-		return store.Lease{}, fmt.Errorf("%w by %s until %s", store.ErrLeaseHeld, cur.Holder, cur.Expires.Format(time.RFC3339Nano))
+	l, err := store.Grant(cur, holder, ttl, now)
+	if err != nil {
+		return store.Lease{}, err
 	}
-	l := store.Lease{Holder: holder, Expires: now.Add(ttl).UTC()}
 	if err := writeLease(dir, lf, size, l); err != nil {
 		return store.Lease{}, err
 	}
