@@ -15,7 +15,7 @@ import (
 // A call to a tool the conversation isn't offered is answered as one
 // there isn't, and never made.
 func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
-	narrowed, err := t.c.folders.ReadTools(ctx, t.c.thread)
+	narrowed, err := t.c.readTools(ctx) // tools_keep.go
 	if err != nil {
 		return err
 	}

@@ -42,7 +42,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	// tools kept are read once, so a tools.json that doesn't read refuses
 	// the message before it is written.
 	if p.Said.Tools == nil && p.Tools == nil {
-		if _, err := c.folders.ReadTools(ctx, c.thread); err != nil {
+		if _, err := c.readTools(ctx); err != nil { // tools_keep.go
 			return acp.Answer{}, err
 		}
 	}
@@ -50,7 +50,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 		if said == nil {
 			continue
 		}
-		if _, err := c.folders.NarrowTools(ctx, c.thread, said); err != nil {
+		if _, err := c.narrowTools(ctx, said); err != nil {
 			return acp.Answer{}, err
 		}
 	}

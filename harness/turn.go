@@ -279,7 +279,7 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	if err != nil {
 		return t.failed(ctx, err)
 	}
-	narrowed, err := t.c.folders.ReadTools(ctx, t.c.thread)
+	narrowed, err := t.c.readTools(ctx) // tools_keep.go
 	if err != nil {
 		return store.Event{}, false, err
 	}
