@@ -204,6 +204,9 @@ func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bo
 			return false, err
 		}
 	}
+	if err := c.carryTools(ctx, src, thread, stage); err != nil { // tools_narrow.go
+		return false, err
+	}
 	if c.To != Compact {
 		if err := writeAtomic(filepath.Join(stage, CopyFile), RenderCopy(events)); err != nil {
 			return false, err

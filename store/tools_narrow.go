@@ -2,8 +2,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/lnk-dev/link/contract"
 )
@@ -41,6 +43,54 @@ func CheckTools(tools []string) error {
 	for _, t := range tools {
 		if err := contract.ParseToolName(t); err != nil {
 			return fmt.Errorf("tools: %q: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// carryTools keeps a converted conversation's tools where its new way
+// keeps them, never wider: the old driver's, when it kept them in its
+// store, narrow the staged folder's tools.json (which the old folder's
+// copy gave it), and the new driver, when it keeps tools, is narrowed by
+// the same. A driver answering ErrToolsNotKept keeps none.
+func (c *Converter) carryTools(ctx context.Context, src Conversations, thread, stage string) error {
+	path := filepath.Join(stage, ToolsFile)
+	var tools *[]string
+	b, err := readKept(path)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		if tools, err = ParseTools(b); err != nil {
+			return fmt.Errorf("tools of %s: %w", thread, err)
+		}
+	}
+	if tk, ok := src.(ToolsKeeper); ok {
+		kept, err := tk.ReadTools(ctx, thread)
+		if err != nil && !errors.Is(err, ErrToolsNotKept) {
+			return err
+		}
+		if kept != nil {
+			tools = contract.Narrow(tools, kept)
+			b, err := json.Marshal(*tools)
+			if err != nil {
+				return err
+			}
+			if err := writeAtomic(path, append(b, '\n')); err != nil {
+				return err
+			}
+		}
+	}
+	if tools == nil || inFolder(c.To) {
+		return nil
+	}
+	dst, err := c.driver(c.To)
+	if err != nil {
+		return err
+	}
+	if tk, ok := dst.(ToolsKeeper); ok {
+		if _, err := tk.NarrowTools(ctx, thread, tools); err != nil && !errors.Is(err, ErrToolsNotKept) {
+			return err
 		}
 	}
 	return nil
