@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // Kept is an answer nobody took: a crashed turn's, finished after, or one
@@ -321,7 +322,7 @@ func writeAnswers(dir string, all []Kept) error {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
-		return syncDir(dir)
+		return fsx.SyncDir(dir)
 	}
 	b, err := json.MarshalIndent(all, "", "\t")
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // Opener opens a driver of the conversations of the agent whose
@@ -212,10 +214,10 @@ func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bo
 			return false, err
 		}
 	}
-	if err := syncDir(stage); err != nil {
+	if err := fsx.SyncDir(stage); err != nil {
 		return false, err
 	}
-	if err := syncDir(stageRoot); err != nil {
+	if err := fsx.SyncDir(stageRoot); err != nil {
 		return false, err
 	}
 
@@ -231,7 +233,7 @@ func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bo
 	if err := os.Rename(stage, live); err != nil {
 		return false, err
 	}
-	if err := syncDir(chats); err != nil {
+	if err := fsx.SyncDir(chats); err != nil {
 		return false, err
 	}
 	if err := c.step(thread, StepForget); err != nil {

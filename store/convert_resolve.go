@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // ResolveConvert finishes or undoes what a convert stopped midway left in
@@ -103,7 +104,7 @@ func (c *Converter) resolveOne(ctx context.Context, chats, name string) (forgot 
 		}
 		hasOld = false
 	}
-	if err := syncDir(chats); err != nil {
+	if err := fsx.SyncDir(chats); err != nil {
 		return false, err
 	}
 	liveKind, err := KindOf(live)

@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -258,23 +257,7 @@ func replaceFile(path string, b []byte, sync bool) error {
 	if !sync {
 		return nil
 	}
-	return syncDir(dir)
-}
-
-// syncDir makes the names in dir durable.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil // Windows won't flush a folder; a rename there is its own
-	}
-	d, err := fsx.Open(dir, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return fsx.SyncDir(dir)
 }
 
 func randomHex(n int) string {

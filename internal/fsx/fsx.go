@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"runtime"
 )
 
 // ReadFile reads the whole of name as os.ReadFile does, through Open.
@@ -39,4 +40,22 @@ func ReadFile(name string) ([]byte, error) {
 			b = append(b, 0)[:len(b)]
 		}
 	}
+}
+
+// SyncDir makes the names in dir durable: a file made, renamed or removed
+// in it, or a folder made. Windows won't flush a folder (its renames are
+// their own), so there it does nothing.
+func SyncDir(dir string) error {
+	if runtime.GOOS == "windows" {
+		return nil
+	}
+	d, err := Open(dir, os.O_RDONLY, 0)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

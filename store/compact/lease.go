@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -126,5 +127,5 @@ func writeLease(dir string, l store.Lease) error {
 	if err := os.Rename(tmp, filepath.Join(dir, leaseName)); err != nil {
 		return err
 	}
-	return syncDir(dir)
+	return fsx.SyncDir(dir)
 }

@@ -7,9 +7,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/lnk-dev/link/internal/fsx"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
@@ -93,27 +93,10 @@ func begin(dir, thread string) error {
 	if err := os.Link(tmp, path); err != nil && !errors.Is(err, fs.ErrExist) {
 		return err
 	}
-	if err := syncDir(dir); err != nil {
+	if err := fsx.SyncDir(dir); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(dir))
-}
-
-// syncDir makes the names in dir durable. Windows syncs no folder (its
-// file systems journal names), and refuses to be asked.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	f, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return fsx.SyncDir(filepath.Dir(dir))
 }
 
 // writeTemp writes b whole, synced, to a new hidden file in dir named

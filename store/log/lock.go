@@ -4,10 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"runtime"
 	"time"
-
-	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // lockHow is the kind of lock taken on a conversation's events.jsonl.
@@ -44,22 +41,4 @@ func lock(ctx context.Context, f *os.File, how lockHow) error {
 		}
 		wait = min(2*wait, 5*time.Millisecond)
 	}
-}
-
-// syncDir makes the names in dir durable: a new file in it, or a new
-// folder. Windows syncs no folder (its file systems journal names), and
-// refuses to be asked.
-func syncDir(dir string) error {
-	if runtime.GOOS == "windows" {
-		return nil
-	}
-	d, err := fsx.Open(dir, os.O_RDONLY, 0)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }

@@ -128,10 +128,10 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 	if e.Seq == 1 {
 		// The file, and maybe its folder, are new: make their names as
 		// durable as the event.
-		if err := syncDir(dir); err != nil {
+		if err := fsx.SyncDir(dir); err != nil {
 			return err
 		}
-		if err := syncDir(d.chats); err != nil {
+		if err := fsx.SyncDir(d.chats); err != nil {
 			return err
 		}
 	}
