@@ -1,5 +1,9 @@
-// Package fsx opens files for the store's per-message path without the
-// runtime's poller. On Linux a regular file or a folder is never
+// Package fsx holds the store's file calls where the os package costs more
+// than needed or differs by platform: Open, outside the runtime's poller,
+// and SyncDir, a folder's names made durable.
+//
+// Open: the store's per-message path opens files without the runtime's
+// poller. On Linux a regular file or a folder is never
 // pollable, yet os.OpenFile tries: four fcntl calls and an epoll_ctl that
 // fails, on every open. The store opens a dozen files for each message
 // (its log, its lease, the folder's lock, the copy for people), so Open
