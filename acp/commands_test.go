@@ -1,12 +1,9 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,38 +134,8 @@ func TestGoSDKCommands(t *testing.T) {
 // each session/update against ACP's schema, reads the commands of each
 // session Serve opens. It needs node and `npm ci --prefix acp/testdata/ts`.
 func TestTypeScriptCommands(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node is not installed")
-	}
-	if _, err := os.Stat("testdata/ts/node_modules/@agentclientprotocol/sdk/package.json"); err != nil {
-		missing(t, "the TypeScript SDK is not installed: npm ci --prefix acp/testdata/ts")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "commands.mjs")
-	cmd.Dir = "testdata/ts"
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serveErr := Serve(ctx, NewStdio(stdout, stdin, 0), "main", nil, commanding{newScripted()})
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
-	if serveErr != nil {
-		t.Errorf("serve: %v", serveErr)
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	stderr := runTSClient(t, "commands.mjs", commanding{newScripted()})
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	var report struct {
 		Created struct{ SessionID string }
 		Seen    []struct {
@@ -180,7 +147,7 @@ func TestTypeScriptCommands(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &report); err != nil {
-		t.Fatalf("report: %v\n%s", err, stderr.String())
+		t.Fatalf("report: %v\n%s", err, stderr)
 	}
 	var got []string
 	for _, s := range report.Seen {

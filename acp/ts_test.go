@@ -18,38 +18,8 @@ import (
 // _link/taken, a steered answer's _meta, a refused _meta.link and
 // _link/recover. It needs node and `npm ci --prefix acp/testdata/ts`.
 func TestTypeScriptClient(t *testing.T) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node is not installed")
-	}
-	if _, err := os.Stat("testdata/ts/node_modules/@agentclientprotocol/sdk/package.json"); err != nil {
-		missing(t, "the TypeScript SDK is not installed: npm ci --prefix acp/testdata/ts")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "client.mjs")
-	cmd.Dir = "testdata/ts"
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serveErr := Serve(ctx, NewStdio(stdout, stdin, 0), "main", nil, newScripted())
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("node: %v\n%s", err, stderr.String())
-	}
-	if serveErr != nil {
-		t.Errorf("serve: %v", serveErr)
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	stderr := runTSClient(t, "client.mjs", newScripted())
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	var report struct {
 		Init struct {
 			ProtocolVersion   int
@@ -75,7 +45,7 @@ func TestTypeScriptClient(t *testing.T) {
 		}
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &report); err != nil {
-		t.Fatalf("report: %v\n%s", err, stderr.String())
+		t.Fatalf("report: %v\n%s", err, stderr)
 	}
 	caps := report.Init.AgentCapabilities
 	if report.Init.ProtocolVersion != 1 || !caps.LoadSession || caps.SessionCapabilities["resume"] == nil || !caps.PromptCapabilities["image"] {
@@ -117,4 +87,44 @@ func missing(t *testing.T, why string) {
 		t.Fatal(why)
 	}
 	t.Skip(why)
+}
+
+// runTSClient runs script, a client of the official TypeScript ACP SDK
+// in testdata/ts, against Serve with agent a over stdio, fails t if
+// either side fails, and gives what the script reported on its stderr.
+// It needs node and `npm ci --prefix acp/testdata/ts`.
+func runTSClient(t *testing.T, script string, a Agent) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing(t, "node is not installed")
+	}
+	if _, err := os.Stat("testdata/ts/node_modules/@agentclientprotocol/sdk/package.json"); err != nil {
+		missing(t, "the TypeScript SDK is not installed: npm ci --prefix acp/testdata/ts")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, script)
+	cmd.Dir = "testdata/ts"
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	serveErr := Serve(ctx, NewStdio(stdout, stdin, 0), "main", nil, a)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
+	}
+	if serveErr != nil {
+		t.Errorf("serve: %v", serveErr)
+	}
+	return stderr.String()
 }
