@@ -15,7 +15,7 @@ import (
 // third of it, so no other process takes the conversation meanwhile; the
 // lease goes with the turn's end, and no renewal takes it back after.
 func TestLeaseRenewed(t *testing.T) {
-	const ttl = 300 * time.Millisecond
+	const ttl = 1500 * time.Millisecond // renewed every 500 ms: a late timer needs a second to fail it
 	r := newRig(t, func(c *Config) { c.LeaseTTL = ttl })
 	r.q.Push(model.Response{Text: "took a while"})
 	p, err := store.For(r.home, testAgent)
@@ -28,8 +28,8 @@ func TestLeaseRenewed(t *testing.T) {
 	defer release()
 	done, _ := r.promptAsync("telegram:3", "slow, please")
 	<-reached
-	for range 4 {
-		time.Sleep(ttl / 2)
+	for range 3 {
+		time.Sleep(ttl * 2 / 3)
 		if _, err := other.Lease(ctx, "telegram:3", "another-process", ttl); !errors.Is(err, store.ErrLeaseHeld) {
 			t.Fatalf("another process took the lease of a turn running past its time: %v", err)
 		}
