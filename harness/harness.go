@@ -48,6 +48,7 @@ type Harness struct {
 	hist    *history       // events kept between turns, a cache
 	turns   sync.Map       // the turn running here of each conversation, for Cancel
 	idle    idle           // gives free memory back once nothing runs
+	seen    sweepSeen      // conversations a sweep found settled, a saving
 }
 
 var _ acp.Agent = (*Harness)(nil)

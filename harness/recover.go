@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -115,19 +116,48 @@ const sweepWindow = 256
 // Sweep looks through agent's conversations for a turn a crash left
 // unfinished (a message with no answer that makes no call after it, and
 // no lease held) and finishes each in a task of its own, keeping its
-// answer for _link/recover. It returns once the tasks have started.
+// answer for _link/recover. It returns once the tasks have started. The
+// agent's settings are read once for the sweep, and a log or compact
+// conversation whose files haven't changed since the last sweep found
+// nothing waiting in it isn't read again (sweepSeen).
 func (h *Harness) Sweep(ctx context.Context, agent string) error {
 	a, err := h.agent(ctx, agent)
 	if err != nil {
 		return err
 	}
 	threads, err := store.Threads(ctx, a.paths)
+	if err != nil || len(threads) == 0 {
+		h.seen.keep(agent, nil)
+		return err
+	}
+	set, err := h.cfg.Settings(ctx, a.paths)
+	if err != nil {
+		return fmt.Errorf("read the settings of %s: %w", agent, err)
+	}
+	r, err := store.NewRouter(a.paths, set.Conversations, a.drivers)
 	if err != nil {
 		return err
 	}
+	// File times are the system's clock, not the harness's (Config.Now).
+	since := time.Now().Add(-sweepFresh)
+	before := h.seen.last(agent)
+	seen := make(map[string]sweepMark, len(before))
+	defer func() { h.seen.keep(agent, seen) }()
 	var errs []error
 	for _, thread := range threads {
-		c, err := h.open(ctx, agent, thread)
+		dir, err := a.paths.Conversation(thread)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		// The fingerprint is taken before the read: what the read sees is
+		// at least what it stands for.
+		mark, marked := markOf(dir, since)
+		if was, ok := before[thread]; marked && ok && was == mark {
+			seen[thread] = mark
+			continue
+		}
+		c, err := openIn(a, agent, thread, set, r)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -138,6 +168,9 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 			continue
 		}
 		if !waiting(last) {
+			if marked {
+				seen[thread] = mark
+			}
 			continue
 		}
 		holder := h.holder()
@@ -154,6 +187,15 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// openIn is open for a sweep: thread's conversation of agent's store a,
+// with the settings and router read once for the whole sweep.
+func openIn(a *agentStore, agent, thread string, set Settings, r *store.Router) (*conv, error) {
+	if err := contract.ParseThread(thread); err != nil {
+		return nil, err
+	}
+	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders}, nil
 }
 
 // finish runs a turn a crash left unfinished, its lease held by holder,
