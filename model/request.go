@@ -15,6 +15,8 @@
 // real wire formats. This package imports only the standard library.
 package model
 
+import "encoding/json"
+
 // Request is one call to a model: everything the model sees.
 type Request struct {
 	// Model is the model's name as Link names it (Resolve's input is the
@@ -138,6 +140,20 @@ type Tool struct {
 	Name        string // as offered: memory__search
 	Description string
 	Schema      string // its input's JSON schema, an object; empty is {"type":"object"}
+}
+
+// InputSchema is the tool's input schema as a provider sends it: the
+// schema given if it is a JSON object, with "type":"object" where it says
+// no type; an empty or broken one is {"type":"object"}.
+func (t Tool) InputSchema() map[string]any {
+	var m map[string]any
+	if json.Unmarshal([]byte(t.Schema), &m) != nil || m == nil {
+		m = map[string]any{}
+	}
+	if _, ok := m["type"]; !ok {
+		m["type"] = "object"
+	}
+	return m
 }
 
 // ToolChoice says whether the model may call a tool this round.

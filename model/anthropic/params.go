@@ -75,7 +75,7 @@ func tools(ts []model.Tool) []sdk.ToolUnionParam {
 	for _, t := range ts {
 		tp := &sdk.ToolParam{
 			Name:        t.Name,
-			InputSchema: param.Override[sdk.ToolInputSchemaParam](Schema(t.Schema)),
+			InputSchema: param.Override[sdk.ToolInputSchemaParam](t.InputSchema()),
 		}
 		if t.Description != "" {
 			tp.Description = sdk.String(t.Description)
@@ -83,20 +83,6 @@ func tools(ts []model.Tool) []sdk.ToolUnionParam {
 		out = append(out, sdk.ToolUnionParam{OfTool: tp})
 	}
 	return out
-}
-
-// Schema is a tool's input schema as sent: the schema given if it is a
-// JSON object, with "type":"object" where it says no type; an empty or
-// broken one is {"type":"object"}.
-func Schema(s string) map[string]any {
-	var m map[string]any
-	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
-		m = map[string]any{}
-	}
-	if _, ok := m["type"]; !ok {
-		m["type"] = "object"
-	}
-	return m
 }
 
 // turn is one message as sent: its role and its blocks.

@@ -27,7 +27,7 @@ func (p *Provider) params(req model.Request) sdk.ChatCompletionNewParams {
 	}
 	out.Messages = append(out.Messages, messages(req.Messages, marks)...)
 	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: Schema(t.Schema)}
+		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: t.InputSchema()}
 		if t.Description != "" {
 			fn.Description = sdk.String(t.Description)
 		}
@@ -270,20 +270,6 @@ func document(p model.Part) sdk.ChatCompletionContentPartUnionParam {
 		head += " (" + mime + ")"
 	}
 	return sdk.TextContentPart(head + ":\n\n" + text)
-}
-
-// Schema is a tool's input schema as sent: the schema given if it is a
-// JSON object, with "type":"object" where it says no type; an empty or
-// broken one is {"type":"object"}.
-func Schema(s string) map[string]any {
-	var m map[string]any
-	if json.Unmarshal([]byte(s), &m) != nil || m == nil {
-		m = map[string]any{}
-	}
-	if _, ok := m["type"]; !ok {
-		m["type"] = "object"
-	}
-	return m
 }
 
 // Arguments is a call's arguments as sent: the input if it is a JSON
