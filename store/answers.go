@@ -42,6 +42,11 @@ const idSep = "~"
 // now) and, when it has one, its event's number, and returns its id. The
 // file is on the disk before Keep returns.
 func (f *Folders) Keep(ctx context.Context, thread, text string, at time.Time, seq int64) (string, error) {
+	return f.keep(ctx, thread, text, at, seq, false)
+}
+
+// keep is Keep, and KeepHeld when held.
+func (f *Folders) keep(ctx context.Context, thread, text string, at time.Time, seq int64, held bool) (string, error) {
 	if at.IsZero() {
 		at = f.now()
 	}
@@ -49,7 +54,7 @@ func (f *Folders) Keep(ctx context.Context, thread, text string, at time.Time, s
 	if err != nil {
 		return "", err
 	}
-	k := Kept{ID: name + idSep + randomHex(12), Thread: thread, Text: text, Kept: at.UTC(), Seq: seq}
+	k := Kept{ID: name + idSep + randomHex(12), Thread: thread, Text: text, Kept: at.UTC(), Seq: seq, Held: held}
 	err = f.update(ctx, thread, func(dir string) error {
 		all, err := readAnswers(dir, thread)
 		if err != nil {
@@ -235,17 +240,23 @@ func (f *Folders) Recover(ctx context.Context, p contract.RecoverParams) (contra
 	} else {
 		all, err = f.takeAll(ctx)
 	}
+	return recovered(res, all, p.TwoPhase, err)
+}
+
+// recovered adds all to res, as a recover hands them over (with their ids
+// two-phase). A single phase's error after some were taken is let go:
+// those taken are gone from their files, so returned they're handed over,
+// and an error would lose them; the folder that failed fails again at the
+// next ask.
+func recovered(res contract.RecoverResult, all []Kept, twoPhase bool, err error) (contract.RecoverResult, error) {
 	for _, k := range all {
 		a := contract.RecoveredAnswer{Thread: k.Thread, Text: k.Text}
-		if p.TwoPhase {
+		if twoPhase {
 			a.ID = k.ID
 		}
 		res.Answers = append(res.Answers, a)
 	}
-	if err != nil && !p.TwoPhase && len(all) > 0 {
-		// Those taken are gone from their files: returned, they're handed
-		// over; an error would lose them. The folder that failed fails
-		// again at the next ask.
+	if err != nil && !twoPhase && len(all) > 0 {
 		return res, nil
 	}
 	return res, err

@@ -222,18 +222,7 @@ func (f *Folders) RecoverExcept(ctx context.Context, p contract.RecoverParams, s
 			err = fmt.Errorf("hand over answers: %w", err)
 		}
 	}
-	for _, k := range all {
-		a := contract.RecoveredAnswer{Thread: k.Thread, Text: k.Text}
-		if p.TwoPhase {
-			a.ID = k.ID
-		}
-		res.Answers = append(res.Answers, a)
-	}
-	if err != nil && !p.TwoPhase && len(all) > 0 {
-		// Those taken are gone from their files: handed over, as Recover.
-		return res, nil
-	}
-	return res, err
+	return recovered(res, all, p.TwoPhase, err)
 }
 
 // Told lets the answer id go, kept by KeepTelling, syncing nothing; an id
