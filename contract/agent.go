@@ -25,3 +25,25 @@ func ParseAgentName(name string) error {
 	}
 	return nil
 }
+
+// MaxAgentIDLen bounds an agent's ID.
+const MaxAgentIDLen = 128
+
+// ParseAgentID checks an agent's ID, as Link-Agent-Id carries it: 1 to
+// 128 letters, digits, '-', '_', '.' or ':'. Unique across owners where a
+// name is unique only to one; nothing else is let through to a header or
+// a log.
+func ParseAgentID(id string) error {
+	if id == "" || len(id) > MaxAgentIDLen {
+		return refuse("agent-id", "an agent's ID is 1 to %d characters", MaxAgentIDLen)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_', c == '.', c == ':':
+		default:
+			return refuse("agent-id", "an agent's ID is letters, digits, '-', '_', '.' or ':'")
+		}
+	}
+	return nil
+}

@@ -27,6 +27,9 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "endpoint" {
+		os.Exit(runEndpoint(os.Args[2:], environ(), os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	m := NewMain(os.Stdout, os.Stderr, environ())
 	code := 0
@@ -60,8 +63,8 @@ type Main struct {
 	Env            map[string]string
 
 	// What the flags (or the environment) said.
-	Home, Agent, KeyFile, Model string
-	Port                        int
+	Home, Agent, AgentID, KeyFile, Model string
+	Port                                 int
 
 	ready chan struct{} // closed once listening
 	url   string        // the endpoint's address once listening
@@ -77,6 +80,7 @@ func NewMain(stdout, stderr io.Writer, env map[string]string) *Main {
 }
 
 const usage = `usage: lnk-link-harness serve [flags]
+       lnk-link-harness endpoint [--port N]
 
 Answers one agent's messages at its endpoint (ACP over a WebSocket per
 message), and prints the endpoint's address once it listens. Each flag may
@@ -103,6 +107,7 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	fs.StringVar(&m.Home, "home", m.Env["LNK_HOME"], "the Link home folder ($LNK_HOME, else the user's config folder/lnk)")
 	fs.StringVar(&m.Agent, "agent", m.Env[contract.EnvAgent], "the agent it answers ($LNK_AGENT, else main)")
+	fs.StringVar(&m.AgentID, "agent-id", m.Env[EnvAgentID], "the agent's ID, which a Link-Agent-Id must be ($LNK_AGENT_ID, else config.json's \"id\", else none)")
 	port := fs.String("port", m.Env[contract.EnvPort], "the endpoint's port on 127.0.0.1 ($LNK_PORT, else 18800; 0 picks a free one)")
 	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
 	fs.StringVar(&m.Model, "model", m.Env["LNK_MODEL"], "the agent's model, over its config.json's ($LNK_MODEL); offline for the offline model")
@@ -117,6 +122,11 @@ func (m *Main) ParseFlags(args []string) error {
 	}
 	if err := contract.ParseAgentName(m.Agent); err != nil {
 		return err
+	}
+	if m.AgentID != "" {
+		if err := contract.ParseAgentID(m.AgentID); err != nil {
+			return err
+		}
 	}
 	if *port == "0" {
 		m.Port = 0
@@ -165,6 +175,15 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("key file %s: %w", m.KeyFile, err)
 	}
+	if m.AgentID == "" {
+		p, err := store.For(m.Home, m.Agent)
+		if err != nil {
+			return err
+		}
+		if m.AgentID, err = serve.ReadAgentID(p); err != nil {
+			return err
+		}
+	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// The agent's tools are the MCP servers its environment names
 	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...): this process's, for its one agent.
@@ -178,14 +197,15 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	defer tl.Close()
 	srv, err := serve.Start(ctx, serve.Config{
-		Home:   m.Home,
-		Agent:  m.Agent,
-		Key:    key,
-		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)),
-		Model:  m.Model,
-		Env:    m.Env,
-		Tools:  tl,
-		Logger: logger,
+		Home:    m.Home,
+		Agent:   m.Agent,
+		AgentID: m.AgentID,
+		Key:     key,
+		Addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)),
+		Model:   m.Model,
+		Env:     m.Env,
+		Tools:   tl,
+		Logger:  logger,
 	})
 	if err != nil {
 		return err

@@ -23,6 +23,9 @@ type Config struct {
 	Home string
 	// Agent is the agent it answers; "" is contract.DefaultAgent.
 	Agent string
+	// AgentID is the agent's ID, which a connection's Link-Agent-Id must
+	// be when it says one (contract.ParseAgentID); "" is none.
+	AgentID string
 	// Key is the endpoint key.
 	Key []byte
 	// Addr is where it listens; "" is 127.0.0.1:0, a free port.
@@ -128,7 +131,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	srv, err := endpoint.New(endpoint.Config{
-		Agents:  []endpoint.Agent{{Name: cfg.Agent, Key: cfg.Key}},
+		Agents:  []endpoint.Agent{{Name: cfg.Agent, ID: cfg.AgentID, Key: cfg.Key}},
 		Own:     cfg.Agent,
 		Handler: endpoint.AgentHandler{Agent: h, Logger: cfg.Logger},
 		Logger:  cfg.Logger,

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/store"
 )
@@ -17,6 +18,7 @@ import (
 // are let be.
 //
 //	{
+//	  "id": "01HZX3K9QF",
 //	  "model": {"name": "anthropic/claude-opus-5-5", "aliases": {"fast": "anthropic/claude-haiku-5"}, "answer": 8192},
 //	  "storage": {"conversations": "compact"},
 //	  "chat": {"verbose": true},
@@ -28,6 +30,7 @@ import (
 // [tool.<name>] tables, each over [tools] for its tool: what a call
 // carries as link.local/spec.
 type configFile struct {
+	ID    string `json:"id"`
 	Model struct {
 		Name    string            `json:"name"`
 		Aliases map[string]string `json:"aliases"`
@@ -60,6 +63,34 @@ func ReadSettings(ctx context.Context, p store.Paths, model string) (harness.Set
 	return ParseSettings(b, model)
 }
 
+// ReadAgentID reads the agent's ID from its config.json's "id": "" when
+// the file or the key is absent.
+func ReadAgentID(p store.Paths) (string, error) {
+	b, err := os.ReadFile(p.Config())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if len(b) > maxConfig {
+		return "", fmt.Errorf("config.json is over %d bytes", maxConfig)
+	}
+	var c struct {
+		ID string `json:"id"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return "", fmt.Errorf("config.json: %w", err)
+	}
+	if c.ID == "" {
+		return "", nil
+	}
+	if err := contract.ParseAgentID(c.ID); err != nil {
+		return "", fmt.Errorf("config.json: id: %w", err)
+	}
+	return c.ID, nil
+}
+
 // ParseSettings reads config.json's bytes.
 func ParseSettings(b []byte, model string) (harness.Settings, error) {
 	if len(b) > maxConfig {
@@ -68,6 +99,11 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 	var c configFile
 	if err := json.Unmarshal(b, &c); err != nil {
 		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
+	}
+	if c.ID != "" {
+		if err := contract.ParseAgentID(c.ID); err != nil {
+			return harness.Settings{}, fmt.Errorf("config.json: id: %w", err)
+		}
 	}
 	if c.Storage.Conversations != "" {
 		if err := store.ParseKind(c.Storage.Conversations); err != nil {

@@ -2,6 +2,7 @@ package serve
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -104,4 +105,33 @@ func FuzzSettings(f *testing.F) {
 			t.Fatalf("[tools] %s is not an object", s.ToolsSpec)
 		}
 	})
+}
+
+// The agent's ID is config.json's "id": none when the file or the key is
+// absent, refused naming the key when it isn't an ID.
+func TestReadAgentID(t *testing.T) {
+	p, _ := store.For(t.TempDir(), "main")
+	if id, err := ReadAgentID(p); err != nil || id != "" {
+		t.Fatalf("no config.json: %q, %v", id, err)
+	}
+	if err := os.MkdirAll(p.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ file, id, err string }{
+		{`{}`, "", ""},
+		{`{"id":"01HZX3K9QF","model":{"name":"offline"}}`, "01HZX3K9QF", ""},
+		{`{"id":"a b"}`, "", "config.json: id:"},
+		{`{"id":3}`, "", "config.json:"},
+	} {
+		if err := os.WriteFile(p.Config(), []byte(c.file), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		id, err := ReadAgentID(p)
+		if id != c.id || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: %q, %v; want %q, error %q", c.file, id, err, c.id, c.err)
+		}
+		if _, err := ParseSettings([]byte(c.file), ""); (c.err == "") != (err == nil) {
+			t.Errorf("ParseSettings(%s) = %v", c.file, err)
+		}
+	}
 }
