@@ -58,7 +58,9 @@ type Event struct {
 	// A summary: the range of events it stands for.
 	Covers *Range `json:"covers,omitempty"`
 
-	// A checkpoint: where the window starts.
+	// An answer's, a summary's or a checkpoint's: where the window starts
+	// (an answer's: the window it was answered with; a summary's: the
+	// window after it).
 	Window *Checkpoint `json:"window,omitempty"`
 
 	// A chat_set: whether the conversation's tool calls are shown
@@ -111,4 +113,9 @@ type Checkpoint struct {
 	Start        int64     `json:"start"`
 	StartTime    time.Time `json:"startTime"`
 	TokensBefore int64     `json:"tokensBefore"`
+	// Model and Verbose are what the last model_set and chat_set before
+	// Start set ("" and nil when none did), so a turn reading from Start
+	// knows them without reading what came before.
+	Model   string `json:"model,omitempty"`
+	Verbose *bool  `json:"verbose,omitempty"`
 }
