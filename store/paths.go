@@ -44,6 +44,10 @@ func (p Paths) Files() string { return filepath.Join(p.Root, "files") }
 // Notes is memory/notes.md, the notes its memory keeps.
 func (p Paths) Notes() string { return filepath.Join(p.Root, "memory", "notes.md") }
 
+// Skills is the folder of the agent's skills: a folder each, with its
+// SKILL.md (the Agent Skills format).
+func (p Paths) Skills() string { return filepath.Join(p.Root, "skills") }
+
 // Chats is the folder of the agent's conversations.
 func (p Paths) Chats() string { return filepath.Join(p.Root, "chats") }
 

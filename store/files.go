@@ -1,0 +1,43 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Errors of an agent's files, tested with errors.Is.
+var (
+	// ErrLink: a file of an agent's is never read through a link.
+	ErrLink = errors.New("is a link: an agent's files are never read through one")
+	// ErrTooLarge: the file is longer than its reader's most.
+	ErrTooLarge = errors.New("is over its most")
+	// ErrBadName: the name isn't a plain path inside the agent's home.
+	ErrBadName = errors.New("is not a path inside the agent's home")
+)
+
+// Files reads an agent's own files: its instructions, notes, skills and
+// files folder, each named by a slash-separated path under its home
+// (instructions/persona.md). It is the seam the prompt is read through,
+// keyed by agent as the conversations are, so an agent whose files live
+// elsewhere reads the same. A missing file is fs.ErrNotExist; a name that
+// leaves the home is ErrBadName; a link on the way is ErrLink.
+type Files interface {
+	// ReadFile reads the file name of agent's, at most max bytes: a
+	// longer one gives its first max bytes and ErrTooLarge.
+	ReadFile(ctx context.Context, agent, name string, max int) ([]byte, error)
+	// Stat says what name is, without following a link.
+	Stat(ctx context.Context, agent, name string) (FileInfo, error)
+	// ReadDir lists the folder name of agent's, sorted by name, its first
+	// max entries at most; links are listed as such, never followed.
+	ReadDir(ctx context.Context, agent, name string, max int) ([]FileInfo, error)
+}
+
+// FileInfo is what Files says of one file or folder.
+type FileInfo struct {
+	Name    string // its last element
+	Size    int64
+	ModTime time.Time
+	Dir     bool
+	Link    bool
+}

@@ -1,0 +1,208 @@
+// Package home reads an agent's own files from its home folder on disk,
+// the store's Files seam: confined to the home, never through a link,
+// each read bounded. On Linux a file is opened with one openat2(2) that
+// the kernel holds beneath the home and refuses links on the way
+// (RESOLVE_BENEATH, RESOLVE_NO_SYMLINKS); elsewhere through an os.Root,
+// each step of the way looked at first.
+package home
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// Files is the Files of every agent under one Link home.
+type Files struct {
+	// Home is the Link home: an agent's files are under store.For(Home,
+	// agent).Root.
+	Home string
+}
+
+var _ store.Files = Files{}
+
+// CheckName checks that name is a plain slash-separated path inside a
+// home: relative, clean, no "..", no empty element, no backslash.
+func CheckName(name string) error {
+	bad := name == "" || name == "." || strings.HasPrefix(name, "/") || strings.ContainsAny(name, "\\\x00") ||
+		path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../")
+	if bad {
+		return fmt.Errorf("%q %w", name, store.ErrBadName)
+	}
+	return nil
+}
+
+// root is agent's home folder.
+func (f Files) root(agent string) (string, error) {
+	p, err := store.For(f.Home, agent)
+	if err != nil {
+		return "", err
+	}
+	return p.Root, nil
+}
+
+// ReadFile reads name, at most max bytes (store.ErrTooLarge past it,
+// with the first max bytes).
+func (f Files) ReadFile(ctx context.Context, agent, name string, max int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	file, err := f.open(agent, name, false)
+	if err != nil {
+		return nil, err
+	}
+	defer file.Close()
+	size := 512
+	if fi, err := file.Stat(); err == nil {
+		if fi.IsDir() {
+			return nil, fmt.Errorf("read %s: is a folder", name)
+		}
+		if s := fi.Size(); s > 0 && s < int64(max) {
+			size = int(s) + 1
+		} else if s >= int64(max) {
+			size = max + 1
+		}
+	}
+	b := make([]byte, 0, size)
+	for len(b) <= max {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := file.Read(b[len(b):min(cap(b), max+1)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	return b[:max], fmt.Errorf("read %s: %w of %d bytes", name, store.ErrTooLarge, max)
+}
+
+// Stat says what name is, a link as a link.
+func (f Files) Stat(ctx context.Context, agent, name string) (store.FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return store.FileInfo{}, err
+	}
+	fi, err := f.lstat(agent, name)
+	if err != nil {
+		return store.FileInfo{}, err
+	}
+	return info(fi), nil
+}
+
+// ReadDir lists the folder name, sorted, its first max entries.
+func (f Files) ReadDir(ctx context.Context, agent, name string, max int) ([]store.FileInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d, err := f.open(agent, name, true)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	// Every name is read (the folder's order isn't sorted), infos only for
+	// the first max of them.
+	var names []string
+	for {
+		more, err := d.Readdirnames(256)
+		names = append(names, more...)
+		if errors.Is(err, io.EOF) || (err == nil && len(more) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", name, err)
+		}
+		if len(names) > 1<<16 {
+			break
+		}
+	}
+	sort.Strings(names)
+	if len(names) > max {
+		names = names[:max]
+	}
+	out := make([]store.FileInfo, 0, len(names))
+	for _, n := range names {
+		fi, err := f.lstat(agent, name+"/"+n)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // gone meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info(fi))
+	}
+	return out, nil
+}
+
+func info(fi fs.FileInfo) store.FileInfo {
+	return store.FileInfo{
+		Name:    fi.Name(),
+		Size:    fi.Size(),
+		ModTime: fi.ModTime(),
+		Dir:     fi.IsDir(),
+		Link:    fi.Mode()&fs.ModeSymlink != 0,
+	}
+}
+
+// refused is the error of a link found on the way to name.
+func refused(name string) error {
+	return &fs.PathError{Op: "open", Path: name, Err: store.ErrLink}
+}
+
+// openRooted opens name through an os.Root of the home, each element of
+// the way looked at first: a link anywhere is refused, and os.Root holds
+// whatever changes meanwhile inside the home.
+func openRooted(home, name string) (*os.File, error) {
+	root, err := os.OpenRoot(home)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if err := noLinks(root, name); err != nil {
+		return nil, err
+	}
+	return root.Open(name)
+}
+
+// lstatRooted is Lstat of name through an os.Root of the home, no link
+// on the way.
+func lstatRooted(home, name string) (fs.FileInfo, error) {
+	root, err := os.OpenRoot(home)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	if dir := path.Dir(name); dir != "." {
+		if err := noLinks(root, dir); err != nil {
+			return nil, err
+		}
+	}
+	return root.Lstat(name)
+}
+
+// noLinks refuses a link at any element of name.
+func noLinks(root *os.Root, name string) error {
+	for i := 0; i <= len(name); i++ {
+		if i < len(name) && name[i] != '/' {
+			continue
+		}
+		fi, err := root.Lstat(name[:i])
+		if err != nil {
+			return err
+		}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return refused(name[:i])
+		}
+	}
+	return nil
+}
