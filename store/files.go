@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path"
+	"strings"
 	"time"
 )
 
@@ -30,7 +33,14 @@ type Files interface {
 	Stat(ctx context.Context, agent, name string) (FileInfo, error)
 	// ReadDir lists the folder name of agent's, sorted by name, its first
 	// max entries at most; links are listed as such, never followed.
-	ReadDir(ctx context.Context, agent, name string, max int) ([]FileInfo, error)
+	ReadDir(ctx context.Context, agent, name string, max int) ([]DirEntry, error)
+}
+
+// DirEntry is one entry of a folder Files lists.
+type DirEntry struct {
+	Name string
+	Dir  bool
+	Link bool
 }
 
 // FileInfo is what Files says of one file or folder.
@@ -40,4 +50,16 @@ type FileInfo struct {
 	ModTime time.Time
 	Dir     bool
 	Link    bool
+}
+
+// CheckFileName checks that name is a plain slash-separated path inside
+// an agent's home: relative, clean, no "..", no backslash or NUL. One
+// that passes never leaves the folder it is read from.
+func CheckFileName(name string) error {
+	bad := name == "" || name == "." || strings.HasPrefix(name, "/") || strings.ContainsAny(name, "\\\x00") ||
+		path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../")
+	if bad {
+		return fmt.Errorf("%q %w", name, ErrBadName)
+	}
+	return nil
 }

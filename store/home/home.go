@@ -15,7 +15,6 @@ import (
 	"os"
 	"path"
 	"sort"
-	"strings"
 
 	"github.com/lnk-dev/link/store"
 )
@@ -28,17 +27,6 @@ type Files struct {
 }
 
 var _ store.Files = Files{}
-
-// CheckName checks that name is a plain slash-separated path inside a
-// home: relative, clean, no "..", no empty element, no backslash.
-func CheckName(name string) error {
-	bad := name == "" || name == "." || strings.HasPrefix(name, "/") || strings.ContainsAny(name, "\\\x00") ||
-		path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../")
-	if bad {
-		return fmt.Errorf("%q %w", name, store.ErrBadName)
-	}
-	return nil
-}
 
 // root is agent's home folder.
 func (f Files) root(agent string) (string, error) {
@@ -100,8 +88,9 @@ func (f Files) Stat(ctx context.Context, agent, name string) (store.FileInfo, er
 	return info(fi), nil
 }
 
-// ReadDir lists the folder name, sorted, its first max entries.
-func (f Files) ReadDir(ctx context.Context, agent, name string, max int) ([]store.FileInfo, error) {
+// ReadDir lists the folder name, sorted, its first max entries, each
+// as the folder says what it is (no stat of each).
+func (f Files) ReadDir(ctx context.Context, agent, name string, max int) ([]store.DirEntry, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -110,39 +99,32 @@ func (f Files) ReadDir(ctx context.Context, agent, name string, max int) ([]stor
 		return nil, err
 	}
 	defer d.Close()
-	// Every name is read (the folder's order isn't sorted), infos only for
-	// the first max of them.
-	var names []string
-	for {
-		more, err := d.Readdirnames(256)
-		names = append(names, more...)
+	// The whole folder is read, up to a bound: its order isn't sorted.
+	var all []fs.DirEntry
+	for len(all) < maxListed {
+		more, err := d.ReadDir(256)
+		all = append(all, more...)
 		if errors.Is(err, io.EOF) || (err == nil && len(more) == 0) {
 			break
 		}
 		if err != nil {
 			return nil, fmt.Errorf("list %s: %w", name, err)
 		}
-		if len(names) > 1<<16 {
-			break
-		}
 	}
-	sort.Strings(names)
-	if len(names) > max {
-		names = names[:max]
+	sort.Slice(all, func(i, j int) bool { return all[i].Name() < all[j].Name() })
+	if len(all) > max {
+		all = all[:max]
 	}
-	out := make([]store.FileInfo, 0, len(names))
-	for _, n := range names {
-		fi, err := f.lstat(agent, name+"/"+n)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue // gone meanwhile
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, info(fi))
+	out := make([]store.DirEntry, len(all))
+	for i, e := range all {
+		out[i] = store.DirEntry{Name: e.Name(), Dir: e.IsDir(), Link: e.Type()&fs.ModeSymlink != 0}
 	}
 	return out, nil
 }
+
+// maxListed bounds the entries ReadDir reads of one folder before it
+// sorts them.
+const maxListed = 1 << 16
 
 func info(fi fs.FileInfo) store.FileInfo {
 	return store.FileInfo{

@@ -183,12 +183,12 @@ func TestRooted(t *testing.T) {
 	}
 }
 
-func FuzzCheckName(f *testing.F) {
+func FuzzCheckFileName(f *testing.F) {
 	for _, s := range []string{"a.md", "../a", "a/./b", "skills/x/SKILL.md", "/a", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
-		if CheckName(name) != nil {
+		if store.CheckFileName(name) != nil {
 			return
 		}
 		// An accepted name never leaves the folder it is joined to.

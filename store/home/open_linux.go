@@ -1,6 +1,7 @@
 package home
 
 import (
+	"github.com/lnk-dev/link/store"
 	"io/fs"
 	"os"
 	"sync/atomic"
@@ -20,7 +21,7 @@ var how = unix.OpenHow{
 
 // open opens name of agent's home for reading, a folder when dir.
 func (f Files) open(agent, name string, dir bool) (*os.File, error) {
-	if err := CheckName(name); err != nil {
+	if err := store.CheckFileName(name); err != nil {
 		return nil, err
 	}
 	home, err := f.root(agent)
@@ -58,7 +59,7 @@ func (f Files) open(agent, name string, dir bool) (*os.File, error) {
 
 // lstat is Lstat of name in agent's home, no link on the way.
 func (f Files) lstat(agent, name string) (fs.FileInfo, error) {
-	if err := CheckName(name); err != nil {
+	if err := store.CheckFileName(name); err != nil {
 		return nil, err
 	}
 	home, err := f.root(agent)

@@ -3,13 +3,14 @@
 package home
 
 import (
+	"github.com/lnk-dev/link/store"
 	"io/fs"
 	"os"
 )
 
 // open opens name of agent's home for reading through an os.Root.
 func (f Files) open(agent, name string, _ bool) (*os.File, error) {
-	if err := CheckName(name); err != nil {
+	if err := store.CheckFileName(name); err != nil {
 		return nil, err
 	}
 	home, err := f.root(agent)
@@ -21,7 +22,7 @@ func (f Files) open(agent, name string, _ bool) (*os.File, error) {
 
 // lstat is Lstat of name in agent's home, no link on the way.
 func (f Files) lstat(agent, name string) (fs.FileInfo, error) {
-	if err := CheckName(name); err != nil {
+	if err := store.CheckFileName(name); err != nil {
 		return nil, err
 	}
 	home, err := f.root(agent)

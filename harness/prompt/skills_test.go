@@ -1,0 +1,147 @@
+package prompt
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+)
+
+func TestFrontMatter(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		want       map[string]string
+		err        string
+	}{
+		{"plain", "---\nname: pdf\ndescription: Reads PDFs.\n---\nbody", map[string]string{"name": "pdf", "description": "Reads PDFs."}, ""},
+		{"crlf and bom", "\ufeff---\r\nname: pdf\r\ndescription: x\r\n---\r\n", map[string]string{"name": "pdf", "description": "x"}, ""},
+		{"folded plain", "---\ndescription: one\n  two\n   three\n---", map[string]string{"description": "one two three"}, ""},
+		{"double quoted", "---\ndescription: \"a \\\"b\\\" c: d\"\n---", map[string]string{"description": `a "b" c: d`}, ""},
+		{"single quoted", "---\ndescription: 'it''s # not a comment'\n---", map[string]string{"description": "it's # not a comment"}, ""},
+		{"comment", "---\nname: pdf # the name\n---", map[string]string{"name": "pdf"}, ""},
+		{"literal block", "---\ndescription: |\n  line one\n  line two\nname: x\n---", map[string]string{"description": "line one\nline two", "name": "x"}, ""},
+		{"folded block", "---\ndescription: >-\n  line one\n  line two\n---", map[string]string{"description": "line one line two"}, ""},
+		{"nested skipped", "---\nmetadata:\n  name: inner\nname: outer\n---", map[string]string{"metadata": "name: inner", "name": "outer"}, ""},
+		{"no front matter", "# pdf\nname: pdf", nil, "no front matter"},
+		{"never closed", "---\nname: pdf\n", nil, "never closed"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := FrontMatter(c.text)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want one saying %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range c.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+func TestSkillDescription(t *testing.T) {
+	long := strings.Repeat("x", maxSkillDescription+1)
+	for _, c := range []struct {
+		folder, text, want, err string
+	}{
+		{"pdf", "---\nname: pdf\ndescription: Reads PDFs.\n---", "Reads PDFs.", ""},
+		{"pdf", "---\nname: pdf\n---", "", "no description"},
+		{"pdf", "---\ndescription: x\n---", "", "no name"},
+		{"pdf", "---\nname: word\ndescription: x\n---", "", `names "word"`},
+		{"Pdf", "---\nname: Pdf\ndescription: x\n---", "", "not a skill's name"},
+		{"a--b", "---\nname: a--b\ndescription: x\n---", "", "not a skill's name"},
+		{"pdf", "---\nname: pdf\ndescription: " + long + "\n---", "", "over 1024"},
+	} {
+		got, err := skillDescription(c.folder, []byte(c.text))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err = %v, want one saying %q", c.text, err, c.err)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q: %q, %v; want %q", c.text, got, err, c.want)
+		}
+	}
+}
+
+func FuzzFrontMatter(f *testing.F) {
+	f.Add("---\nname: pdf\ndescription: >\n  a\n  b\n---\n")
+	f.Add("---\ndescription: \"x\\\"\"\n---")
+	f.Add("---\ndescription: 'it''s'\n---")
+	f.Fuzz(func(t *testing.T, text string) {
+		fm, err := FrontMatter(text)
+		if err != nil {
+			return
+		}
+		for k := range fm {
+			if strings.ContainsAny(k, "\n") {
+				t.Fatalf("a key with a line break: %q", k)
+			}
+		}
+		desc, err := skillDescription("pdf", []byte(text))
+		if err == nil && (desc == "" || strings.Contains(desc, "\n") || len([]rune(desc)) > maxSkillDescription) {
+			t.Fatalf("description %q taken", desc)
+		}
+	})
+}
+
+// countingFiles counts the files read through it.
+type countingFiles struct {
+	store.Files
+	reads atomic.Int64
+}
+
+func (c *countingFiles) ReadFile(ctx context.Context, agent, name string, max int) ([]byte, error) {
+	c.reads.Add(1)
+	return c.Files.ReadFile(ctx, agent, name, max)
+}
+
+// TestSkillsKept: a SKILL.md is read once while it is unchanged, and
+// again once it changes; a skill gone is gone from the prompt.
+func TestSkillsKept(t *testing.T) {
+	f, root := sampleHome(t)
+	cf := &countingFiles{Files: f}
+	c := &Composer{Files: cf}
+	turn := Turn{Agent: "main", Settings: Settings{Base: {File: None}, Now: {File: None}, Repository: {File: None}, Persona: {File: None}, Owner: {File: None}, Instruction: {File: None}, Notes: {File: None}}}
+	skills := func() string {
+		t.Helper()
+		p, err := c.Compose(context.Background(), turn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Text()
+	}
+	first := skills()
+	if n := cf.reads.Load(); n != 4 {
+		t.Fatalf("first compose read %d files, want the 4 SKILL.md", n)
+	}
+	if again := skills(); again != first || cf.reads.Load() != 4 {
+		t.Fatalf("second compose read %d files in all (want 4), or differs", cf.reads.Load())
+	}
+	pdf := filepath.Join(root, "skills", "pdf", "SKILL.md")
+	os.WriteFile(pdf, []byte("---\nname: pdf\ndescription: Reads PDFs, now faster.\n---\n"), 0o644)
+	later := time.Now().Add(time.Second)
+	os.Chtimes(pdf, later, later)
+	if got := skills(); !strings.Contains(got, "- pdf: Reads PDFs, now faster.") || cf.reads.Load() != 5 {
+		t.Errorf("after a change (reads %d, want 5):\n%s", cf.reads.Load(), got)
+	}
+	os.RemoveAll(filepath.Join(root, "skills", "pdf"))
+	if got := skills(); strings.Contains(got, "pdf") {
+		t.Errorf("a skill removed is still listed:\n%s", got)
+	}
+	if _, kept := c.skills["main"]["pdf"]; kept {
+		t.Error("a skill removed is still kept")
+	}
+}
