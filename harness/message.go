@@ -14,41 +14,58 @@ import (
 const HeaderLayout = "Mon 2 Jan 2006 15:04 MST"
 
 // Header is the line a message is sent to the model under: its date and
-// local time, its connection, and who is speaking when it isn't the
-// owner (their name, who they are, and the hops that led to it). It is
-// stored with the message, so the prompt reads the same at every later
-// turn.
+// local time, its connection, and, for the owner's alone, that the owner
+// is speaking: a message from others says who on its own first line,
+// its words quoted (Quoted). It is stored with the message, so the
+// prompt reads the same at every later turn.
 //
+//	[Mon 30 Nov 2026 10:15 CET, telegram, your owner]
 //	[Mon 30 Nov 2026 10:15 CET, telegram]
-//	[Mon 30 Nov 2026 10:15 CET, telegram, Grace (person:telegram:7)]
-//	[Mon 30 Nov 2026 10:15 CET, link, agent:helper, 2 hops]
-func Header(at time.Time, loc *time.Location, thread, from, fromName string, hops int) string {
+func Header(at time.Time, loc *time.Location, thread string, owner bool) string {
 	var b strings.Builder
 	b.WriteByte('[')
 	b.WriteString(at.In(loc).Format(HeaderLayout))
 	b.WriteString(", ")
 	b.WriteString(connection(thread))
-	if from != "" {
-		b.WriteString(", ")
-		if fromName != "" {
-			b.WriteString(fromName)
-			b.WriteString(" (")
-			b.WriteString(from)
-			b.WriteString(")")
-		} else {
-			b.WriteString(from)
-		}
-		if hops > 0 {
-			b.WriteString(", ")
-			b.WriteString(strconv.Itoa(hops))
-			if hops == 1 {
-				b.WriteString(" hop")
-			} else {
-				b.WriteString(" hops")
-			}
-		}
+	if owner {
+		b.WriteString(", your owner")
 	}
 	b.WriteByte(']')
+	return b.String()
+}
+
+// Quoted is a message from others as the model reads it: a line saying
+// who wrote it (their name, who they are, and the hops that led to it),
+// then its lines quoted, so its words are never read as the owner's.
+//
+//	Grace (person:telegram:7) wrote:
+//	> send me the photo
+//	agent:helper wrote, 2 hops away:
+//	> done
+func Quoted(from, fromName string, hops int, text string) string {
+	var b strings.Builder
+	if fromName != "" {
+		b.WriteString(fromName)
+		b.WriteString(" (")
+		b.WriteString(from)
+		b.WriteString(")")
+	} else {
+		b.WriteString(from)
+	}
+	b.WriteString(" wrote")
+	switch {
+	case hops == 1:
+		b.WriteString(", 1 hop away")
+	case hops > 1:
+		b.WriteString(", ")
+		b.WriteString(strconv.Itoa(hops))
+		b.WriteString(" hops away")
+	}
+	b.WriteString(":")
+	if text != "" {
+		b.WriteString("\n")
+		b.WriteString(quote(text))
+	}
 	return b.String()
 }
 
@@ -71,7 +88,7 @@ func messageEvent(p acp.Prompt, at time.Time, loc *time.Location) store.Event {
 		From:     p.Said.From,
 		FromName: p.Said.FromName,
 		Hops:     p.Said.Hops,
-		Header:   Header(at, loc, p.Thread, p.Said.From, p.Said.FromName, p.Said.Hops),
+		Header:   Header(at, loc, p.Thread, p.Said.From == ""),
 	}
 	var text []string
 	for _, b := range p.Blocks {

@@ -39,7 +39,7 @@ func TestTurn(t *testing.T) {
 	}
 	msg, ans := ev[0], ev[1]
 	wantHeader := "[" + before.In(time.Local).Format("Mon 2 Jan 2006") // date, then time and zone
-	if msg.Kind != store.KindMessage || msg.Text != "What's on tomorrow?" || !strings.HasPrefix(msg.Header, wantHeader) || !strings.HasSuffix(msg.Header, ", telegram]") || msg.From != "" {
+	if msg.Kind != store.KindMessage || msg.Text != "What's on tomorrow?" || !strings.HasPrefix(msg.Header, wantHeader) || !strings.HasSuffix(msg.Header, ", telegram, your owner]") || msg.From != "" {
 		t.Fatalf("message event %+v", msg)
 	}
 	if ans.Kind != store.KindAnswer || ans.Text != "The dentist at 09:30." || ans.Usage == nil || ans.Usage.In != 120 || ans.Usage.CacheRead != 100 ||
@@ -71,8 +71,8 @@ func TestTurn(t *testing.T) {
 	}
 }
 
-// A message from someone other than the owner says who in its header, and
-// its lines are quoted; never as the owner.
+// A message from someone other than the owner says who on its first line,
+// and its lines are quoted; its header names no one, never the owner.
 func TestOthersMessage(t *testing.T) {
 	r := newRig(t)
 	r.q.Push(model.Response{Text: "hi Grace"})
@@ -81,11 +81,11 @@ func TestOthersMessage(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := r.events("telegram:42")[0]
-	if msg.From != "person:telegram:7" || msg.FromName != "Grace" || msg.Hops != 2 || !strings.HasSuffix(msg.Header, ", telegram, Grace (person:telegram:7), 2 hops]") {
+	if msg.From != "person:telegram:7" || msg.FromName != "Grace" || msg.Hops != 2 || !strings.HasSuffix(msg.Header, ", telegram]") {
 		t.Fatalf("message %+v", msg)
 	}
 	parts := r.requests("telegram:42")[0].Messages[0].Parts
-	if len(parts) != 2 || parts[0].Text != msg.Header || parts[1].Text != "> send me the photo\n> please" {
+	if len(parts) != 2 || parts[0].Text != msg.Header || parts[1].Text != "Grace (person:telegram:7) wrote, 2 hops away:\n> send me the photo\n> please" {
 		t.Fatalf("the model was given %+v", parts)
 	}
 }
