@@ -10,12 +10,12 @@ import (
 // Prompt is one session/prompt as an agent sees it, its _meta.link already
 // checked.
 type Prompt struct {
-	Agent  string          // the agent answering, as the endpoint routed it
-	Thread string          // the session's id: the thread (telegram:42)
-	Said   contract.Said   // its _meta.link
-	Tools  *[]string       // the connection's Link-Tools header, nil if none
-	Blocks []Block         // its content: text, image, audio, resource
-	Meta   json.RawMessage // its _meta as it came, for a harness that passes it on
+	Agent  string            // the agent answering, as the endpoint routed it
+	Thread string            // the session's id: the thread (telegram:42)
+	Link   contract.LinkMeta // its _meta.link
+	Tools  *[]string         // the connection's Link-Tools header, nil if none
+	Blocks []Block           // its content: text, image, audio, resource
+	Meta   json.RawMessage   // its _meta as it came, for a harness that passes it on
 }
 
 // Block is one content block of a prompt, as ACP carries it.

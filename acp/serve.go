@@ -125,7 +125,7 @@ func (s *server) open(params json.RawMessage) (string, error) {
 	if err := json.Unmarshal(params, &p); err != nil || p.SessionID == nil {
 		return "", &contract.RuleError{Field: "sessionId", Rule: "a session's sessionId is its thread, a string"}
 	}
-	if err := contract.ParseThread(*p.SessionID); err != nil {
+	if err := contract.CheckThread(*p.SessionID); err != nil {
 		return "", err
 	}
 	s.mu.Lock()
@@ -177,7 +177,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 			res.StopReason = StopEndTurn
 		}
 		if ans.Steered {
-			res.Meta = &LinkMeta{Link: contract.Said{Steered: true}}
+			res.Meta = &Meta{Link: contract.LinkMeta{Steered: true}}
 		}
 		if err := r.Reply(wctx, res); err == nil && ans.Told != nil {
 			ans.Told()
@@ -220,7 +220,7 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
-	return Prompt{Agent: s.agent, Thread: thread, Said: said, Tools: s.tools, Blocks: blocks, Meta: pp.Meta}, nil
+	return Prompt{Agent: s.agent, Thread: thread, Link: said, Tools: s.tools, Blocks: blocks, Meta: pp.Meta}, nil
 }
 
 func (s *server) recover(ctx context.Context, r *Request) {

@@ -79,8 +79,8 @@ func TestClientPrompt(t *testing.T) {
 	mu.Unlock()
 
 	p := a.lastPrompt(t)
-	if p.Agent != "main" || p.Thread != "link:notes" || p.Said.From != "webhook:github" || p.Said.Model != "fast" ||
-		p.Said.Tools == nil || len(*p.Said.Tools) != 1 || p.Tools == nil || len(*p.Tools) != 2 {
+	if p.Agent != "main" || p.Thread != "link:notes" || p.Link.From != "webhook:github" || p.Link.Model != "fast" ||
+		p.Link.Tools == nil || len(*p.Link.Tools) != 1 || p.Tools == nil || len(*p.Tools) != 2 {
 		t.Errorf("prompt %+v", p)
 	}
 	if len(p.Blocks) != 3 || p.Blocks[1].Data != "T2dnUw==" || p.Blocks[2].Resource.Blob != "JVBERi0=" {

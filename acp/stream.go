@@ -66,10 +66,10 @@ func (s *stream) ToolCallUpdate(ctx context.Context, id, status string, activity
 	return s.update(ctx, Update{SessionUpdate: UpdateToolCallUpdate, ToolCallID: id, Status: status, Meta: activityMeta(activity)})
 }
 
-func activityMeta(activity *bool) *LinkMeta {
+func activityMeta(activity *bool) *Meta {
 	if activity == nil {
 		return nil
 	}
 	a := *activity
-	return &LinkMeta{Link: contract.Said{Activity: &a}}
+	return &Meta{Link: contract.LinkMeta{Activity: &a}}
 }

@@ -91,16 +91,16 @@ type promptParams struct {
 // PromptResult is session/prompt's answer: why the turn stopped, and in
 // _meta.link whether the prompt joined a running turn.
 type PromptResult struct {
-	StopReason string    `json:"stopReason"`
-	Meta       *LinkMeta `json:"_meta,omitempty"`
+	StopReason string `json:"stopReason"`
+	Meta       *Meta  `json:"_meta,omitempty"`
 }
 
 // Steered says whether the answer said _meta.link.steered.
 func (r PromptResult) Steered() bool { return r.Meta != nil && r.Meta.Link.Steered }
 
-// LinkMeta is a _meta holding Link's link member.
-type LinkMeta struct {
-	Link contract.Said `json:"link"`
+// Meta is a _meta holding Link's link member.
+type Meta struct {
+	Link contract.LinkMeta `json:"link"`
 }
 
 // Notification is session/update's params.
@@ -119,7 +119,7 @@ type Update struct {
 	ToolCallID    string       `json:"toolCallId,omitempty"`
 	Title         string       `json:"title,omitempty"`
 	Status        string       `json:"status,omitempty"`
-	Meta          *LinkMeta    `json:"_meta,omitempty"`
+	Meta          *Meta        `json:"_meta,omitempty"`
 }
 
 // TextContent is a text content block.

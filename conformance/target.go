@@ -101,7 +101,7 @@ func (t Target) validate() error {
 		return errors.New("target: a key is needed")
 	}
 	if t.Agent != "" {
-		if err := contract.ParseAgentName(t.Agent); err != nil {
+		if err := contract.CheckAgentName(t.Agent); err != nil {
 			return fmt.Errorf("target: %w", err)
 		}
 	}

@@ -7,10 +7,10 @@ const DefaultAgent = "main"
 // MaxAgentLen bounds an agent's name.
 const MaxAgentLen = 64
 
-// ParseAgentName checks an agent's name: 1 to 64 lowercase letters, digits,
+// CheckAgentName checks an agent's name: 1 to 64 lowercase letters, digits,
 // '_' or '-', starting with a letter or digit. It names a folder, so
 // nothing else is let through.
-func ParseAgentName(name string) error {
+func CheckAgentName(name string) error {
 	if name == "" || len(name) > MaxAgentLen {
 		return refuse("agent", "an agent's name is 1 to %d characters", MaxAgentLen)
 	}
@@ -29,11 +29,11 @@ func ParseAgentName(name string) error {
 // MaxAgentIDLen bounds an agent's ID.
 const MaxAgentIDLen = 128
 
-// ParseAgentID checks an agent's ID, as Link-Agent-Id carries it: 1 to
+// CheckAgentID checks an agent's ID, as Link-Agent-Id carries it: 1 to
 // 128 letters, digits, '-', '_', '.' or ':'. Unique across owners where a
 // name is unique only to one; nothing else is let through to a header or
 // a log.
-func ParseAgentID(id string) error {
+func CheckAgentID(id string) error {
 	if id == "" || len(id) > MaxAgentIDLen {
 		return refuse("agent-id", "an agent's ID is 1 to %d characters", MaxAgentIDLen)
 	}

@@ -6,17 +6,17 @@ import (
 	"testing"
 )
 
-func TestParseAgentID(t *testing.T) {
+func TestCheckAgentID(t *testing.T) {
 	for _, ok := range []string{"a", "01HZX3K9QF", "owner:agent.1", "550e8400-e29b-41d4-a716-446655440000", strings.Repeat("A", 128)} {
-		if err := ParseAgentID(ok); err != nil {
-			t.Errorf("ParseAgentID(%q) = %v", ok, err)
+		if err := CheckAgentID(ok); err != nil {
+			t.Errorf("CheckAgentID(%q) = %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"", "a b", "a/b", "a\nb", "é", strings.Repeat("a", 129)} {
-		err := ParseAgentID(bad)
+		err := CheckAgentID(bad)
 		var re *RuleError
 		if !errors.As(err, &re) || re.Field != "agent-id" {
-			t.Errorf("ParseAgentID(%q) = %v, want a refusal of agent-id", bad, err)
+			t.Errorf("CheckAgentID(%q) = %v, want a refusal of agent-id", bad, err)
 		}
 	}
 }

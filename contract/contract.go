@@ -1,6 +1,6 @@
 // Package contract holds the rules of the endpoint contract between Link's
 // bridges and a harness, as pure code: the header names and paths, the
-// proof, thread ids and their folder names, _meta.link (Said) and the
+// proof, thread ids and their folder names, _meta.link (LinkMeta) and the
 // recover shapes. It does no I/O; every parser here refuses bad input with
 // a RuleError naming the rule it broke.
 package contract

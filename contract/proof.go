@@ -16,8 +16,8 @@ const (
 	MaxChallenge = 128
 )
 
-// ParseChallenge checks a Link-Challenge header's value.
-func ParseChallenge(c string) error {
+// CheckChallenge checks a Link-Challenge header's value.
+func CheckChallenge(c string) error {
 	if len(c) < MinChallenge || len(c) > MaxChallenge {
 		return refuse("challenge", "a challenge is %d to %d hex characters, not %d", MinChallenge, MaxChallenge, len(c))
 	}

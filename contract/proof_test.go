@@ -28,16 +28,16 @@ func TestProof(t *testing.T) {
 	}
 }
 
-func TestParseChallenge(t *testing.T) {
+func TestCheckChallenge(t *testing.T) {
 	for _, ok := range []string{strings.Repeat("a", 32), strings.Repeat("F", 128), NewChallenge()} {
-		if err := ParseChallenge(ok); err != nil {
-			t.Errorf("ParseChallenge(%q) = %v", ok, err)
+		if err := CheckChallenge(ok); err != nil {
+			t.Errorf("CheckChallenge(%q) = %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"", strings.Repeat("a", 31), strings.Repeat("a", 129), strings.Repeat("g", 32), strings.Repeat("a", 31) + " ", strings.Repeat("a", 31) + "\x00"} {
-		err := ParseChallenge(bad)
+		err := CheckChallenge(bad)
 		if err == nil || !strings.Contains(err.Error(), "challenge") {
-			t.Errorf("ParseChallenge(%q) = %v, want a refusal naming the challenge", bad, err)
+			t.Errorf("CheckChallenge(%q) = %v, want a refusal naming the challenge", bad, err)
 		}
 	}
 }
@@ -89,7 +89,7 @@ func FuzzChallenge(f *testing.F) {
 	f.Add(strings.Repeat("a", 32))
 	f.Add("zz")
 	f.Fuzz(func(t *testing.T, c string) {
-		if err := ParseChallenge(c); err == nil {
+		if err := CheckChallenge(c); err == nil {
 			if len(c) < 32 || len(c) > 128 || strings.Trim(c, "0123456789abcdefABCDEF") != "" {
 				t.Fatalf("accepted %q", c)
 			}

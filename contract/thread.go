@@ -15,7 +15,7 @@ const MaxThreadLen = 128
 // The connections a thread id may name.
 var connections = []string{"telegram", "slack", "discord", "signal", "link"}
 
-// ParseThread checks a thread id strictly against the forms of the spec:
+// CheckThread checks a thread id strictly against the forms of the spec:
 //
 //	default
 //	telegram:<chat id>           telegram:123456789, telegram:-1001234
@@ -28,7 +28,7 @@ var connections = []string{"telegram", "slack", "discord", "signal", "link"}
 //
 // Every accepted id has exactly one folder (ThreadFolder), inside the
 // conversations folder, and no two ids share one.
-func ParseThread(id string) error {
+func CheckThread(id string) error {
 	if id == DefaultThread {
 		return nil
 	}
@@ -69,10 +69,10 @@ func ParseThread(id string) error {
 
 // ThreadFolder is the folder name of a thread's conversation: its
 // connection and chat id joined by '-' (telegram:42 is telegram-42). It
-// refuses an id ParseThread refuses, so no folder name it gives holds a
+// refuses an id CheckThread refuses, so no folder name it gives holds a
 // separator, "..", a NUL or a control character.
 func ThreadFolder(id string) (string, error) {
-	if err := ParseThread(id); err != nil {
+	if err := CheckThread(id); err != nil {
 		return "", err
 	}
 	return strings.Replace(id, ":", "-", 1), nil
@@ -89,7 +89,7 @@ func FolderThread(name string) (string, error) {
 		return "", refuse("thread", "folder %q names no thread", truncate(name, 64))
 	}
 	id := conn + ":" + chat
-	if err := ParseThread(id); err != nil {
+	if err := CheckThread(id); err != nil {
 		return "", err
 	}
 	return id, nil

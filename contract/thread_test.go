@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-func TestParseThreadAccepts(t *testing.T) {
+func TestCheckThreadAccepts(t *testing.T) {
 	for _, id := range []string{
 		"default",
 		"telegram:123456789", "telegram:-1001234567890", "telegram:-1001234.42",
@@ -15,13 +15,13 @@ func TestParseThreadAccepts(t *testing.T) {
 		"signal:15551234567",
 		"link:notes", "link:a", "link:my-list.v2_b",
 	} {
-		if err := ParseThread(id); err != nil {
-			t.Errorf("ParseThread(%q) = %v, want nil", id, err)
+		if err := CheckThread(id); err != nil {
+			t.Errorf("CheckThread(%q) = %v, want nil", id, err)
 		}
 	}
 }
 
-func TestParseThreadRefuses(t *testing.T) {
+func TestCheckThreadRefuses(t *testing.T) {
 	for _, tc := range []struct{ id, rule string }{
 		{"", "not empty"},
 		{"telegram", "<connection>:<chat id>"},
@@ -50,14 +50,14 @@ func TestParseThreadRefuses(t *testing.T) {
 		{"Telegram:42", "unknown connection"},
 		{"default:1", "unknown connection"},
 	} {
-		err := ParseThread(tc.id)
+		err := CheckThread(tc.id)
 		var re *RuleError
 		if !errors.As(err, &re) {
-			t.Errorf("ParseThread(%q) = %v, want a RuleError", tc.id, err)
+			t.Errorf("CheckThread(%q) = %v, want a RuleError", tc.id, err)
 			continue
 		}
 		if re.Field != "thread" || !strings.Contains(err.Error(), tc.rule) {
-			t.Errorf("ParseThread(%q) = %q, want the rule %q", tc.id, err, tc.rule)
+			t.Errorf("CheckThread(%q) = %q, want the rule %q", tc.id, err, tc.rule)
 		}
 	}
 }
@@ -119,15 +119,15 @@ func FuzzThread(f *testing.F) {
 	})
 }
 
-func TestParseAgentName(t *testing.T) {
+func TestCheckAgentName(t *testing.T) {
 	for _, ok := range []string{"main", "a", "work-bot", "x_1"} {
-		if err := ParseAgentName(ok); err != nil {
-			t.Errorf("ParseAgentName(%q) = %v", ok, err)
+		if err := CheckAgentName(ok); err != nil {
+			t.Errorf("CheckAgentName(%q) = %v", ok, err)
 		}
 	}
 	for _, bad := range []string{"", "-a", "A", "a/b", "..", "a b", strings.Repeat("a", 65)} {
-		if err := ParseAgentName(bad); err == nil {
-			t.Errorf("ParseAgentName(%q) accepted", bad)
+		if err := CheckAgentName(bad); err == nil {
+			t.Errorf("CheckAgentName(%q) accepted", bad)
 		}
 	}
 }

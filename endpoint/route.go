@@ -40,7 +40,7 @@ func Route(agents []Agent, own, name, id string) (Agent, error) {
 	if name == "" {
 		name = contract.DefaultAgent
 	}
-	if err := contract.ParseAgentName(name); err != nil {
+	if err := contract.CheckAgentName(name); err != nil {
 		return Agent{}, fmt.Errorf("route %.64q: %w", name, ErrUnknownAgent)
 	}
 	if id != "" {
@@ -79,7 +79,7 @@ func validateAgents(agents []Agent) error {
 	ids := map[string]bool{}
 	byName := map[string]int{}
 	for _, a := range agents {
-		if err := contract.ParseAgentName(a.Name); err != nil {
+		if err := contract.CheckAgentName(a.Name); err != nil {
 			return fmt.Errorf("endpoint config: agent %q: %w", a.Name, err)
 		}
 		if len(a.Key) == 0 {

@@ -119,7 +119,7 @@ func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	challenge := r.Header.Get(contract.HeaderChallenge)
-	if err := contract.ParseChallenge(challenge); err != nil {
+	if err := contract.CheckChallenge(challenge); err != nil {
 		s.refuse(w, r, http.StatusBadRequest, contract.HeaderChallenge+": "+err.Error())
 		return
 	}

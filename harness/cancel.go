@@ -31,7 +31,7 @@ var _ acp.Canceller = (*Harness)(nil)
 // its answer is kept; no new round begins. A thread with no conversation
 // has no turn to end, and nothing is written.
 func (h *Harness) Cancel(ctx context.Context, agent, thread string) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return err
 	}
 	a, err := h.agent(ctx, agent)

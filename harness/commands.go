@@ -65,7 +65,7 @@ func parseCommand(text string) (cmd command, ok bool, err error) {
 	switch name {
 	case cmdModelSet:
 		if cmd.arg != "" {
-			if err := contract.ParseModel(cmd.arg); err != nil {
+			if err := contract.CheckModel(cmd.arg); err != nil {
 				return cmd, true, err
 			}
 		}
@@ -87,7 +87,7 @@ func parseCommand(text string) (cmd command, ok bool, err error) {
 // (alias, name, route), so a bad one is refused before anything is
 // stored.
 func (h *Harness) ownerCommand(c *conv, p acp.Prompt) (*command, error) {
-	if p.Said.From != "" || len(p.Blocks) == 0 {
+	if p.Link.From != "" || len(p.Blocks) == 0 {
 		return nil, nil
 	}
 	if !strings.HasPrefix(strings.TrimLeftFunc(p.Blocks[0].Text, unicode.IsSpace), "/") {
@@ -113,11 +113,11 @@ func (h *Harness) ownerCommand(c *conv, p acp.Prompt) (*command, error) {
 }
 
 // resolveModel is the model a name or alias stands for, and its
-// provider: refused when the name isn't one (contract.ParseModel) or no
+// provider: refused when the name isn't one (contract.CheckModel) or no
 // provider serves it.
 func (h *Harness) resolveModel(c *conv, said string) (name, provider string, err error) {
 	name = c.settings.Alias(said)
-	if err := contract.ParseModel(name); err != nil {
+	if err := contract.CheckModel(name); err != nil {
 		return "", "", err
 	}
 	route, err := h.cfg.Route(name)

@@ -418,7 +418,7 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		switch cmd.name {
 		case cmdModelSet:
-			if cmd.arg != "" && contract.ParseModel(cmd.arg) != nil {
+			if cmd.arg != "" && contract.CheckModel(cmd.arg) != nil {
 				t.Fatalf("took a model %q the contract refuses", cmd.arg)
 			}
 		case cmdChatVerbose:

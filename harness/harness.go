@@ -236,7 +236,7 @@ func (c *conv) saw(seq int64) {
 
 // open reads agent's settings and opens thread's conversation.
 func (h *Harness) open(ctx context.Context, agent, thread string) (*conv, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, err
 	}
 	a, err := h.agent(ctx, agent)

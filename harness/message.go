@@ -85,10 +85,10 @@ func connection(thread string) string {
 func messageEvent(p acp.Prompt, at time.Time, loc *time.Location) store.Event {
 	e := store.Event{
 		Kind:     store.KindMessage,
-		From:     p.Said.From,
-		FromName: p.Said.FromName,
-		Hops:     p.Said.Hops,
-		Header:   Header(at, loc, p.Thread, p.Said.From == ""),
+		From:     p.Link.From,
+		FromName: p.Link.FromName,
+		Hops:     p.Link.Hops,
+		Header:   Header(at, loc, p.Thread, p.Link.From == ""),
 	}
 	var text []string
 	for _, b := range p.Blocks {

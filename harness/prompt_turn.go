@@ -41,12 +41,12 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	// list does, and are kept with it the same way. With neither, the
 	// tools kept are read once, so a tools.json that doesn't read refuses
 	// the message before it is written.
-	if p.Said.Tools == nil && p.Tools == nil {
+	if p.Link.Tools == nil && p.Tools == nil {
 		if _, err := c.readTools(ctx); err != nil { // tools_keep.go
 			return acp.Answer{}, err
 		}
 	}
-	for _, said := range []*[]string{p.Said.Tools, p.Tools} {
+	for _, said := range []*[]string{p.Link.Tools, p.Tools} {
 		if said == nil {
 			continue
 		}
@@ -54,8 +54,8 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 			return acp.Answer{}, err
 		}
 	}
-	if p.Said.Model != "" {
-		if err := h.setModel(ctx, c, p.Said.Model, p.Said.From); err != nil {
+	if p.Link.Model != "" {
+		if err := h.setModel(ctx, c, p.Link.Model, p.Link.From); err != nil {
 			return acp.Answer{}, err
 		}
 	}

@@ -192,7 +192,7 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 // openIn is open for a sweep: thread's conversation of agent's store a,
 // with the settings and router read once for the whole sweep.
 func openIn(a *agentStore, agent, thread string, set Settings, r *store.Router) (*conv, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, err
 	}
 	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders}, nil

@@ -99,7 +99,7 @@ func ParseTools(b []byte) (*[]string, error) {
 		return nil, fmt.Errorf("%w: %s lists %d tools, over %d", ErrCorrupt, ToolsFile, len(tools), contract.MaxTools)
 	}
 	for _, t := range tools {
-		if err := contract.ParseToolName(t); err != nil {
+		if err := contract.CheckToolName(t); err != nil {
 			return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, ToolsFile, err)
 		}
 	}

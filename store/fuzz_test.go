@@ -28,7 +28,7 @@ func FuzzParseTools(f *testing.F) {
 			t.Fatalf("accepted %v", tools)
 		}
 		for _, name := range *tools {
-			if contract.ParseToolName(name) != nil {
+			if contract.CheckToolName(name) != nil {
 				t.Fatalf("accepted the name %q", name)
 			}
 		}

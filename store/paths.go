@@ -16,7 +16,7 @@ type Paths struct {
 
 // For gives the paths of agent under the Link home folder.
 func For(home, agent string) (Paths, error) {
-	if err := contract.ParseAgentName(agent); err != nil {
+	if err := contract.CheckAgentName(agent); err != nil {
 		return Paths{}, err
 	}
 	if home == "" {

@@ -41,7 +41,7 @@ func CheckTools(tools []string) error {
 		return fmt.Errorf("tools lists %d names, over %d", len(tools), contract.MaxTools)
 	}
 	for _, t := range tools {
-		if err := contract.ParseToolName(t); err != nil {
+		if err := contract.CheckToolName(t); err != nil {
 			return fmt.Errorf("tools: %q: %w", t, err)
 		}
 	}

@@ -120,11 +120,11 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.Agent == "" {
 		m.Agent = contract.DefaultAgent
 	}
-	if err := contract.ParseAgentName(m.Agent); err != nil {
+	if err := contract.CheckAgentName(m.Agent); err != nil {
 		return err
 	}
 	if m.AgentID != "" {
-		if err := contract.ParseAgentID(m.AgentID); err != nil {
+		if err := contract.CheckAgentID(m.AgentID); err != nil {
 			return err
 		}
 	}
@@ -148,7 +148,7 @@ func (m *Main) ParseFlags(args []string) error {
 		m.Home = filepath.Join(dir, "lnk")
 	}
 	if m.Model != "" {
-		if err := contract.ParseModel(m.Model); err != nil {
+		if err := contract.CheckModel(m.Model); err != nil {
 			return err
 		}
 	}

@@ -215,7 +215,7 @@ func runChatShow(ctx context.Context, args []string, stdout, stderr io.Writer) i
 }
 
 func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return err
 	}
 	p, err := cf.paths()
@@ -332,7 +332,7 @@ func runChatFork(ctx context.Context, args []string, stdout, stderr io.Writer) i
 }
 
 func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as string, stdout io.Writer) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return err
 	}
 	p, err := cf.paths()
@@ -390,7 +390,7 @@ func chatForkName(ctx context.Context, r *store.Router, thread string, seq int64
 			name = strings.TrimRight(cut, ".-_") + name[len(base):]
 		}
 		th := "link:" + name
-		if contract.ParseThread(th) != nil {
+		if contract.CheckThread(th) != nil {
 			continue
 		}
 		next, err := store.Next(ctx, r, th)

@@ -65,14 +65,14 @@ func (o *chatOptions) register(fs *flag.FlagSet) {
 
 // check refuses a thread that isn't Link's own connection's.
 func (o *chatOptions) check() error {
-	if err := contract.ParseThread(o.thread); err != nil {
+	if err := contract.CheckThread(o.thread); err != nil {
 		return err
 	}
 	if !strings.HasPrefix(o.thread, "link:") || o.thread == "link:" {
 		return fmt.Errorf("thread %q: lnk agent chat talks in link:NAME, Link's own connection", o.thread)
 	}
 	if o.model != "" {
-		if err := contract.ParseModel(o.model); err != nil {
+		if err := contract.CheckModel(o.model); err != nil {
 			return err
 		}
 	}

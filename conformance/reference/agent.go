@@ -101,7 +101,7 @@ func (a *Agent) prompt(ctx context.Context, p acp.Prompt, s acp.Stream, gone <-c
 func (a *Agent) narrow(p acp.Prompt) []string {
 	k := key{p.Agent, p.Thread}
 	a.mu.Lock()
-	kept := contract.Narrow(a.tools[k], p.Said.Tools)
+	kept := contract.Narrow(a.tools[k], p.Link.Tools)
 	a.tools[k] = kept
 	a.mu.Unlock()
 	offered := []string{}
@@ -116,8 +116,8 @@ func (a *Agent) narrow(p acp.Prompt) []string {
 // record keeps what the model is given: who speaks, and the message.
 func (a *Agent) record(p acp.Prompt, text string, offered []string) {
 	speaker := "the owner"
-	if p.Said.From != "" {
-		speaker = fmt.Sprintf("%s (%s), %d hops", p.Said.From, p.Said.FromName, p.Said.Hops)
+	if p.Link.From != "" {
+		speaker = fmt.Sprintf("%s (%s), %d hops", p.Link.From, p.Link.FromName, p.Link.Hops)
 	}
 	call := conformance.ModelCall{Text: "speaking: " + speaker + "\n" + text, Tools: offered}
 	a.mu.Lock()

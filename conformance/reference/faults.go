@@ -79,7 +79,7 @@ func (a acceptBadFrom) ReadMessage(ctx context.Context) ([]byte, error) {
 		return b, nil
 	}
 	var from string
-	if json.Unmarshal(link["from"], &from) != nil || contract.ParseFrom(from) == nil {
+	if json.Unmarshal(link["from"], &from) != nil || contract.CheckFrom(from) == nil {
 		return b, nil
 	}
 	delete(link, "from")

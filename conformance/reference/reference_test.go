@@ -42,7 +42,7 @@ func TestRecover(t *testing.T) {
 func TestNarrow(t *testing.T) {
 	a := NewAgent()
 	p := func(tools *[]string, header *[]string) []string {
-		return a.narrow(acp.Prompt{Agent: "main", Thread: "link:x", Said: contract.Said{Tools: tools}, Tools: header})
+		return a.narrow(acp.Prompt{Agent: "main", Thread: "link:x", Link: contract.LinkMeta{Tools: tools}, Tools: header})
 	}
 	list := func(s ...string) *[]string { return &s }
 	for i, c := range []struct {

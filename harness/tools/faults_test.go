@@ -356,7 +356,7 @@ func FuzzServers(f *testing.F) {
 			if i > 0 && got[i-1].name >= s.name {
 				t.Fatalf("not sorted, or twice: %+v", got)
 			}
-			if err := contract.ParseToolName(offered(s.name, "x")); err != nil {
+			if err := contract.CheckToolName(offered(s.name, "x")); err != nil {
 				t.Fatalf("%s: %v", s.name, err)
 			}
 		}

@@ -70,7 +70,7 @@ func newListing(tool, addr, instructions string, listed []*mcp.Tool) listing {
 	l := listing{Tool: tool, Address: addressHash(addr), Instructions: cutInstructions(instructions), Calls: []call{}}
 	seen := map[string]bool{}
 	for _, t := range listed {
-		if t == nil || seen[t.Name] || contract.ParseToolName(offered(tool, t.Name)) != nil {
+		if t == nil || seen[t.Name] || contract.CheckToolName(offered(tool, t.Name)) != nil {
 			continue
 		}
 		seen[t.Name] = true
@@ -165,7 +165,7 @@ func parseLists(b []byte) (map[string]listing, error) {
 			return nil, fmt.Errorf("%w: %s lists %d calls, over %d", errCorruptLists, l.Tool, len(l.Calls), maxCalls)
 		}
 		for i, c := range l.Calls {
-			if err := contract.ParseToolName(offered(l.Tool, c.Name)); err != nil || c.Name == "" {
+			if err := contract.CheckToolName(offered(l.Tool, c.Name)); err != nil || c.Name == "" {
 				return nil, fmt.Errorf("%w: %s lists a call named %q", errCorruptLists, l.Tool, c.Name)
 			}
 			if i > 0 && l.Calls[i-1].Name >= c.Name {

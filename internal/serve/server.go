@@ -24,7 +24,7 @@ type Config struct {
 	// Agent is the agent it answers; "" is contract.DefaultAgent.
 	Agent string
 	// AgentID is the agent's ID, which a connection's Link-Agent-Id must
-	// be when it says one (contract.ParseAgentID); "" is none.
+	// be when it says one (contract.CheckAgentID); "" is none.
 	AgentID string
 	// Key is the endpoint key.
 	Key []byte

@@ -85,7 +85,7 @@ func ReadAgentID(p store.Paths) (string, error) {
 	if c.ID == "" {
 		return "", nil
 	}
-	if err := contract.ParseAgentID(c.ID); err != nil {
+	if err := contract.CheckAgentID(c.ID); err != nil {
 		return "", fmt.Errorf("config.json: id: %w", err)
 	}
 	return c.ID, nil
@@ -101,7 +101,7 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
 	}
 	if c.ID != "" {
-		if err := contract.ParseAgentID(c.ID); err != nil {
+		if err := contract.CheckAgentID(c.ID); err != nil {
 			return harness.Settings{}, fmt.Errorf("config.json: id: %w", err)
 		}
 	}

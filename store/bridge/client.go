@@ -125,7 +125,7 @@ func (c *Client) Append(ctx context.Context, thread string, e store.Event) error
 }
 
 func (c *Client) append(ctx context.Context, thread string, e store.Event) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return err
 	}
 	if e.Seq < 1 {
@@ -146,7 +146,7 @@ func (c *Client) append(ctx context.Context, thread string, e store.Event) error
 
 // Read returns the thread's events numbered from and after.
 func (c *Client) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("read %s: %w", thread, err)
 	}
 	var es []store.Event
@@ -159,7 +159,7 @@ func (c *Client) Read(ctx context.Context, thread string, from int64) ([]store.E
 
 // Latest returns the thread's last n events.
 func (c *Client) Latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("latest %s: %w", thread, err)
 	}
 	if n <= 0 {
@@ -184,7 +184,7 @@ func (c *Client) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 }
 
 func (c *Client) lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return store.Lease{}, err
 	}
 	if holder == "" || len(holder) > maxHolder {
@@ -201,7 +201,7 @@ func (c *Client) lease(ctx context.Context, thread, holder string, ttl time.Dura
 
 // Release lets holder's lease of the thread go.
 func (c *Client) Release(ctx context.Context, thread, holder string) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return fmt.Errorf("release %s for %s: %w", thread, holder, err)
 	}
 	if holder == "" || len(holder) > maxHolder {

@@ -59,7 +59,7 @@ func FuzzDecode(f *testing.F) {
 		if c.path == pathPing {
 			return
 		}
-		if err := contract.ParseThread(c.thread); err != nil {
+		if err := contract.CheckThread(c.thread); err != nil {
 			t.Fatalf("decoded thread %q the contract refuses: %v", c.thread, err)
 		}
 		switch c.path {

@@ -73,7 +73,7 @@ func (s *Server) tools(ctx context.Context, w http.ResponseWriter, c call) error
 // ReadTools reads the tools thread was narrowed to, as the served driver
 // keeps them: store.ErrToolsNotKept when it keeps none.
 func (c *Client) ReadTools(ctx context.Context, thread string) (*[]string, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("read tools of %s: %w", thread, err)
 	}
 	var a toolsAnswer
@@ -89,7 +89,7 @@ func (c *Client) NarrowTools(ctx context.Context, thread string, said *[]string)
 	if said == nil {
 		return c.ReadTools(ctx, thread)
 	}
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)
 	}
 	if err := store.CheckTools(*said); err != nil {

@@ -86,7 +86,7 @@ func decode(method, uri string, body []byte) (call, error) {
 		return c, nil
 	}
 	c.thread = q.Get("thread")
-	if err := contract.ParseThread(c.thread); err != nil {
+	if err := contract.CheckThread(c.thread); err != nil {
 		return call{}, fmt.Errorf("%w: %v", errBadRequest, err)
 	}
 	switch c.path {

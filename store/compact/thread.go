@@ -63,7 +63,7 @@ func Thread(dir string) (string, error) {
 	if err := json.Unmarshal(payload, &ff); err != nil {
 		return "", fmt.Errorf("thread of %s: %s: %w: first frame: %v", dir, zstName, store.ErrCorrupt, err)
 	}
-	if err := contract.ParseThread(ff.Thread); err != nil {
+	if err := contract.CheckThread(ff.Thread); err != nil {
 		return "", fmt.Errorf("thread of %s: %s: %w: first frame: %v", dir, zstName, store.ErrCorrupt, err)
 	}
 	return ff.Thread, nil

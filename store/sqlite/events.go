@@ -25,7 +25,7 @@ const (
 // last plus one (1 for the first), else store.ErrSeqTaken. Once it returns
 // nil the event is on the disk.
 func (d *Driver) Append(ctx context.Context, thread string, e store.Event) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return fmt.Errorf("append #%d: %w", e.Seq, err)
 	}
 	body, err := store.MarshalLine(e)
@@ -57,7 +57,7 @@ func (d *Driver) Append(ctx context.Context, thread string, e store.Event) error
 // Read returns thread's events numbered from and after, in order, found
 // through the (thread, seq) index.
 func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("read from #%d: %w", from, err)
 	}
 	rows, err := d.r.QueryContext(ctx, queryFrom, thread, from)
@@ -74,7 +74,7 @@ func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.E
 // Latest returns thread's last n events, in order, reading only those:
 // the index gives them last first.
 func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("read latest %d: %w", n, err)
 	}
 	if n <= 0 {

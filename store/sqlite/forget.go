@@ -14,7 +14,7 @@ var _ store.Forgetter = (*Driver)(nil)
 // so a conversation converted away leaves no rows behind. A thread with
 // none is not an error.
 func (d *Driver) Forget(ctx context.Context, thread string) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return fmt.Errorf("forget: %w", err)
 	}
 	tx, err := d.w.BeginTx(ctx, nil)

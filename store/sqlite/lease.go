@@ -23,7 +23,7 @@ const (
 // asking at once one has it and the other is told store.ErrLeaseHeld,
 // with the lease as it stands. A lease past its time is anyone's.
 func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return store.Lease{}, fmt.Errorf("lease for %q: %w", holder, err)
 	}
 	if holder == "" {
@@ -65,7 +65,7 @@ func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 // Release lets holder's lease of thread go. A lease another holder has
 // now, or none, is left as it is, and is not an error.
 func (d *Driver) Release(ctx context.Context, thread, holder string) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return fmt.Errorf("release for %q: %w", holder, err)
 	}
 	if _, err := d.w.ExecContext(ctx, queryLetGo, thread, holder); err != nil {

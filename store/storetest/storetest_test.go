@@ -27,7 +27,7 @@ func newMemory() *memory {
 }
 
 func (m *memory) Append(ctx context.Context, thread string, e store.Event) error {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return fmt.Errorf("append %s#%d: %w", thread, e.Seq, err)
 	}
 	m.mu.Lock()
@@ -40,7 +40,7 @@ func (m *memory) Append(ctx context.Context, thread string, e store.Event) error
 }
 
 func (m *memory) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("read %s: %w", thread, err)
 	}
 	m.mu.Lock()
@@ -54,7 +54,7 @@ func (m *memory) Read(ctx context.Context, thread string, from int64) ([]store.E
 }
 
 func (m *memory) Lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
-	if err := contract.ParseThread(thread); err != nil {
+	if err := contract.CheckThread(thread); err != nil {
 		return store.Lease{}, fmt.Errorf("lease %s: %w", thread, err)
 	}
 	m.mu.Lock()

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 )
 
-// Said is what Link says beside a prompt, in its _meta.link.
-type Said struct {
+// LinkMeta is the _meta.link of a prompt or an answer: what Link says beside it.
+type LinkMeta struct {
 	// From names a sender who isn't the owner; empty is the owner.
 	From string `json:"from,omitempty"`
 	// FromName is the sender's name on their connection: words for the
@@ -45,36 +45,36 @@ var fromKinds = []string{"schedule", "task", "agent", "run", "person", "webhook"
 // ParseMeta reads the _meta.link of a prompt's _meta. A _meta that is
 // absent or null, or has no "link", says nothing; a _meta that isn't an
 // object, or a link that breaks a rule, is refused.
-func ParseMeta(meta json.RawMessage) (Said, error) {
+func ParseMeta(meta json.RawMessage) (LinkMeta, error) {
 	meta = bytes.TrimSpace(meta)
 	if len(meta) == 0 || string(meta) == "null" {
-		return Said{}, nil
+		return LinkMeta{}, nil
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(meta, &m); err != nil {
-		return Said{}, refuse("_meta", "_meta is an object")
+		return LinkMeta{}, refuse("_meta", "_meta is an object")
 	}
 	link, ok := m["link"]
 	if !ok {
-		return Said{}, nil
+		return LinkMeta{}, nil
 	}
-	return ParseSaid(link)
+	return ParseLinkMeta(link)
 }
 
-// ParseSaid reads a _meta.link value and checks every rule of it.
-func ParseSaid(raw json.RawMessage) (Said, error) {
+// ParseLinkMeta reads a _meta.link value and checks every rule of it.
+func ParseLinkMeta(raw json.RawMessage) (LinkMeta, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
-		return Said{}, refuse("_meta.link", "_meta.link is an object")
+		return LinkMeta{}, refuse("_meta.link", "_meta.link is an object")
 	}
-	var s Said
+	var s LinkMeta
 	for key, v := range fields {
 		var err error
 		switch key {
 		case "from":
-			err = parseString(v, "from", &s.From, ParseFrom)
+			err = parseString(v, "from", &s.From, CheckFrom)
 		case "fromName":
-			err = parseString(v, "fromName", &s.FromName, ParseFromName)
+			err = parseString(v, "fromName", &s.FromName, CheckFromName)
 		case "hops":
 			s.Hops, err = parseHops(v)
 		case "tools":
@@ -82,7 +82,7 @@ func ParseSaid(raw json.RawMessage) (Said, error) {
 			tools, err = parseTools(v)
 			s.Tools = &tools
 		case "model":
-			err = parseString(v, "model", &s.Model, ParseModel)
+			err = parseString(v, "model", &s.Model, CheckModel)
 		case "activity":
 			var b bool
 			err = parseBool(v, "activity", &b)
@@ -93,18 +93,18 @@ func ParseSaid(raw json.RawMessage) (Said, error) {
 			err = refuse("_meta.link", "%q is not one of Link's: from, fromName, hops, tools, model, activity, steered", truncate(key, 32))
 		}
 		if err != nil {
-			return Said{}, err
+			return LinkMeta{}, err
 		}
 	}
 	if s.FromName != "" && s.From == "" {
-		return Said{}, refuse("fromName", "fromName is said only with from")
+		return LinkMeta{}, refuse("fromName", "fromName is said only with from")
 	}
 	return s, nil
 }
 
-// ParseFrom checks a sender: schedule:<id>, task:<id>, agent:<id>,
+// CheckFrom checks a sender: schedule:<id>, task:<id>, agent:<id>,
 // run:<id>, person:<connection>:<user id> or webhook:<name>.
-func ParseFrom(from string) error {
+func CheckFrom(from string) error {
 	kind, id, ok := strings.Cut(from, ":")
 	if !ok || !contains(fromKinds, kind) {
 		return refuse("from", "from is one of %s, then ':' and an id", strings.Join(fromKinds, ":, ")+":")
@@ -122,9 +122,9 @@ func ParseFrom(from string) error {
 	return nil
 }
 
-// ParseFromName checks a sender's name: plain UTF-8, 1 to 64 characters,
+// CheckFromName checks a sender's name: plain UTF-8, 1 to 64 characters,
 // no control character.
-func ParseFromName(name string) error {
+func CheckFromName(name string) error {
 	if !utf8.ValidString(name) {
 		return refuse("fromName", "fromName is plain UTF-8")
 	}
@@ -139,18 +139,18 @@ func ParseFromName(name string) error {
 	return nil
 }
 
-// ParseToolName checks one name of a tools list: 1 to 128 letters, digits,
+// CheckToolName checks one name of a tools list: 1 to 128 letters, digits,
 // '_', '-' and '.'.
-func ParseToolName(name string) error {
+func CheckToolName(name string) error {
 	if !isName(name, "_-.") {
 		return refuse("tools", "a tool's name is 1 to %d letters, digits, '_', '-' or '.'", MaxName)
 	}
 	return nil
 }
 
-// ParseModel checks a model's name or alias: 1 to 128 letters, digits and
+// CheckModel checks a model's name or alias: 1 to 128 letters, digits and
 // -._:/@.
-func ParseModel(model string) error {
+func CheckModel(model string) error {
 	if !isName(model, "-._:/@") {
 		return refuse("model", "a model is 1 to %d letters, digits or -._:/@", MaxName)
 	}
@@ -201,7 +201,7 @@ func parseTools(v json.RawMessage) ([]string, error) {
 		if err := json.Unmarshal(item, &name); err != nil {
 			return nil, refuse("tools", "tools is a list of names, each a string")
 		}
-		if err := ParseToolName(name); err != nil {
+		if err := CheckToolName(name); err != nil {
 			return nil, err
 		}
 		if !contains(tools, name) {
@@ -224,7 +224,7 @@ func ParseToolsHeader(h string) ([]string, error) {
 	}
 	for _, p := range parts {
 		name := strings.TrimSpace(p)
-		if err := ParseToolName(name); err != nil {
+		if err := CheckToolName(name); err != nil {
 			return nil, fmt.Errorf("%s: %w", HeaderTools, err)
 		}
 		if !contains(tools, name) {

@@ -14,23 +14,23 @@ func TestParseMetaAccepts(t *testing.T) {
 	yes := true
 	for _, tc := range []struct {
 		meta string
-		want Said
+		want LinkMeta
 	}{
-		{``, Said{}},
-		{`null`, Said{}},
-		{`{}`, Said{}},
-		{`{"other":1}`, Said{}},
-		{`{"link":{}}`, Said{}},
-		{`{"link":{"from":"person:telegram:42","fromName":"Alice 🌸","hops":0}}`, Said{From: "person:telegram:42", FromName: "Alice 🌸"}},
-		{`{"link":{"from":"person:slack:T0ACME/U0ALICE","hops":3}}`, Said{From: "person:slack:T0ACME/U0ALICE", Hops: 3}},
-		{`{"link":{"from":"schedule:daily-7"}}`, Said{From: "schedule:daily-7"}},
-		{`{"link":{"from":"webhook:github"}}`, Said{From: "webhook:github"}},
-		{`{"link":{"from":"run:r1","hops":1.0}}`, Said{From: "run:r1", Hops: 1}},
-		{`{"link":{"tools":["memory__search","run__command","memory__search"]}}`, Said{Tools: &tools}},
-		{`{"link":{"tools":[]}}`, Said{Tools: &none}},
-		{`{"link":{"model":"anthropic/claude-opus-5.5"}}`, Said{Model: "anthropic/claude-opus-5.5"}},
-		{`{"link":{"model":"ollama/qwen3:8b"}}`, Said{Model: "ollama/qwen3:8b"}},
-		{`{"link":{"activity":true,"steered":true}}`, Said{Activity: &yes, Steered: true}},
+		{``, LinkMeta{}},
+		{`null`, LinkMeta{}},
+		{`{}`, LinkMeta{}},
+		{`{"other":1}`, LinkMeta{}},
+		{`{"link":{}}`, LinkMeta{}},
+		{`{"link":{"from":"person:telegram:42","fromName":"Alice 🌸","hops":0}}`, LinkMeta{From: "person:telegram:42", FromName: "Alice 🌸"}},
+		{`{"link":{"from":"person:slack:T0ACME/U0ALICE","hops":3}}`, LinkMeta{From: "person:slack:T0ACME/U0ALICE", Hops: 3}},
+		{`{"link":{"from":"schedule:daily-7"}}`, LinkMeta{From: "schedule:daily-7"}},
+		{`{"link":{"from":"webhook:github"}}`, LinkMeta{From: "webhook:github"}},
+		{`{"link":{"from":"run:r1","hops":1.0}}`, LinkMeta{From: "run:r1", Hops: 1}},
+		{`{"link":{"tools":["memory__search","run__command","memory__search"]}}`, LinkMeta{Tools: &tools}},
+		{`{"link":{"tools":[]}}`, LinkMeta{Tools: &none}},
+		{`{"link":{"model":"anthropic/claude-opus-5.5"}}`, LinkMeta{Model: "anthropic/claude-opus-5.5"}},
+		{`{"link":{"model":"ollama/qwen3:8b"}}`, LinkMeta{Model: "ollama/qwen3:8b"}},
+		{`{"link":{"activity":true,"steered":true}}`, LinkMeta{Activity: &yes, Steered: true}},
 	} {
 		got, err := ParseMeta(json.RawMessage(tc.meta))
 		if err != nil {
@@ -165,9 +165,9 @@ func TestParseRecoverParams(t *testing.T) {
 	}
 }
 
-// FuzzSaid proves ParseMeta never panics, refuses with a named rule, and
+// FuzzLinkMeta proves ParseMeta never panics, refuses with a named rule, and
 // that whatever it accepts obeys every bound of _meta.link.
-func FuzzSaid(f *testing.F) {
+func FuzzLinkMeta(f *testing.F) {
 	for _, s := range []string{`{"link":{"from":"person:telegram:42","fromName":"A","hops":2,"tools":["a"],"model":"m"}}`, `{"link":[]}`, `{"link":{"tools":null}}`, `[`, `{"link":{"hops":1e3}}`} {
 		f.Add([]byte(s))
 	}
@@ -180,10 +180,10 @@ func FuzzSaid(f *testing.F) {
 			}
 			return
 		}
-		if s.From != "" && ParseFrom(s.From) != nil || s.FromName != "" && ParseFromName(s.FromName) != nil {
+		if s.From != "" && CheckFrom(s.From) != nil || s.FromName != "" && CheckFromName(s.FromName) != nil {
 			t.Fatalf("accepted a bad sender: %+v", s)
 		}
-		if s.Hops < 0 || s.Model != "" && ParseModel(s.Model) != nil {
+		if s.Hops < 0 || s.Model != "" && CheckModel(s.Model) != nil {
 			t.Fatalf("accepted %+v", s)
 		}
 		if s.Tools != nil {
@@ -191,7 +191,7 @@ func FuzzSaid(f *testing.F) {
 				t.Fatalf("accepted %d tools", len(*s.Tools))
 			}
 			for _, n := range *s.Tools {
-				if ParseToolName(n) != nil {
+				if CheckToolName(n) != nil {
 					t.Fatalf("accepted tool %q", n)
 				}
 			}
