@@ -11,11 +11,11 @@ import (
 // MaxBlocks bounds the content blocks of one prompt.
 const MaxBlocks = 1024
 
-// DecodeBlocks reads a prompt's content blocks and checks each: text has
-// its text; image and audio their base64 data and MIME type; a resource
-// its uri and text or base64 blob; a resource_link its uri. A block that
-// isn't one of these is refused with a *contract.RuleError naming the
-// rule.
+// DecodeBlocks reads a prompt's content blocks, one at least, and checks
+// each: text has its text; image and audio their base64 data and MIME
+// type; a resource its uri and text or base64 blob; a resource_link its
+// uri. A prompt with no block, or a block that isn't one of these, is
+// refused with a *contract.RuleError naming the rule.
 func DecodeBlocks(raw json.RawMessage) ([]Block, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -24,6 +24,9 @@ func DecodeBlocks(raw json.RawMessage) ([]Block, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, refuse("a prompt is a list of content blocks")
+	}
+	if len(items) == 0 {
+		return nil, refuse("a prompt holds at least one content block")
 	}
 	if len(items) > MaxBlocks {
 		return nil, refuse("a prompt is at most %d content blocks", MaxBlocks)

@@ -74,6 +74,11 @@ func ParseLinkMeta(raw json.RawMessage) (LinkMeta, error) {
 		case "from":
 			err = parseString(v, "from", &s.From, CheckFrom)
 		case "fromName":
+			// Checked raw first: decoding turns invalid UTF-8 into U+FFFD.
+			if !utf8.Valid(v) {
+				err = refuse("fromName", "fromName is plain UTF-8")
+				break
+			}
 			err = parseString(v, "fromName", &s.FromName, CheckFromName)
 		case "hops":
 			s.Hops, err = parseHops(v)
@@ -123,7 +128,10 @@ func CheckFrom(from string) error {
 }
 
 // CheckFromName checks a sender's name: plain UTF-8, 1 to 64 characters,
-// no control character.
+// no control character (Cc), format character (Cf: U+200B, U+202E...)
+// or line or paragraph separator, and no U+FFFD, the mark a decoder
+// leaves of invalid UTF-8. Its words reach the model and the copy for
+// people, so nothing in them may be invisible or reorder what follows.
 func CheckFromName(name string) error {
 	if !utf8.ValidString(name) {
 		return refuse("fromName", "fromName is plain UTF-8")
@@ -132,8 +140,13 @@ func CheckFromName(name string) error {
 		return refuse("fromName", "fromName is 1 to %d characters", MaxFromName)
 	}
 	for _, r := range name {
-		if unicode.IsControl(r) || r == '\u2028' || r == '\u2029' {
-			return refuse("fromName", "fromName holds no control character")
+		switch {
+		case r == utf8.RuneError:
+			return refuse("fromName", "fromName is plain UTF-8 (U+FFFD marks a broken one)")
+		case unicode.IsControl(r), unicode.In(r, unicode.Zl, unicode.Zp):
+			return refuse("fromName", "fromName holds no control character (U+%04X)", r)
+		case unicode.Is(unicode.Cf, r):
+			return refuse("fromName", "fromName holds no format character (U+%04X)", r)
 		}
 	}
 	return nil

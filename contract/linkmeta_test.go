@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 )
 
 func TestParseMetaAccepts(t *testing.T) {
@@ -67,6 +69,13 @@ func TestParseMetaRefuses(t *testing.T) {
 		{`{"link":{"from":"person:telegram:1","fromName":""}}`, "fromName", "1 to 64"},
 		{`{"link":{"from":"person:telegram:1","fromName":"a\u0007b"}}`, "fromName", "control"},
 		{`{"link":{"from":"person:telegram:1","fromName":"a\nb"}}`, "fromName", "control"},
+		{`{"link":{"from":"person:telegram:1","fromName":"a\u2028b"}}`, "fromName", "control"},
+		{`{"link":{"from":"person:telegram:1","fromName":"Grace\u202egnp.exe"}}`, "fromName", "format character (U+202E)"},
+		{`{"link":{"from":"person:telegram:1","fromName":"Gr\u200bace"}}`, "fromName", "format character (U+200B)"},
+		{`{"link":{"from":"person:telegram:1","fromName":"\ufeffGrace"}}`, "fromName", "format character (U+FEFF)"},
+		{`{"link":{"from":"person:telegram:1","fromName":"Gr\ud800ace"}}`, "fromName", "plain UTF-8"},
+		{"{\"link\":{\"from\":\"person:telegram:1\",\"fromName\":\"Gr\xffce\"}}", "fromName", "plain UTF-8"},
+		{"{\"link\":{\"from\":\"person:telegram:1\",\"fromName\":\"Gr\xef\xbf\xbdce\"}}", "fromName", "plain UTF-8"},
 		{`{"link":{"fromName":"Alice"}}`, "fromName", "only with from"},
 		{`{"link":{"hops":-1}}`, "hops", "non-negative integer"},
 		{`{"link":{"hops":1.5}}`, "hops", "non-negative integer"},
@@ -142,19 +151,18 @@ func TestParseToolsHeader(t *testing.T) {
 
 func TestParseRecoverParams(t *testing.T) {
 	for raw, want := range map[string]RecoverParams{
-		``:                          {},
-		`null`:                      {},
-		`{}`:                        {},
-		`{"two_phase":true}`:        {TwoPhase: true},
-		`{"done":["a","b"]}`:        {Done: []string{"a", "b"}},
-		`{"two_phase":false,"x":1}`: {},
+		``:                   {},
+		`null`:               {},
+		`{}`:                 {},
+		`{"two_phase":true}`: {TwoPhase: true},
+		`{"done":["a","b"]}`: {Done: []string{"a", "b"}},
 	} {
 		got, err := ParseRecoverParams(json.RawMessage(raw))
 		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("ParseRecoverParams(%s) = %+v, %v", raw, got, err)
 		}
 	}
-	for _, bad := range []string{`[]`, `"x"`, `{"two_phase":"yes"}`, `{"done":"a"}`, `{"done":[1]}`} {
+	for _, bad := range []string{`[]`, `"x"`, `{"two_phase":"yes"}`, `{"done":"a"}`, `{"done":[1]}`, `{"two_phase":false,"x":1}`, `{"twophase":true}`} {
 		if _, err := ParseRecoverParams(json.RawMessage(bad)); err == nil {
 			t.Errorf("ParseRecoverParams(%s) accepted", bad)
 		}
@@ -194,6 +202,31 @@ func FuzzLinkMeta(f *testing.F) {
 				if CheckToolName(n) != nil {
 					t.Fatalf("accepted tool %q", n)
 				}
+			}
+		}
+	})
+}
+
+// FuzzFromName proves that no fromName a prompt's _meta.link carries
+// passes with a control character, a format character, a line or
+// paragraph separator, U+FFFD or invalid UTF-8, whatever its bytes and
+// escapes, checked against Unicode's tables rather than CheckFromName.
+func FuzzFromName(f *testing.F) {
+	for _, s := range []string{"Grace", "Gr\\u202eace", "\\u200b", "a\\u0000b", "Gr\xffce", "\\ud800", "\\ufeff", "Alice 🌸", "\\u00ad", "\\U0001D173"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		raw := `{"link":{"from":"person:telegram:1","fromName":"` + name + `"}}`
+		s, err := ParseMeta(json.RawMessage(raw))
+		if err != nil {
+			return
+		}
+		if !utf8.ValidString(name) || !utf8.ValidString(s.FromName) {
+			t.Fatalf("accepted invalid UTF-8: %q -> %q", name, s.FromName)
+		}
+		for _, r := range s.FromName {
+			if r == utf8.RuneError || unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) {
+				t.Fatalf("accepted fromName %q holding U+%04X", s.FromName, r)
 			}
 		}
 	})

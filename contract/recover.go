@@ -29,7 +29,9 @@ type RecoveredAnswer struct {
 const MaxDone = 4096
 
 // ParseRecoverParams reads _link/recover's params: absent, null or an
-// object with two_phase (a boolean) and done (a list of strings).
+// object with two_phase (a boolean) and done (a list of strings). Any
+// other key is refused, naming it: a misspelt two_phase would otherwise
+// ask for the single phase, which hands answers over and forgets them.
 func ParseRecoverParams(raw json.RawMessage) (RecoverParams, error) {
 	raw = bytes.TrimSpace(raw)
 	var p RecoverParams
@@ -39,6 +41,11 @@ func ParseRecoverParams(raw json.RawMessage) (RecoverParams, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil || fields == nil {
 		return p, refuse("recover", "params are an object: {}, {\"two_phase\": true} or {\"done\": [ids]}")
+	}
+	for key := range fields {
+		if key != "two_phase" && key != "done" {
+			return p, refuse("recover", "%q is not one of _link/recover's params: two_phase, done", truncate(key, 32))
+		}
 	}
 	if v, ok := fields["two_phase"]; ok {
 		if err := parseBool(v, "two_phase", &p.TwoPhase); err != nil {

@@ -114,13 +114,16 @@ func (h *Harness) ownerCommand(c *conv, p acp.Prompt) (*command, error) {
 
 // resolveModel is the model a name or alias stands for, and its
 // provider: refused when the name isn't one (contract.CheckModel) or no
-// provider serves it.
+// provider serves it (Route, and Serves when set).
 func (h *Harness) resolveModel(c *conv, said string) (name, provider string, err error) {
 	name = c.settings.Alias(said)
 	if err := contract.CheckModel(name); err != nil {
 		return "", "", err
 	}
 	route, err := h.cfg.Route(name)
+	if err == nil && h.cfg.Serves != nil {
+		err = h.cfg.Serves(name)
+	}
 	if err != nil {
 		return "", "", &contract.RuleError{Field: "model", Rule: err.Error()}
 	}

@@ -72,6 +72,13 @@ type Config struct {
 	// Route says which provider serves a model's name; nil is
 	// model.Resolve over Env.
 	Route func(name string) (model.Route, error)
+	// Serves says whether a provider serves a model's name: nil when
+	// one does, else why not. A /model:set or _meta.link.model naming a
+	// model it refuses is refused before anything is stored. nil leaves
+	// that to Route's error alone; a Route that gives every name a route
+	// (lnk-link-harness's, whose offline model says which key to set)
+	// needs it.
+	Serves func(name string) error
 	// Env is the environment Route reads when it is nil.
 	Env map[string]string
 	// Provider gives the provider of a route, for each model call.

@@ -45,6 +45,19 @@ func (p *Providers) Route(name string) (model.Route, error) {
 	return r, err
 }
 
+// Serves says whether a provider in the environment serves name (the
+// offline model serves its own name): nil when one does, else the
+// error saying which key to set. Route gives every name a route, the
+// offline model answering one nothing serves; a name a message sets is
+// held to Serves, so it is refused rather than kept (harness.Config.Serves).
+func (p *Providers) Serves(name string) error {
+	if name == scripted.OfflineName {
+		return nil
+	}
+	_, err := model.Resolve(name, p.env)
+	return err
+}
+
 // Provider gives the provider of r, made once per route.
 func (p *Providers) Provider(r model.Route) (model.Provider, error) {
 	p.mu.Lock()

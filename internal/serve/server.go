@@ -116,6 +116,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			return ReadSettings(ctx, p, modelName)
 		},
 		Route:    pr.Route,
+		Serves:   pr.Serves,
 		Provider: pr.Provider,
 		Tools:    cfg.Tools,
 		Env:      cfg.Env,
