@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,35 @@ func TestEndpointCommand(t *testing.T) {
 	var errb bytes.Buffer
 	if code := runEndpoint([]string{"--port", "70000"}, nil, &bytes.Buffer{}, &errb); code != 2 || !strings.Contains(errb.String(), "LNK_PORT") {
 		t.Errorf("a bad port's refusal: %q", errb.String())
+	}
+}
+
+// With --agents, the address is at the agent's port in the file.
+func TestEndpointOfAgents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agents")
+	file := `{"name":"main","home":"/h","port":18810,"key_file":"/k"}` + "\n" + `{"name":"work","home":"/h","port":18811,"key_file":"/k"}` + "\n" + `{"name":"free","home":"/h","port":0,"key_file":"/k"}` + "\n"
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--agents", path}, nil, `"http://127.0.0.1:18810/acp"` + "\n"},
+		{[]string{"--agents", path, "--agent", "work"}, nil, `"http://127.0.0.1:18811/acp"` + "\n"},
+		{[]string{"--agents", path}, map[string]string{"LNK_AGENT": "work", "LNK_PORT": "1"}, `"http://127.0.0.1:18811/acp"` + "\n"},
+	} {
+		var out, errb bytes.Buffer
+		if code := runEndpoint(c.args, c.env, &out, &errb); code != 0 || out.String() != c.want {
+			t.Errorf("endpoint %q with %v: exit %d, %q (%s); want %q", c.args, c.env, code, out.String(), errb.String(), c.want)
+		}
+	}
+	for _, args := range [][]string{{"--agents", path, "--agent", "none"}, {"--agents", path, "--agent", "free"}, {"--agents", path + ".absent"}} {
+		var out, errb bytes.Buffer
+		if code := runEndpoint(args, nil, &out, &errb); code != 2 || out.Len() != 0 {
+			t.Errorf("endpoint %q: exit %d, %q; want a refusal", args, code, out.String())
+		}
 	}
 }
 

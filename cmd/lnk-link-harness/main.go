@@ -65,6 +65,9 @@ type Main struct {
 	// What the flags (or the environment) said.
 	Home, Agent, AgentID, KeyFile, Model string
 	Port                                 int
+	// AgentsFile, when not "", names the agents this process answers
+	// (serve --agents), in place of Agent, AgentID, KeyFile and Port.
+	AgentsFile string
 
 	ready chan struct{} // closed once listening
 	url   string        // the endpoint's address once listening
@@ -111,11 +114,15 @@ func (m *Main) ParseFlags(args []string) error {
 	port := fs.String("port", m.Env[contract.EnvPort], "the endpoint's port on 127.0.0.1 ($LNK_PORT, else 18800; 0 picks a free one)")
 	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
 	fs.StringVar(&m.Model, "model", m.Env["LNK_MODEL"], "the agent's model, over its config.json's ($LNK_MODEL); offline for the offline model")
+	fs.StringVar(&m.AgentsFile, "agents", "", "answer the agents this file names, a JSON line each (name, id, home, port, key_file, env), in place of --agent, --agent-id, --key-file and --port")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no words: %q", fs.Args())
+	}
+	if m.AgentsFile != "" {
+		return m.agentsFlags(fs)
 	}
 	if m.Agent == "" {
 		m.Agent = contract.DefaultAgent
@@ -166,14 +173,13 @@ func (m *Main) Run(ctx context.Context) error {
 	m.cancel = cancel
 	m.mu.Unlock()
 	defer cancel()
-
-	b, err := os.ReadFile(m.KeyFile)
-	if err != nil {
-		return fmt.Errorf("read the key file: %w", err)
+	if m.AgentsFile != "" {
+		return m.runAgents(ctx)
 	}
-	key, err := contract.ParseKey(b)
+
+	key, err := readKey(m.KeyFile)
 	if err != nil {
-		return fmt.Errorf("key file %s: %w", m.KeyFile, err)
+		return err
 	}
 	if m.AgentID == "" {
 		p, err := store.For(m.Home, m.Agent)

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
@@ -58,23 +59,105 @@ type Config struct {
 // EnvLeaseTTL names the environment's lease time (Config.LeaseTTL).
 const EnvLeaseTTL = "LNK_LEASE_TTL"
 
-// Server is a harness answering at its endpoint.
+// Server is Link Harness answering at its endpoints: one agent's, or
+// several agents' of one owner in one process (StartAll), each on its own
+// port with a harness, tools and home of its own.
 type Server struct {
-	h     *harness.Harness
-	tools *tools.Tools // the tools Start made, closed with it
-	srv   *endpoint.Server
-	url   string
+	agents []*served
 
-	served chan struct{} // closed once the endpoint stopped serving
-	serr   error
+	served chan struct{} // closed once an endpoint stopped serving
+	sonce  sync.Once
+	serrs  []error // each endpoint's Serve's end, by agent
 
 	once sync.Once
 	cerr error
 }
 
+// served is one agent as its Server serves it.
+type served struct {
+	name, id string
+	h        *harness.Harness
+	tools    *tools.Tools // the tools Start made, closed with it
+	srv      *endpoint.Server
+	url      string
+	done     chan struct{} // closed once srv stopped serving
+}
+
 // Start makes the harness, listens, serves its endpoint and begins
 // finishing what a crash left. The endpoint serves until Close.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
+	return StartAll(ctx, []Config{cfg})
+}
+
+// StartAll serves the agents of cfgs in this process, each from its own
+// home, with its own harness, tools, drivers and key, on its own port as
+// itself: a connection naming no agent is the port's own agent's. Any
+// port answers a connection naming another of the agents, with that
+// agent's key alone, as that agent (the contract's shared endpoint).
+func StartAll(ctx context.Context, cfgs []Config) (*Server, error) {
+	if len(cfgs) == 0 {
+		return nil, errors.New("serve: no agents")
+	}
+	s := &Server{served: make(chan struct{})}
+	fail := func(err error) (*Server, error) {
+		s.closeHarnesses()
+		return nil, err
+	}
+	routes := make([]endpoint.Agent, 0, len(cfgs))
+	handlers := make(map[agentKey]endpoint.AgentHandler, len(cfgs))
+	for i := range cfgs {
+		a, err := newServed(&cfgs[i])
+		if err != nil {
+			return fail(err)
+		}
+		s.agents = append(s.agents, a)
+		routes = append(routes, endpoint.Agent{Name: a.name, ID: a.id, Key: cfgs[i].Key})
+		handlers[agentKey{a.name, a.id}] = endpoint.AgentHandler{Agent: a.h, Logger: cfgs[i].Logger}
+	}
+	lns := make([]net.Listener, 0, len(cfgs))
+	closeLns := func() {
+		for _, ln := range lns {
+			ln.Close()
+		}
+	}
+	for i, a := range s.agents {
+		cfg := cfgs[i]
+		srv, err := endpoint.New(endpoint.Config{
+			Agents:  routes,
+			Own:     a.name,
+			Handler: dispatch{own: handlers[agentKey{a.name, a.id}], all: handlers},
+			Logger:  cfg.Logger,
+		})
+		if err != nil {
+			closeLns()
+			return fail(err)
+		}
+		ln, err := endpoint.Listen(ctx, cfg.Addr)
+		if err != nil {
+			closeLns()
+			return fail(fmt.Errorf("listen for %s: %w", a.name, err))
+		}
+		lns = append(lns, ln)
+		a.srv, a.url = srv, contract.EndpointURL(ln.Addr().(*net.TCPAddr).Port)
+	}
+	s.serrs = make([]error, len(s.agents))
+	for i, a := range s.agents {
+		a.done = make(chan struct{})
+		go func() {
+			defer close(a.done)
+			s.serrs[i] = a.srv.Serve(context.WithoutCancel(ctx), lns[i])
+			s.sonce.Do(func() { close(s.served) })
+		}()
+	}
+	for _, a := range s.agents {
+		a.h.Start(a.name)
+	}
+	return s, nil
+}
+
+// newServed makes one agent's harness (and its tools, when cfg names
+// none), filling cfg's defaults.
+func newServed(cfg *Config) (*served, error) {
 	if cfg.Agent == "" {
 		cfg.Agent = contract.DefaultAgent
 	}
@@ -131,51 +214,79 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		closeTools(own)
 		return nil, err
 	}
-	srv, err := endpoint.New(endpoint.Config{
-		Agents:  []endpoint.Agent{{Name: cfg.Agent, ID: cfg.AgentID, Key: cfg.Key}},
-		Own:     cfg.Agent,
-		Handler: endpoint.AgentHandler{Agent: h, Logger: cfg.Logger},
-		Logger:  cfg.Logger,
-	})
-	if err != nil {
-		h.Close()
-		closeTools(own)
-		return nil, err
-	}
-	ln, err := endpoint.Listen(ctx, cfg.Addr)
-	if err != nil {
-		h.Close()
-		closeTools(own)
-		return nil, fmt.Errorf("listen: %w", err)
-	}
-	s := &Server{h: h, tools: own, srv: srv, url: contract.EndpointURL(ln.Addr().(*net.TCPAddr).Port), served: make(chan struct{})}
-	go func() {
-		defer close(s.served)
-		s.serr = srv.Serve(context.WithoutCancel(ctx), ln)
-	}()
-	h.Start(cfg.Agent)
-	return s, nil
+	return &served{name: cfg.Agent, id: cfg.AgentID, h: h, tools: own}, nil
 }
 
-// URL is the endpoint's address: http://127.0.0.1:<port>/acp.
-func (s *Server) URL() string { return s.url }
+// agentKey is an agent as the endpoint routes it: its name and ID.
+type agentKey struct{ name, id string }
 
-// Harness is the harness served.
-func (s *Server) Harness() *harness.Harness { return s.h }
+// dispatch is one port's handler: each connection goes to the harness of
+// the agent the endpoint routed it to (having checked that agent's key),
+// and its health is the port's own agent's.
+type dispatch struct {
+	own endpoint.AgentHandler
+	all map[agentKey]endpoint.AgentHandler
+}
 
-// Served is closed if the endpoint stops serving before Close.
+// ServeACP serves the connection by the routed agent's harness alone.
+func (d dispatch) ServeACP(ctx context.Context, req endpoint.Request, f acp.Framer) {
+	h, ok := d.all[agentKey{req.Agent, req.AgentID}]
+	if !ok {
+		return // the endpoint routes only to the agents it was given
+	}
+	h.ServeACP(ctx, req, f)
+}
+
+// Health is the port's own agent's.
+func (d dispatch) Health(ctx context.Context) error { return d.own.Health(ctx) }
+
+// URL is the (first) agent's endpoint address: http://127.0.0.1:<port>/acp.
+func (s *Server) URL() string { return s.agents[0].url }
+
+// URLOf is agent's endpoint address, "" for an agent not served.
+func (s *Server) URLOf(agent string) string {
+	for _, a := range s.agents {
+		if a.name == agent {
+			return a.url
+		}
+	}
+	return ""
+}
+
+// Harness is the (first) agent's harness.
+func (s *Server) Harness() *harness.Harness { return s.agents[0].h }
+
+// Served is closed if an endpoint stops serving before Close.
 func (s *Server) Served() <-chan struct{} { return s.served }
 
-// Close stops taking connections, answers those open, then lets the turns
-// still running (their callers gone) end, and closes the store.
+// Close stops taking connections on every port, answers those open until
+// their clients close them, then lets the turns still running (their
+// callers gone) end, and closes the stores and tools.
 func (s *Server) Close() error {
 	s.once.Do(func() {
-		cerr := s.srv.Close()
-		<-s.served
-		herr := s.h.Close()
-		s.cerr = errors.Join(s.serr, cerr, herr, closeTools(s.tools))
+		errs := make([]error, len(s.agents))
+		var wg sync.WaitGroup
+		for i, a := range s.agents {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = a.srv.Close()
+				<-a.done
+			}()
+		}
+		wg.Wait()
+		s.cerr = errors.Join(append(append(errs, s.serrs...), s.closeHarnesses())...)
 	})
 	return s.cerr
+}
+
+// closeHarnesses closes each agent's harness and the tools made for it.
+func (s *Server) closeHarnesses() error {
+	var errs []error
+	for _, a := range s.agents {
+		errs = append(errs, a.h.Close(), closeTools(a.tools))
+	}
+	return errors.Join(errs...)
 }
 
 // closeTools closes the tools Start made, if it made them.

@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net"
+	"os"
+	"strconv"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/serve"
+	"github.com/lnk-dev/link/store"
+)
+
+// agentsFlags checks serve's flags beside --agents: the file names each
+// agent's name, ID, key file and port, so the flags for one agent are
+// refused rather than let be.
+func (m *Main) agentsFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "agent", "agent-id", "key-file", "port":
+			err = errors.Join(err, fmt.Errorf("--%s is each agent's line's with --agents", f.Name))
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if m.Model != "" {
+		return contract.ParseModel(m.Model)
+	}
+	return nil
+}
+
+// readKey reads the endpoint key in the file at path.
+func readKey(path string) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the key file: %w", err)
+	}
+	key, err := contract.ParseKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("key file %s: %w", path, err)
+	}
+	return key, nil
+}
+
+// runAgents is Run for serve --agents: every agent of the file answered
+// in this process, each on its own port from its own home, with its own
+// key, tools and environment (the process's, under its line's env).
+func (m *Main) runAgents(ctx context.Context) error {
+	lines, err := readAgentsFile(m.AgentsFile)
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfgs := make([]serve.Config, 0, len(lines))
+	for _, a := range lines {
+		cfg, err := m.agentConfig(a, logger)
+		if err != nil {
+			return err
+		}
+		cfgs = append(cfgs, cfg)
+	}
+	srv, err := serve.StartAll(ctx, cfgs)
+	if err != nil {
+		return err
+	}
+	for _, a := range lines {
+		fmt.Fprintf(m.Stdout, "endpoint %s %s\n", srv.URLOf(a.Name), a.Name)
+	}
+	m.url = srv.URL()
+	close(m.ready)
+	select {
+	case <-ctx.Done():
+	case <-srv.Served():
+	}
+	return srv.Close()
+}
+
+// agentConfig is the serve.Config of one agent's line: its ID the line's,
+// else its config.json's.
+func (m *Main) agentConfig(a agentLine, logger *slog.Logger) (serve.Config, error) {
+	key, err := readKey(a.KeyFile)
+	if err != nil {
+		return serve.Config{}, fmt.Errorf("agent %s: %w", a.Name, err)
+	}
+	id := a.ID
+	if id == "" {
+		p, err := store.For(a.Home, a.Name)
+		if err != nil {
+			return serve.Config{}, err
+		}
+		if id, err = serve.ReadAgentID(p); err != nil {
+			return serve.Config{}, fmt.Errorf("agent %s: %w", a.Name, err)
+		}
+	}
+	env := maps.Clone(m.Env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	maps.Copy(env, a.Env)
+	return serve.Config{
+		Home:    a.Home,
+		Agent:   a.Name,
+		AgentID: id,
+		Key:     key,
+		Addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port)),
+		Model:   m.Model,
+		Env:     env,
+		Logger:  logger.With(slog.String("agent", a.Name)),
+	}, nil
+}
