@@ -51,8 +51,8 @@ func readAgentsFile(path string) ([]agentLine, error) {
 
 // parseAgents reads an agents file: a line per agent, each a JSON
 // object; blank lines and lines starting with # are passed over. Each
-// agent has a name (contract.ParseAgentName) no other line has, an ID
-// (contract.ParseAgentID) when it says one, no other's, an absolute home,
+// agent has a name (contract.CheckAgentName) no other line has, an ID
+// (contract.CheckAgentID) when it says one, no other's, an absolute home,
 // a port from 0 (a free one) to 65535 no other's, a key file, and env's
 // variables, named as variables are; no other key. At least one agent.
 func parseAgents(b []byte) ([]agentLine, error) {
@@ -108,11 +108,11 @@ func parseAgentLine(l []byte) (agentLine, error) {
 	if d.More() {
 		return a, errors.New("one JSON object a line")
 	}
-	if err := contract.ParseAgentName(a.Name); err != nil {
+	if err := contract.CheckAgentName(a.Name); err != nil {
 		return a, fmt.Errorf("name: %w", err)
 	}
 	if a.ID != "" {
-		if err := contract.ParseAgentID(a.ID); err != nil {
+		if err := contract.CheckAgentID(a.ID); err != nil {
 			return a, fmt.Errorf("agent %q: id: %w", a.Name, err)
 		}
 	}

@@ -31,7 +31,7 @@ func (m *Main) agentsFlags(fs *flag.FlagSet) error {
 		return err
 	}
 	if m.Model != "" {
-		return contract.ParseModel(m.Model)
+		return contract.CheckModel(m.Model)
 	}
 	return nil
 }
