@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/lnk-dev/link/harness/prompt"
 	"log/slog"
 	"time"
 
@@ -33,6 +34,12 @@ type Settings struct {
 	// (ToolSpec).
 	ToolsSpec json.RawMessage
 	ToolSpecs map[string]json.RawMessage
+	// Instructions are the spec's [instructions]: each section of the
+	// prompt's source and most, by name (prompt.Settings).
+	Instructions prompt.Settings
+	// Connections are the connections the agent is reached through, as
+	// the spec's [connections] names them, for the prompt's environment.
+	Connections []string
 }
 
 // ToolSpec is tool's table of the spec: its [tool.<name>] over [tools],

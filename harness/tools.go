@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"github.com/lnk-dev/link/harness/prompt"
 
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
@@ -41,10 +42,10 @@ type CallMeta struct {
 }
 
 // Instructor is a Tools whose servers say how their tools work together
-// (MCP's initialize instructions): the prompt's tools section, each
-// tool's under its name, sorted, for the tools offered only.
+// (MCP's initialize instructions): the words of the prompt's tools
+// section, each tool's own, for the tools offered only.
 type Instructor interface {
-	Instructions(agent string, offered []model.Tool) string
+	Instructions(agent string, offered []model.Tool) []prompt.ToolText
 }
 
 // ThreadEnder is a Tools whose sessions that aren't kept between turns

@@ -117,7 +117,7 @@ func TestEverything(t *testing.T) {
 			t.Fatalf("not in order of name: %v", got)
 		}
 	}
-	if words := tt.Instructions(agent, offer); !strings.HasPrefix(words, "## everything\n\n") || len(words) > len("## everything\n\n")+MaxInstructions {
+	if words := joined(tt.Instructions(agent, offer)); !strings.HasPrefix(words, "## everything\n\n") || len(words) > len("## everything\n\n")+MaxInstructions {
 		t.Fatalf("instructions: %q", words)
 	}
 	meta := harness.CallMeta{Thread: "telegram:7", Hops: 1, Model: "ollama/qwen3:8b"}

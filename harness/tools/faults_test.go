@@ -134,7 +134,7 @@ func TestRestartOneDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	words1 := first.Instructions(agent, tools1)
+	words1 := joined(first.Instructions(agent, tools1))
 	first.Close()
 	file1 := readListsFile(t, home, agent)
 	p, _ := store.For(home, agent)
@@ -152,7 +152,7 @@ func TestRestartOneDown(t *testing.T) {
 	if !sameJSON(t, tools1, tools2) {
 		t.Fatalf("offered across a restart with web down:\n%v\nwant\n%v", tools2, tools1)
 	}
-	if words2 := second.Instructions(agent, tools2); words2 != words1 || !strings.Contains(words2, "Web's words.") {
+	if words2 := joined(second.Instructions(agent, tools2)); words2 != words1 || !strings.Contains(words2, "Web's words.") {
 		t.Fatalf("instructions across a restart:\n%q\nwant\n%q", words2, words1)
 	}
 	info2, _ := os.Stat(p.ToolLists())

@@ -1,36 +1,33 @@
 package tools
 
 import (
+	"sort"
 	"strings"
 
+	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/model"
 )
 
-// Instructions is the tools section's text for agent: each of its
-// tools' servers' own instructions (MCP's initialize answer), at most
-// MaxInstructions each, under the tool's name ("## memory"), in order of
-// name, for the tools offered alone: a conversation narrowed to none of
-// a tool's calls has none of its words. A tool listed only in
-// tool-lists.json is described as it was. "" when none says anything.
-func (t *Tools) Instructions(agent string, offer []model.Tool) string {
+// Instructions is what agent's tools say of themselves, for the prompt's
+// tools section: each of its servers' own instructions (MCP's initialize
+// answer), at most MaxInstructions each, in order of the tool's name,
+// for the tools offered alone: a conversation narrowed to none of a
+// tool's calls has none of its words. A tool listed only in
+// tool-lists.json (one that failed to start) is described as it was.
+func (t *Tools) Instructions(agent string, offer []model.Tool) []prompt.ToolText {
 	a := t.agent(agent)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var b strings.Builder
+	var out []prompt.ToolText
 	for _, s := range a.current {
 		l, ok := a.listingOf(s)
 		if !ok || l.Instructions == "" || !offers(offer, s.name) {
 			continue
 		}
-		if b.Len() > 0 {
-			b.WriteString("\n\n")
-		}
-		b.WriteString("## ")
-		b.WriteString(s.name)
-		b.WriteString("\n\n")
-		b.WriteString(l.Instructions)
+		out = append(out, prompt.ToolText{Tool: s.name, Text: l.Instructions})
 	}
-	return b.String()
+	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
+	return out
 }
 
 // offers says whether offer has a call of tool's.

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/harness/prompt"
 )
 
 // listing is one tool's list, as a session starting gave it: a hash of
@@ -43,7 +44,7 @@ type listsFile struct {
 // Bounds of what a tool lists and of tool-lists.json.
 const (
 	// MaxInstructions bounds the instructions kept of one tool's server.
-	MaxInstructions = 2 << 10
+	MaxInstructions = prompt.MaxToolText
 	// maxCalls bounds the calls kept of one tool.
 	maxCalls = 512
 	// maxListsFile bounds what is read of tool-lists.json.

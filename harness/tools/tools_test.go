@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -318,8 +319,18 @@ func TestKeptLimits(t *testing.T) {
 	}
 }
 
-// The tools section: each offered tool's instructions under its name,
-// sorted, at most 2 KB each, none of a tool narrowed away.
+// joined is tools' own instructions as a test compares them: each under
+// its name, in order.
+func joined(texts []prompt.ToolText) string {
+	var parts []string
+	for _, t := range texts {
+		parts = append(parts, "## "+t.Tool+"\n\n"+t.Text)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// The tools section's words: each offered tool's instructions, sorted by
+// its name, at most 2 KB each, none of a tool narrowed away.
 func TestInstructions(t *testing.T) {
 	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}, instructions: "  Search before you answer.\n"})
 	web := newMCPServer(t, "web", serverOpts{calls: []string{"fetch"}, instructions: strings.Repeat("w", 2000) + strings.Repeat("é", 100)})
@@ -331,16 +342,16 @@ func TestInstructions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := tt.Instructions(agent, all)
+	got := joined(tt.Instructions(agent, all))
 	wantWeb := strings.Repeat("w", 2000) + strings.Repeat("é", 24) // 2048 bytes
 	if want := "## memory\n\nSearch before you answer.\n\n## web\n\n" + wantWeb; got != want {
 		t.Fatalf("instructions:\n%q\nwant\n%q", got, want)
 	}
 	some, _ := tt.Offer(ctx, agent, &[]string{"web__fetch", "quiet__hush"})
-	if got, want := tt.Instructions(agent, some), "## web\n\n"+wantWeb; got != want {
+	if got, want := joined(tt.Instructions(agent, some)), "## web\n\n"+wantWeb; got != want {
 		t.Fatalf("narrowed to web: %q", got)
 	}
-	if got := tt.Instructions(agent, nil); got != "" {
+	if got := tt.Instructions(agent, nil); len(got) != 0 {
 		t.Fatalf("nothing offered: %q", got)
 	}
 }

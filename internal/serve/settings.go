@@ -1,15 +1,18 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"sort"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
+	prompts "github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -23,12 +26,17 @@ import (
 //	  "storage": {"conversations": "compact"},
 //	  "chat": {"verbose": true},
 //	  "tools": {"timeout": 30},
-//	  "tool": {"web": {"max_bytes": 1048576}}
+//	  "tool": {"web": {"max_bytes": 1048576}},
+//	  "instructions": {"base": "instructions/base.md", "notes": {"max": 4096}, "now": "none"},
+//	  "connections": {"telegram": {}, "activity": true}
 //	}
 //
 // tools is the spec's [tools] table, for every tool, and tool its
 // [tool.<name>] tables, each over [tools] for its tool: what a call
-// carries as link.local/spec.
+// carries as link.local/spec. instructions is the spec's [instructions]:
+// each section of the prompt by name, a file of the agent's (or "none")
+// or {"file", "max", "depth"}. connections is the spec's [connections]:
+// each table in it names a connection the agent is reached through.
 type configFile struct {
 	ID    string `json:"id"`
 	Model struct {
@@ -42,8 +50,10 @@ type configFile struct {
 	Chat struct {
 		Verbose *bool `json:"verbose"`
 	} `json:"chat"`
-	Tools json.RawMessage `json:"tools"`
-	Tool  json.RawMessage `json:"tool"`
+	Tools        json.RawMessage            `json:"tools"`
+	Tool         json.RawMessage            `json:"tool"`
+	Instructions map[string]json.RawMessage `json:"instructions"`
+	Connections  map[string]json.RawMessage `json:"connections"`
 }
 
 // maxConfig bounds config.json.
@@ -117,7 +127,13 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 	if err != nil {
 		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
 	}
+	instructions, err := instructionSettings(c.Instructions)
+	if err != nil {
+		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
+	}
 	s := harness.Settings{
+		Instructions:  instructions,
+		Connections:   connections(c.Connections),
 		Model:         c.Model.Name,
 		Aliases:       c.Model.Aliases,
 		Conversations: c.Storage.Conversations,
@@ -130,4 +146,50 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 		s.Model = model
 	}
 	return s, nil
+}
+
+// instructionSettings reads the [instructions] table: each section a file
+// named (or "none"), or its {"file", "max", "depth"}.
+func instructionSettings(table map[string]json.RawMessage) (prompts.Settings, error) {
+	if len(table) == 0 {
+		return nil, nil
+	}
+	out := make(prompts.Settings, len(table))
+	for name, raw := range table {
+		var src prompts.Source
+		var file string
+		if err := json.Unmarshal(raw, &file); err == nil {
+			src.File = file
+		} else {
+			var t struct {
+				File  string `json:"file"`
+				Max   int    `json:"max"`
+				Depth int    `json:"depth"`
+			}
+			d := json.NewDecoder(bytes.NewReader(raw))
+			d.DisallowUnknownFields()
+			if err := d.Decode(&t); err != nil {
+				return nil, fmt.Errorf("instructions: %s: a file's name, \"none\" or {\"file\", \"max\", \"depth\"}: %v", name, err)
+			}
+			src = prompts.Source{File: t.File, Max: t.Max, Depth: t.Depth}
+		}
+		out[name] = src
+	}
+	if err := out.Validate(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// connections is the connections [connections] names: each key whose
+// value is a table, sorted.
+func connections(table map[string]json.RawMessage) []string {
+	var out []string
+	for name, raw := range table {
+		if b := bytes.TrimSpace(raw); len(b) > 0 && b[0] == '{' {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

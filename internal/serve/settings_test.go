@@ -3,9 +3,11 @@ package serve
 import (
 	"encoding/json"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 
+	prompts "github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -84,10 +86,14 @@ func FuzzSettings(f *testing.F) {
 	f.Add([]byte(`{"model":{"name":"a/b","aliases":{"x":"y"}},"storage":{"conversations":"log"}}`), "")
 	f.Add([]byte(`{"chat":{"verbose":true}}`), "offline")
 	f.Add([]byte(`{"tools":{"t":1},"tool":{"web":{"t":2,"u":[1]},"memory":null}}`), "")
+	f.Add([]byte(`{"instructions":{"base":"b.md","now":"none","repository":{"depth":2,"max":10}},"connections":{"slack":{}}}`), "")
 	f.Fuzz(func(t *testing.T, b []byte, model string) {
 		s, err := ParseSettings(b, model)
 		if err != nil {
 			return
+		}
+		if err := s.Instructions.Validate(); err != nil {
+			t.Fatalf("accepted instructions that don't validate: %v", err)
 		}
 		if s.Conversations != "" && store.ParseKind(s.Conversations) != nil || s.MaxTokens < 0 {
 			t.Fatalf("accepted %+v", s)
@@ -132,6 +138,43 @@ func TestReadAgentID(t *testing.T) {
 		}
 		if _, err := ParseSettings([]byte(c.file), ""); (c.err == "") != (err == nil) {
 			t.Errorf("ParseSettings(%s) = %v", c.file, err)
+		}
+	}
+}
+
+// The spec's [instructions]: each section a file's name, "none", or its
+// source and most; [connections]' tables name the connections.
+func TestInstructionSettings(t *testing.T) {
+	s, err := ParseSettings([]byte(`{
+		"instructions": {"base": "instructions/base.md", "now": "none", "notes": {"max": 2048}, "repository": {"depth": 3, "max": 9000}},
+		"connections": {"telegram": {"token_file": "t"}, "slack": {}, "activity": true}
+	}`), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := prompts.Settings{
+		prompts.Base:       {File: "instructions/base.md"},
+		prompts.Now:        {File: prompts.None},
+		prompts.Notes:      {Max: 2048},
+		prompts.Repository: {Depth: 3, Max: 9000},
+	}
+	if !reflect.DeepEqual(s.Instructions, want) {
+		t.Errorf("instructions = %+v, want %+v", s.Instructions, want)
+	}
+	if got := strings.Join(s.Connections, ","); got != "slack,telegram" {
+		t.Errorf("connections = %s, want slack,telegram", got)
+	}
+	for _, c := range []struct{ config, want string }{
+		{`{"instructions":{"weather":"x.md"}}`, `no section "weather"`},
+		{`{"instructions":{"persona":"../other/persona.md"}}`, "not a path inside"},
+		{`{"instructions":{"notes":{"max":-1}}}`, "max -1"},
+		{`{"instructions":{"notes":{"most":1}}}`, "instructions: notes"},
+		{`{"instructions":{"notes":3}}`, "instructions: notes"},
+		{`{"instructions":[1]}`, "config.json"},
+	} {
+		_, err := ParseSettings([]byte(c.config), "")
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", c.config, err, c.want)
 		}
 	}
 }
