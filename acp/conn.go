@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -68,8 +69,10 @@ type Conn struct {
 
 	wsem chan struct{} // one write at a time
 
+	log *slog.Logger  // nil logs nothing
+	ids *atomic.Int64 // the ids of its requests, maybe shared
+
 	mu      sync.Mutex
-	nextID  int64
 	pending map[string]chan *Message
 	done    chan struct{} // closed when Run ends
 	runErr  error
@@ -89,7 +92,29 @@ func NewConn(f Framer, h Handler) *Conn {
 		}
 	}
 	life, stop := context.WithCancel(context.Background())
-	return &Conn{f: f, handler: h, wsem: make(chan struct{}, 1), pending: map[string]chan *Message{}, done: make(chan struct{}), life: life, stop: stop}
+	return &Conn{f: f, handler: h, ids: new(atomic.Int64), wsem: make(chan struct{}, 1), pending: map[string]chan *Message{}, done: make(chan struct{}), life: life, stop: stop}
+}
+
+// SetLogger has what the peer sends wrong (a message that isn't one, a
+// response to no request of ours) logged to l, each with its first
+// bytes. Call it before Run.
+func (c *Conn) SetLogger(l *slog.Logger) { c.log = l }
+
+// SetIDs has c number its requests from ids, which other Conns may share:
+// a hub that restarts its peer shares one, so a late response to a request
+// the last peer was sent is never taken for the answer of a new one.
+// Call it before Run.
+func (c *Conn) SetIDs(ids *atomic.Int64) { c.ids = ids }
+
+// logBad logs a message the peer sent wrong, with its first bytes.
+func (c *Conn) logBad(ctx context.Context, what string, b []byte) {
+	if c.log == nil {
+		return
+	}
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	c.log.LogAttrs(ctx, slog.LevelWarn, what, slog.String("start", string(b)))
 }
 
 // Run reads messages until the connection ends or ctx is done, and
@@ -128,6 +153,7 @@ func (c *Conn) read(ctx context.Context) error {
 		}
 		m, err := DecodeMessage(b)
 		if err != nil {
+			c.logBad(ctx, "peer sent a bad message: "+err.Error(), b)
 			// Nothing to answer but the error itself, under the message's
 			// id when it has a readable one, else null.
 			if err := c.send(ctx, &Message{ID: probeID(b), Error: ErrorOf(err)}); err != nil {
@@ -136,14 +162,18 @@ func (c *Conn) read(ctx context.Context) error {
 			continue
 		}
 		if m.IsResponse() {
-			c.deliver(m)
+			if !c.deliver(m) {
+				c.logBad(ctx, "peer answered no request of ours", b)
+			}
 			continue
 		}
 		c.handler(ctx, &Request{ID: m.ID, Method: m.Method, Params: m.Params, conn: c})
 	}
 }
 
-func (c *Conn) deliver(m *Message) {
+// deliver hands a response to the call awaiting it, and says whether one
+// was.
+func (c *Conn) deliver(m *Message) bool {
 	c.mu.Lock()
 	ch, ok := c.pending[string(m.ID)]
 	delete(c.pending, string(m.ID))
@@ -151,6 +181,7 @@ func (c *Conn) deliver(m *Message) {
 	if ok {
 		ch <- m
 	}
+	return ok
 }
 
 // Done is closed once Run has ended.
@@ -176,8 +207,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		c.mu.Unlock()
 		return nil, fmt.Errorf("call %s: %w", method, ErrClosed)
 	}
-	c.nextID++
-	id := json.RawMessage(strconv.FormatInt(c.nextID, 10))
+	id := json.RawMessage(strconv.FormatInt(c.ids.Add(1), 10))
 	c.pending[string(id)] = ch
 	c.mu.Unlock()
 	if err := c.send(ctx, &Message{ID: id, Method: method, Params: raw}); err != nil {

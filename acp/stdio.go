@@ -20,7 +20,17 @@ type Stdio struct {
 	limit  int
 	closer []io.Closer
 	once   sync.Once
+	skip   func(prefix []byte)
 }
+
+// SkipLong makes a line longer than the limit skipped, not the reading's
+// end: the rest of it is read and dropped, f is given its first bytes (at
+// most 4 KiB, to say whose it was), and reading goes on with the next
+// line. Call it before the first read.
+func (s *Stdio) SkipLong(f func(prefix []byte)) { s.skip = f }
+
+// skipPrefix bounds the bytes of a skipped line handed to SkipLong's func.
+const skipPrefix = 4 << 10
 
 // NewStdio frames messages read from r and written to w, each line at
 // most limit bytes (MaxMessage when limit <= 0). Close closes r and w
@@ -46,7 +56,16 @@ func (s *Stdio) ReadMessage(ctx context.Context) ([]byte, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		line, err := s.readLine()
+		line, ended, err := s.readLine()
+		if errors.Is(err, ErrTooLong) {
+			if s.skip == nil {
+				return nil, err
+			}
+			if err := s.skipLine(line, ended); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			return bytes.TrimRight(line, "\r"), nil
 		}
@@ -56,28 +75,50 @@ func (s *Stdio) ReadMessage(ctx context.Context) ([]byte, error) {
 	}
 }
 
+// skipLine reads past the rest of a line longer than the limit (none
+// when its end was already read), and hands its first bytes to the skip
+// func.
+func (s *Stdio) skipLine(prefix []byte, ended bool) error {
+	for !ended {
+		_, err := s.r.ReadSlice('\n')
+		if err == nil || errors.Is(err, io.EOF) {
+			break
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return fmt.Errorf("read line: %w", err)
+		}
+	}
+	s.skip(prefix)
+	return nil
+}
+
 // readLine reads up to and without the next '\n', or to the end of the
-// input: an error only when nothing more is left.
-func (s *Stdio) readLine() ([]byte, error) {
-	var line []byte
+// input: an error only when nothing more is left. A line past the limit
+// is ErrTooLong, with its first bytes (up to 4 KiB) and whether its end
+// was read.
+func (s *Stdio) readLine() (line []byte, ended bool, err error) {
 	for {
 		chunk, err := s.r.ReadSlice('\n')
 		if len(line)+len(chunk) > s.limit+1 {
-			return nil, fmt.Errorf("read line: %w (%d bytes)", ErrTooLong, s.limit)
+			head := append(line, chunk...)
+			if len(head) > skipPrefix {
+				head = head[:skipPrefix]
+			}
+			return head, err == nil, fmt.Errorf("read line: %w (%d bytes)", ErrTooLong, s.limit)
 		}
 		line = append(line, chunk...)
 		switch {
 		case err == nil:
-			return line[:len(line)-1], nil
+			return line[:len(line)-1], true, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
 		case errors.Is(err, io.EOF):
 			if len(line) > 0 {
-				return line, nil
+				return line, true, nil
 			}
-			return nil, io.EOF
+			return nil, true, io.EOF
 		default:
-			return nil, fmt.Errorf("read line: %w", err)
+			return nil, false, fmt.Errorf("read line: %w", err)
 		}
 	}
 }

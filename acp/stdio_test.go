@@ -94,3 +94,25 @@ func FuzzStdio(f *testing.F) {
 		}
 	})
 }
+
+// TestStdioSkipLong: with SkipLong, a line past the limit is dropped, its
+// first bytes handed over, and the lines after it are read, whether the
+// long line's end came in the read that passed the limit or later.
+func TestStdioSkipLong(t *testing.T) {
+	for _, size := range []int{55 << 10, 64 << 10, 300 << 10} {
+		long := `{"sessionId":"s1","x":"` + strings.Repeat("x", size) + `"}`
+		s := NewStdio(strings.NewReader(long+"\n{\"a\":1}\n"), io.Discard, 50<<10)
+		var skipped [][]byte
+		s.SkipLong(func(p []byte) { skipped = append(skipped, append([]byte(nil), p...)) })
+		got, err := s.ReadMessage(context.Background())
+		if err != nil || string(got) != `{"a":1}` {
+			t.Fatalf("after a %d-byte line: read %q, %v; want the next line", size, got, err)
+		}
+		if len(skipped) != 1 || !bytes.HasPrefix(skipped[0], []byte(`{"sessionId":"s1"`)) || len(skipped[0]) > 4<<10 {
+			t.Errorf("skipped %d lines, first %.40q (%d bytes); want one, starting with its session, at most 4 KiB", len(skipped), skipped, len(skipped[0]))
+		}
+		if _, err := s.ReadMessage(context.Background()); !errors.Is(err, io.EOF) {
+			t.Errorf("at the end: %v, want io.EOF", err)
+		}
+	}
+}

@@ -1,0 +1,380 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+)
+
+// The test binary is also the scripted harness the hub runs: with
+// HUB_TEST_ROLE=agent it is a stdio ACP agent on coder/acp-go-sdk, with
+// HUB_TEST_ROLE=wrapper an npx-style wrapper that runs the agent as its
+// child and exits with it.
+func TestMain(m *testing.M) {
+	switch os.Getenv("HUB_TEST_ROLE") {
+	case "agent":
+		runAgent()
+		os.Exit(0)
+	case "wrapper":
+		os.Exit(runWrapper())
+	}
+	os.Exit(m.Run())
+}
+
+// Environment of the scripted agent.
+const (
+	envState    = "HUB_AGENT_STATE"    // folder of its sessions and its log
+	envFail     = "HUB_AGENT_FAIL"     // a file: while it exists, exit at start with its text on stderr
+	envCaps     = "HUB_AGENT_CAPS"     // resume,load,mcp: what it says it does
+	envNoTerm   = "HUB_AGENT_NOTERM"   // ignore SIGTERM
+	envLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
+	envNoLists  = "HUB_AGENT_NOLISTS"  // send no available_commands_update
+	envNoResume = "HUB_AGENT_NORESUME" // refuse session/resume
+)
+
+// runWrapper runs the agent as its child, as npx runs a package's
+// program, and exits with it.
+func runWrapper() int {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "HUB_TEST_ROLE=agent")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := cmd.Run(); err != nil {
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		return 1
+	}
+	return 0
+}
+
+// agent is the scripted agent. What each prompt does is said by its text
+// (its last line, so a quoted sender's text works too):
+//
+//	crash          streams "partial", then exits (a crash mid-turn)
+//	orphan         kills its parent (the wrapper) and lives on, ignoring SIGTERM
+//	permission     asks a permission; answers which option it was given
+//	wait           waits for session/cancel, then asks a permission and
+//	               answers with its outcome, stop reason cancelled
+//	unknown        streams an update of a kind ACP doesn't have and a chunk
+//	               with fields ACP doesn't have, raw
+//	big N          streams one chunk of N bytes
+//	garbage        writes a line that isn't JSON, a response to no request
+//	               and a request the hub doesn't know, then answers
+//	history        answers what this session was sent before
+//	mcp            answers the mcpServers its session was given
+//	slow           answers after a second
+//	anything else  answers "echo: " and the whole text
+type agent struct {
+	conn  *sdk.AgentSideConnection
+	out   *lockedWriter
+	state string
+	caps  map[string]bool
+
+	mu        sync.Mutex
+	cancelled map[string]chan struct{}
+	mcp       map[string][]string
+}
+
+// lockedWriter writes whole lines to stdout, the SDK's and the agent's
+// raw ones alike.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func runAgent() {
+	if os.Getenv(envNoTerm) != "" {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	a := &agent{out: &lockedWriter{w: os.Stdout}, state: os.Getenv(envState), caps: map[string]bool{}, cancelled: map[string]chan struct{}{}, mcp: map[string][]string{}}
+	a.log(fmt.Sprintf("pgid %d", syscall.Getpgrp()))
+	if f := os.Getenv(envFail); f != "" {
+		if msg, err := os.ReadFile(f); err == nil {
+			a.log("failed")
+			fmt.Fprintln(os.Stderr, strings.TrimSpace(string(msg)))
+			os.Exit(1)
+		}
+	}
+	for _, c := range strings.Split(os.Getenv(envCaps), ",") {
+		a.caps[c] = true
+	}
+	if os.Getenv(envLate) != "" && a.log("start") > 1 {
+		for id := 1; id <= 50; id++ {
+			fmt.Fprintf(a.out, `{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"end_turn"}}`+"\n", id)
+		}
+	}
+	a.conn = sdk.NewAgentSideConnection(a, a.out, os.Stdin)
+	<-a.conn.Done()
+}
+
+// log appends a line to the agent's log, and returns how many lines of
+// that kind it holds.
+func (a *agent) log(line string) int {
+	if a.state == "" {
+		return 0
+	}
+	path := filepath.Join(a.state, "log")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err == nil {
+		fmt.Fprintln(f, line)
+		f.Close()
+	}
+	b, _ := os.ReadFile(path)
+	n := 0
+	for _, l := range strings.Split(string(b), "\n") {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}
+
+func (a *agent) raw(line string) { fmt.Fprintln(a.out, line) }
+
+func (a *agent) Authenticate(ctx context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	return sdk.AuthenticateResponse{}, nil
+}
+
+func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.log("initialize")
+	caps := sdk.AgentCapabilities{LoadSession: a.caps["load"], McpCapabilities: sdk.McpCapabilities{Http: a.caps["mcp"]}}
+	if a.caps["resume"] {
+		caps.SessionCapabilities.Resume = &sdk.SessionResumeCapabilities{}
+	}
+	caps.PromptCapabilities.Image = true
+	return sdk.InitializeResponse{ProtocolVersion: sdk.ProtocolVersionNumber, AgentCapabilities: caps, AuthMethods: []sdk.AuthMethod{}}, nil
+}
+
+func (a *agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
+	a.log("cancel " + string(p.SessionId))
+	a.mu.Lock()
+	if ch, ok := a.cancelled[string(p.SessionId)]; ok {
+		close(ch)
+		delete(a.cancelled, string(p.SessionId))
+	}
+	a.mu.Unlock()
+	return nil
+}
+
+func (a *agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	return sdk.CloseSessionResponse{}, nil
+}
+
+func (a *agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, nil
+}
+
+func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, nil
+}
+
+func (a *agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, nil
+}
+
+// commands sends the session's command list.
+func (a *agent) commands(ctx context.Context, session string) {
+	if os.Getenv(envNoLists) != "" {
+		return
+	}
+	a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(session), Update: sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
+		AvailableCommands: []sdk.AvailableCommand{{Name: "clear", Description: "start anew"}, {Name: "compact", Description: "compact"}},
+	}}})
+}
+
+func (a *agent) keepMCP(session string, servers []sdk.McpServer) {
+	var list []string
+	for _, s := range servers {
+		if s.Http != nil {
+			list = append(list, s.Http.Name+"="+s.Http.Url)
+		}
+	}
+	a.mu.Lock()
+	a.mcp[session] = list
+	a.mu.Unlock()
+}
+
+func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	id := "s-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	a.log("new " + id)
+	os.WriteFile(filepath.Join(a.state, id), nil, 0o600)
+	a.keepMCP(id, p.McpServers)
+	a.commands(ctx, id) // before the answer, as Claude Code does
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
+}
+
+// history is what session was sent, or an error for a session it
+// doesn't have.
+func (a *agent) history(session string) (string, error) {
+	if session == "" || strings.ContainsAny(session, "/\\.") {
+		return "", fmt.Errorf("no session %q", session)
+	}
+	b, err := os.ReadFile(filepath.Join(a.state, session))
+	if err != nil {
+		return "", fmt.Errorf("no session %q", session)
+	}
+	return string(b), nil
+}
+
+// replay streams the session's history, as session/load does.
+func (a *agent) replay(ctx context.Context, session, history string) {
+	for _, line := range strings.Split(strings.TrimSpace(history), "\n") {
+		if line == "" {
+			continue
+		}
+		a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(session), Update: sdk.UpdateUserMessageText("REPLAYED " + line)})
+		a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(session), Update: sdk.UpdateAgentMessageText("REPLAYED answer to " + line)})
+	}
+}
+
+func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	a.log("load " + string(p.SessionId))
+	h, err := a.history(string(p.SessionId))
+	if err != nil {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	a.keepMCP(string(p.SessionId), p.McpServers)
+	a.replay(ctx, string(p.SessionId), h)
+	a.commands(ctx, string(p.SessionId))
+	return sdk.LoadSessionResponse{}, nil
+}
+
+func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	a.log("resume " + string(p.SessionId))
+	if os.Getenv(envNoResume) != "" {
+		return sdk.ResumeSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "resume refused"})
+	}
+	h, err := a.history(string(p.SessionId))
+	if err != nil {
+		return sdk.ResumeSessionResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	a.keepMCP(string(p.SessionId), p.McpServers)
+	a.replay(ctx, string(p.SessionId), h) // against the protocol, as some agents do
+	a.commands(ctx, string(p.SessionId))
+	return sdk.ResumeSessionResponse{}, nil
+}
+
+func (a *agent) chunk(ctx context.Context, session sdk.SessionId, text string) {
+	a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: session, Update: sdk.UpdateAgentMessageText(text)})
+}
+
+func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	var text []string
+	for _, b := range p.Prompt {
+		if b.Text != nil {
+			text = append(text, b.Text.Text)
+		}
+	}
+	all := strings.Join(text, "\n")
+	lines := strings.Split(all, "\n")
+	cmd := strings.TrimPrefix(lines[len(lines)-1], "> ")
+	s := p.SessionId
+	a.log("prompt " + string(s) + " " + strconv.Quote(truncate(all, 200)))
+	prev, err := a.history(string(s))
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	f, _ := os.OpenFile(filepath.Join(a.state, string(s)), os.O_APPEND|os.O_WRONLY, 0o600)
+	fmt.Fprintln(f, strconv.Quote(truncate(all, 200)))
+	f.Close()
+	word, arg, _ := strings.Cut(cmd, " ")
+	switch word {
+	case "crash":
+		a.chunk(ctx, s, "partial")
+		os.Exit(3)
+	case "orphan":
+		a.chunk(ctx, s, "partial")
+		signal.Ignore(syscall.SIGTERM)
+		syscall.Kill(os.Getppid(), syscall.SIGKILL)
+		select {}
+	case "permission":
+		res, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: s, Options: []sdk.PermissionOption{
+			{OptionId: "bypassPermissions", Name: "Yes, and bypass permissions", Kind: sdk.PermissionOptionKindAllowAlways},
+			{OptionId: "acceptEdits", Name: "Yes, and accept edits", Kind: sdk.PermissionOptionKindAllowAlways},
+			{OptionId: "plan", Name: "No, keep planning", Kind: sdk.PermissionOptionKindRejectOnce},
+		}})
+		switch {
+		case err != nil:
+			a.chunk(ctx, s, "permission failed: "+err.Error())
+		case res.Outcome.Selected != nil:
+			a.chunk(ctx, s, "given "+string(res.Outcome.Selected.OptionId))
+		default:
+			a.chunk(ctx, s, "cancelled")
+		}
+	case "wait":
+		ch := make(chan struct{})
+		a.mu.Lock()
+		a.cancelled[string(s)] = ch
+		a.mu.Unlock()
+		a.chunk(ctx, s, "waiting")
+		<-ch
+		res, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: s, Options: []sdk.PermissionOption{{OptionId: "ok", Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce}}})
+		if err == nil && res.Outcome.Cancelled != nil {
+			a.chunk(ctx, s, "permission cancelled")
+		} else {
+			a.chunk(ctx, s, "permission not cancelled")
+		}
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	case "unknown":
+		a.raw(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":"future_kind","x":{"y":[1,2]},"_meta":{"z":true}},"extra":"kept"}}`, s))
+		a.raw(fmt.Sprintf(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":%q,"update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"<b>&</b>","annotations":{"priority":1}},"messageId":"m1","novel":{"a":null}}}}`, s))
+	case "big":
+		n, _ := strconv.Atoi(arg)
+		a.chunk(ctx, s, strings.Repeat("a", n))
+	case "garbage":
+		a.raw("this is not JSON")
+		a.raw(`{"jsonrpc":"2.0","id":987654,"result":{}}`)
+		a.raw(`{"jsonrpc":"2.0","id":"x1","method":"weird/thing","params":{}}`)
+		a.raw(`{"jsonrpc":"2.0","method":"weird/note","params":{}}`)
+		a.chunk(ctx, s, "still here")
+	case "history":
+		a.chunk(ctx, s, "history: "+strings.ReplaceAll(strings.TrimSpace(prev), "\n", " | "))
+	case "mcp":
+		a.mu.Lock()
+		list := a.mcp[string(s)]
+		a.mu.Unlock()
+		a.chunk(ctx, s, "mcp: "+strings.Join(list, " "))
+	case "slow":
+		time.Sleep(time.Second)
+		a.chunk(ctx, s, "slow done")
+	default:
+		echo := "echo: " + all
+		if link, ok := p.Meta["link"]; ok {
+			b, _ := json.Marshal(link)
+			echo += " meta:" + string(b)
+		}
+		a.chunk(ctx, s, echo)
+	}
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+}
+
+var _ sdk.Agent = (*agent)(nil)
+var _ sdk.AgentLoader = (*agent)(nil)
+
+// agentJSON is a JSON helper for the tests.
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}

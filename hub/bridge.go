@@ -1,0 +1,314 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/endpoint"
+)
+
+// bridge is one message's connection from a bridge: initialize, the
+// session of its thread, its prompt.
+type bridge struct {
+	hb   *Hub
+	req  endpoint.Request
+	conn *acp.Conn
+	wg   sync.WaitGroup
+	gone context.Context // ends when the connection does
+
+	mu          sync.Mutex
+	initialized bool
+	threads     map[string]bool // sessions opened on this connection
+	turns       map[string]*turn
+}
+
+// ServeACP serves one bridge connection until it ends and every turn it
+// began has ended: a turn whose bridge went runs on to its end.
+func (hb *Hub) ServeACP(ctx context.Context, req endpoint.Request, f acp.Framer) {
+	b := &bridge{hb: hb, req: req, threads: map[string]bool{}, turns: map[string]*turn{}}
+	b.conn = acp.NewConn(f, b.handle)
+	b.conn.SetLogger(hb.cfg.Logger)
+	gone, cancel := context.WithCancel(ctx)
+	b.gone = gone
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	go func() {
+		<-b.conn.Done()
+		cancel()
+	}()
+	err := b.conn.Run(ctx)
+	b.wg.Wait()
+	if err != nil {
+		hb.cfg.Logger.Debug("bridge connection ended", "remote", req.RemoteAddr, "err", err)
+	}
+}
+
+func (b *bridge) handle(ctx context.Context, r *acp.Request) {
+	switch r.Method {
+	case acp.MethodInitialize:
+		b.initialize(ctx, r)
+	case acp.MethodSessionResume, acp.MethodSessionLoad, acp.MethodSessionNew:
+		b.open(ctx, r)
+	case acp.MethodSessionPrompt:
+		b.prompt(ctx, r)
+	case acp.MethodSessionCancel:
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		if json.Unmarshal(r.Params, &p) == nil {
+			b.cancel(ctx, p.SessionID)
+		}
+	default:
+		if !r.IsNotification() {
+			r.Fail(ctx, acp.Errorf(acp.CodeMethodNotFound, "method %q not found", truncate(r.Method, 64)))
+		}
+	}
+}
+
+// initialize answers for the harness, starting it when none runs; while a
+// failed start's wait runs, it is refused with the failure's reason.
+func (b *bridge) initialize(ctx context.Context, r *acp.Request) {
+	wctx, cancel := context.WithTimeout(b.gone, b.hb.cfg.CallTimeout)
+	defer cancel()
+	h, err := b.hb.ready(wctx)
+	if err != nil {
+		r.Fail(ctx, acp.Errorf(acp.CodeInternalError, "%v", err))
+		return
+	}
+	b.mu.Lock()
+	b.initialized = true
+	b.mu.Unlock()
+	prompt := h.caps.prompt
+	if len(prompt) == 0 || string(prompt) == "null" {
+		prompt = json.RawMessage("{}")
+	}
+	r.Reply(ctx, map[string]any{
+		"protocolVersion": acp.ProtocolVersion,
+		"agentCapabilities": map[string]any{
+			"loadSession":         true,
+			"promptCapabilities":  prompt,
+			"sessionCapabilities": map[string]any{"resume": map[string]any{}},
+		},
+		"authMethods": []any{},
+	})
+}
+
+// open answers session/resume or session/load of a thread (session/new
+// is the default thread's): the harness's session is made or taken up at
+// the thread's first prompt, in its turn.
+func (b *bridge) open(ctx context.Context, r *acp.Request) {
+	b.mu.Lock()
+	initialized := b.initialized
+	b.mu.Unlock()
+	if !initialized {
+		r.Fail(ctx, acp.Errorf(acp.CodeInvalidRequest, "initialize comes first"))
+		return
+	}
+	thread := contract.DefaultThread
+	if r.Method != acp.MethodSessionNew {
+		var p struct {
+			SessionID *string `json:"sessionId"`
+		}
+		if err := json.Unmarshal(r.Params, &p); err != nil || p.SessionID == nil {
+			r.Fail(ctx, &contract.RuleError{Field: "sessionId", Rule: "a session's sessionId is its thread, a string"})
+			return
+		}
+		if err := contract.ParseThread(*p.SessionID); err != nil {
+			r.Fail(ctx, err)
+			return
+		}
+		thread = *p.SessionID
+	}
+	b.mu.Lock()
+	b.threads[thread] = true
+	b.mu.Unlock()
+	if r.Method == acp.MethodSessionNew {
+		r.Reply(ctx, acp.NewSessionResult{SessionID: thread})
+		return
+	}
+	r.Reply(ctx, json.RawMessage("{}"))
+}
+
+// promptParams are session/prompt's params as the hub reads them; the
+// rest goes on as it came.
+type promptParams struct {
+	SessionID *string         `json:"sessionId"`
+	Prompt    json.RawMessage `json:"prompt"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+// prompt checks a prompt and runs its turn on a goroutine of its own.
+func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
+	b.mu.Lock()
+	initialized := b.initialized
+	b.mu.Unlock()
+	if !initialized {
+		r.Fail(ctx, acp.Errorf(acp.CodeInvalidRequest, "initialize comes first"))
+		return
+	}
+	var p promptParams
+	if err := json.Unmarshal(r.Params, &p); err != nil {
+		r.Fail(ctx, &contract.RuleError{Field: "session/prompt", Rule: "params are an object with sessionId, prompt and _meta"})
+		return
+	}
+	if p.SessionID == nil {
+		r.Fail(ctx, &contract.RuleError{Field: "sessionId", Rule: "a prompt names its session"})
+		return
+	}
+	b.mu.Lock()
+	open := b.threads[*p.SessionID]
+	b.mu.Unlock()
+	if !open {
+		r.Fail(ctx, &contract.RuleError{Field: "sessionId", Rule: "a prompt's sessionId is a session resumed on this connection"})
+		return
+	}
+	said, err := contract.ParseMeta(p.Meta)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	if _, err := acp.DecodeBlocks(p.Prompt); err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		b.turn(r, *p.SessionID, said, p.Prompt)
+	}()
+}
+
+// turn runs one prompt: it waits for the thread's turn, takes up the
+// thread's session in the running harness, tells the prompt taken as it
+// forwards it, and answers the bridge with the harness's answer, or an
+// error once the harness stops.
+func (b *bridge) turn(r *acp.Request, thread string, said contract.Said, prompt json.RawMessage) {
+	hb := b.hb
+	wctx := context.WithoutCancel(b.gone)
+	th := hb.thread(thread)
+	if err := th.acquire(b.gone); err != nil {
+		return // the bridge went before the thread's turn came
+	}
+	defer th.release()
+	h, err := hb.ready(b.gone)
+	if err != nil {
+		r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "%v", err))
+		return
+	}
+	session, reset, err := h.session(b.gone, thread)
+	if err != nil {
+		r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "the harness could not open this thread's session: %v", err))
+		return
+	}
+	params, err := b.forwarded(r.Params, session, said, prompt)
+	if err != nil {
+		r.Fail(wctx, err)
+		return
+	}
+	t := newTurn(h, thread, session, b.conn)
+	b.mu.Lock()
+	b.turns[thread] = t
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		if b.turns[thread] == t {
+			delete(b.turns, thread)
+		}
+		b.mu.Unlock()
+	}()
+	if reset {
+		note, _ := json.Marshal(map[string]any{"sessionId": thread, "update": map[string]any{
+			"sessionUpdate": acp.UpdateMessageChunk,
+			"content":       map[string]string{"type": "text", "text": resetNote},
+		}})
+		t.push(acp.MethodSessionUpdate, note)
+	}
+	taken, _ := json.Marshal(contract.TakenParams{SessionID: thread})
+	t.push(contract.MethodTaken, taken)
+	h.begin(session, t)
+	res, err := b.call(h, t, params)
+	h.finish(session, t)
+	t.close()
+	if err != nil {
+		r.Fail(wctx, err)
+		return
+	}
+	r.Reply(wctx, res)
+}
+
+// resetNote is streamed before the answer of a thread whose session the
+// harness could not take up: the conversation starts anew there.
+const resetNote = "[The agent could not take up this conversation's session after a restart; it starts anew from this message.]\n\n"
+
+// call forwards the prompt and waits for its answer, the harness's end,
+// or the turn's failure.
+func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancelCause(b.hb.life)
+	defer cancel(nil)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case err := <-t.failed:
+			cancel(err)
+		case <-stop:
+		}
+	}()
+	res, err := h.conn.Call(ctx, acp.MethodSessionPrompt, json.RawMessage(params))
+	if err == nil {
+		return res, nil
+	}
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		// The turn failed on the hub's side: the harness is asked to end it.
+		cp, _ := json.Marshal(map[string]string{"sessionId": t.session})
+		h.conn.Notify(context.Background(), acp.MethodSessionCancel, json.RawMessage(cp))
+		return nil, acp.Errorf(acp.CodeInternalError, "%v", cause)
+	}
+	var rpcErr *acp.Error
+	if errors.As(err, &rpcErr) {
+		return nil, rpcErr
+	}
+	if err := h.endedErr(err); errors.Is(err, errEnded) {
+		return nil, acp.Errorf(acp.CodeInternalError, "the agent's harness stopped mid-turn: %v; the next message takes the conversation up again", err)
+	}
+	return nil, acp.Errorf(acp.CodeInternalError, "%v", err)
+}
+
+// forwarded is the prompt's params as the harness is sent them: its
+// session the harness's, and a message from someone else with who it is
+// written into its text. Its _meta goes on as it came.
+func (b *bridge) forwarded(params json.RawMessage, session string, said contract.Said, prompt json.RawMessage) ([]byte, error) {
+	out, err := withSession(params, session)
+	if err != nil {
+		return nil, fmt.Errorf("forward prompt: %w", err)
+	}
+	if said.From != "" {
+		blocks, err := writeSender(prompt, said)
+		if err != nil {
+			return nil, fmt.Errorf("forward prompt: %w", err)
+		}
+		if out, err = setMember(out, "prompt", blocks); err != nil {
+			return nil, fmt.Errorf("forward prompt: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// cancel answers session/cancel of a thread opened on this connection:
+// its running turn's session is sent exactly one session/cancel, and
+// the permissions it asks from then on are answered cancelled.
+func (b *bridge) cancel(ctx context.Context, thread string) {
+	b.mu.Lock()
+	t := b.turns[thread]
+	b.mu.Unlock()
+	if t == nil || t.cancelled.Swap(true) {
+		return
+	}
+	p, _ := json.Marshal(map[string]string{"sessionId": t.session})
+	t.h.conn.Notify(ctx, acp.MethodSessionCancel, json.RawMessage(p))
+}

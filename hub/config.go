@@ -1,0 +1,95 @@
+package hub
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+)
+
+// Config is what a Hub serves and how.
+type Config struct {
+	// Command runs the harness: its program and arguments.
+	Command []string
+	// Env is the harness's environment; nil is the hub's own.
+	Env []string
+	// Dir is the folder the harness runs in and its sessions' cwd; empty
+	// is the hub's own.
+	Dir string
+	// Tools are Link's tools, given to each session as its mcpServers.
+	Tools []Tool
+	// Sessions is the file keeping each thread's session; empty keeps
+	// them in memory alone (a restart of the hub starts every thread anew).
+	Sessions string
+
+	// CallTimeout bounds each call of the harness but a prompt's turn:
+	// initialize, a session's making or taking up, the wait for a
+	// session's command list. 30 s when zero.
+	CallTimeout time.Duration
+	// HealthWait is how long /health waits for a harness still starting.
+	// 2 s when zero.
+	HealthWait time.Duration
+	// Grace is how long the harness's process group is given to end after
+	// SIGTERM before SIGKILL. 5 s when zero.
+	Grace time.Duration
+	// HealthyStretch is how long a harness runs, once it agreed on ACP,
+	// before the wait between failed starts begins again at a second.
+	// A minute when zero.
+	HealthyStretch time.Duration
+	// MaxLine bounds a line the harness writes (one message); a longer one
+	// fails the turn it was for. acp.MaxMessage when zero.
+	MaxLine int
+
+	// Logger gets the harness's standard error (debug) and what it did
+	// wrong (warn); nil logs nothing.
+	Logger *slog.Logger
+	// Now is the clock of the waits between starts; nil is time.Now.
+	Now func() time.Time
+}
+
+// Validate checks c and fills its defaults.
+func (c *Config) Validate() error {
+	if len(c.Command) == 0 || c.Command[0] == "" {
+		return errors.New("hub config: no harness command")
+	}
+	if c.Env == nil {
+		c.Env = os.Environ()
+	}
+	if c.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		c.Dir = wd
+	}
+	dir, err := filepath.Abs(c.Dir)
+	if err != nil {
+		return err
+	}
+	c.Dir = dir
+	if c.CallTimeout <= 0 {
+		c.CallTimeout = 30 * time.Second
+	}
+	if c.HealthWait <= 0 {
+		c.HealthWait = 2 * time.Second
+	}
+	if c.Grace <= 0 {
+		c.Grace = 5 * time.Second
+	}
+	if c.HealthyStretch <= 0 {
+		c.HealthyStretch = time.Minute
+	}
+	if c.MaxLine <= 0 {
+		c.MaxLine = acp.MaxMessage
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return nil
+}

@@ -1,0 +1,308 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+)
+
+// harness is one run of the harness's process, from its start to the end
+// of its output.
+type harness struct {
+	hb     *Hub
+	agreed chan struct{} // closed once it agreed on ACP, or its start failed
+	conn   *acp.Conn
+	p      *proc
+	ended  chan struct{} // closed once its output ended and its turns failed
+
+	// Set before agreed is closed.
+	good     bool
+	agreedAt time.Time
+	caps     capabilities
+
+	mu       sync.Mutex
+	why      string                       // how it ended, once ended
+	open     map[string]bool              // sessions made or taken up in this run
+	turns    map[string]*turn             // the running turn by session
+	commands map[string]json.RawMessage   // the latest availableCommands by session
+	listed   map[string]chan struct{}     // closed when a session's commands come
+}
+
+// capabilities are what the harness said it does, as the hub reads them.
+type capabilities struct {
+	load    bool            // session/load
+	resume  bool            // session/resume
+	mcpHTTP bool            // MCP servers over HTTP
+	prompt  json.RawMessage // promptCapabilities, passed on to the bridge
+}
+
+func newHarness(hb *Hub) *harness {
+	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}}
+}
+
+// ok says whether it agreed on ACP and has not ended; call it once agreed
+// is closed.
+func (h *harness) ok() bool {
+	if !h.good {
+		return false
+	}
+	select {
+	case <-h.ended:
+		return false
+	default:
+		return true
+	}
+}
+
+// run starts the process, agrees on ACP with it, and serves it until its
+// output ends; then its process group is ended and reaped.
+func (h *harness) run() {
+	hb := h.hb
+	log := hb.cfg.Logger
+	p, err := startProc(hb.cfg.Command, hb.cfg.Env, hb.cfg.Dir, log)
+	if err != nil {
+		h.why = err.Error()
+		hb.ended(h, time.Time{}, err.Error())
+		close(h.ended)
+		close(h.agreed)
+		return
+	}
+	h.p = p
+	f := acp.NewStdio(p.stdout, p.stdin, hb.cfg.MaxLine)
+	f.SkipLong(h.tooLong)
+	h.conn = acp.NewConn(f, h.handle)
+	h.conn.SetLogger(log)
+	h.conn.SetIDs(&hb.ids)
+	runDone := make(chan struct{})
+	go func() {
+		defer close(runDone)
+		h.conn.Run(hb.life)
+	}()
+	go func() {
+		// The leader's exit ends the run even while a process it left
+		// holds the output open.
+		select {
+		case <-p.exited:
+			h.conn.Close()
+		case <-runDone:
+		}
+	}()
+	h.initialize()
+	<-runDone
+	why := "its output ended: " + p.why()
+	h.mu.Lock()
+	h.why = why
+	h.mu.Unlock()
+	var agreedAt time.Time
+	if h.good {
+		agreedAt = h.agreedAt
+	}
+	log.Info("harness ended", "why", why)
+	hb.ended(h, agreedAt, why)
+	close(h.ended)
+	if !h.good {
+		close(h.agreed)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hb.cfg.Grace+10*time.Second)
+	defer cancel()
+	p.stop(ctx, hb.cfg.Grace)
+}
+
+// initialize agrees on ACP: on success agreed is closed; on failure the
+// connection is closed and run reports it.
+func (h *harness) initialize() {
+	hb := h.hb
+	ctx, cancel := context.WithTimeout(hb.life, hb.cfg.CallTimeout)
+	defer cancel()
+	raw, err := h.conn.Call(ctx, acp.MethodInitialize, map[string]any{
+		"protocolVersion": acp.ProtocolVersion,
+		"clientCapabilities": map[string]any{
+			"fs":       map[string]bool{"readTextFile": false, "writeTextFile": false},
+			"terminal": false,
+		},
+		"clientInfo": map[string]string{"name": "link-hub", "version": "1"},
+	})
+	if err == nil {
+		err = h.readCaps(raw)
+	}
+	if err != nil {
+		hb.cfg.Logger.Warn("harness did not agree on ACP", "err", err)
+		h.conn.Close()
+		return
+	}
+	h.agreedAt = hb.cfg.Now()
+	h.good = true
+	close(h.agreed)
+}
+
+// readCaps reads initialize's answer.
+func (h *harness) readCaps(raw json.RawMessage) error {
+	var r struct {
+		ProtocolVersion *int `json:"protocolVersion"`
+		Caps            struct {
+			Load    bool            `json:"loadSession"`
+			Prompt  json.RawMessage `json:"promptCapabilities"`
+			Session struct {
+				Resume json.RawMessage `json:"resume"`
+			} `json:"sessionCapabilities"`
+			MCP struct {
+				HTTP bool `json:"http"`
+			} `json:"mcpCapabilities"`
+		} `json:"agentCapabilities"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("initialize: its answer is no InitializeResponse: %w", err)
+	}
+	if r.ProtocolVersion == nil || *r.ProtocolVersion != acp.ProtocolVersion {
+		return fmt.Errorf("initialize: it speaks no ACP version %d (answered %s)", acp.ProtocolVersion, truncate(string(raw), 120))
+	}
+	h.caps = capabilities{
+		load:    r.Caps.Load,
+		resume:  len(r.Caps.Session.Resume) > 0 && string(r.Caps.Session.Resume) != "null",
+		mcpHTTP: r.Caps.MCP.HTTP,
+		prompt:  r.Caps.Prompt,
+	}
+	return nil
+}
+
+// whyEnded is how the run ended, "" while it runs.
+func (h *harness) whyEnded() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.why
+}
+
+// handle answers what the harness sends: its session updates go to the
+// session's running turn, its permission requests are answered at once,
+// anything else is refused or dropped, and logged.
+func (h *harness) handle(ctx context.Context, r *acp.Request) {
+	log := h.hb.cfg.Logger
+	switch {
+	case r.Method == acp.MethodSessionUpdate && r.IsNotification():
+		h.update(r.Params)
+	case r.Method == methodRequestPermission && !r.IsNotification():
+		o, session := answerPermission(r.Params, h.cancelled)
+		log.Info("permission answered", "session", session, "outcome", o.Outcome.Outcome, "option", o.Outcome.OptionID)
+		r.Reply(ctx, o)
+	case r.IsNotification():
+		log.Debug("harness notification dropped", "method", truncate(r.Method, 64))
+	default:
+		log.Warn("harness request refused", "method", truncate(r.Method, 64))
+		r.Fail(ctx, acp.Errorf(acp.CodeMethodNotFound, "method %q not found: the hub answers permissions alone", truncate(r.Method, 64)))
+	}
+}
+
+const methodRequestPermission = "session/request_permission"
+
+// update routes one session/update: a command list is kept as its
+// session's latest, and every update goes to its session's running turn,
+// if any (so history replayed while a session is taken up reaches nobody).
+func (h *harness) update(params json.RawMessage) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		Update    struct {
+			Kind     string          `json:"sessionUpdate"`
+			Commands json.RawMessage `json:"availableCommands"`
+		} `json:"update"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.SessionID == "" {
+		h.hb.cfg.Logger.Warn("harness sent a session/update with no session", "start", truncate(string(params), 120))
+		return
+	}
+	h.mu.Lock()
+	if p.Update.Kind == acp.UpdateAvailableCommands {
+		h.commands[p.SessionID] = p.Update.Commands
+		if ch, ok := h.listed[p.SessionID]; ok {
+			close(ch)
+			delete(h.listed, p.SessionID)
+		}
+	}
+	t := h.turns[p.SessionID]
+	h.mu.Unlock()
+	if t != nil {
+		t.update(params)
+	}
+}
+
+// cancelled says whether session's running turn was cancelled.
+func (h *harness) cancelled(session string) bool {
+	h.mu.Lock()
+	t := h.turns[session]
+	h.mu.Unlock()
+	return t != nil && t.cancelled.Load()
+}
+
+// sessionIDPattern finds a message's session in its first bytes.
+var sessionIDPattern = regexp.MustCompile(`"sessionId"\s*:\s*"((?:[^"\\]|\\.){1,256})"`)
+
+// tooLong is told of a line past MaxLine: the turn of the session its
+// first bytes name fails; the harness runs on.
+func (h *harness) tooLong(prefix []byte) {
+	log := h.hb.cfg.Logger
+	m := sessionIDPattern.FindSubmatch(prefix)
+	if m == nil {
+		log.Warn("harness wrote a line past the limit, naming no session", "limit", h.hb.cfg.MaxLine, "start", truncate(string(prefix), 120))
+		return
+	}
+	var session string
+	json.Unmarshal(append(append([]byte{'"'}, m[1]...), '"'), &session)
+	h.mu.Lock()
+	t := h.turns[session]
+	h.mu.Unlock()
+	log.Warn("harness wrote a line past the limit", "limit", h.hb.cfg.MaxLine, "session", session)
+	if t != nil {
+		t.fail(fmt.Errorf("the harness wrote a message longer than %d bytes, which the hub does not carry", h.hb.cfg.MaxLine))
+	}
+}
+
+// begin makes t session's running turn; finish lets it go.
+func (h *harness) begin(session string, t *turn) {
+	h.mu.Lock()
+	h.turns[session] = t
+	h.mu.Unlock()
+}
+
+func (h *harness) finish(session string, t *turn) {
+	h.mu.Lock()
+	if h.turns[session] == t {
+		delete(h.turns, session)
+	}
+	h.mu.Unlock()
+}
+
+// call calls the harness, bounded by the call timeout.
+func (h *harness) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.hb.cfg.CallTimeout)
+	defer cancel()
+	return h.conn.Call(ctx, method, params)
+}
+
+// errEnded says the harness ended while asked something.
+var errEnded = errors.New("the harness stopped")
+
+// endedErr is err, or why the harness ended when it did.
+func (h *harness) endedErr(err error) error {
+	select {
+	case <-h.ended:
+		return fmt.Errorf("%w (%s)", errEnded, h.whyEnded())
+	default:
+	}
+	if errors.Is(err, acp.ErrClosed) {
+		<-h.ended
+		return fmt.Errorf("%w (%s)", errEnded, h.whyEnded())
+	}
+	return err
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,28 @@
+//go:build !unix
+
+package hub
+
+import (
+	"os"
+	"os/exec"
+)
+
+// ownGroup does nothing where there are no process groups: the harness's
+// own process alone is ended.
+func ownGroup(cmd *exec.Cmd) {}
+
+// signalGroup ends the harness's process (no group, no gentle signal).
+func signalGroup(pid int, kill bool) {
+	if p, err := os.FindProcess(pid); err == nil {
+		p.Kill()
+	}
+}
+
+// groupAlive is false: with no group, the reaped process was all of it.
+func groupAlive(int) bool { return false }
+
+// adoptOrphans does nothing where there are no process groups.
+func adoptOrphans() {}
+
+// reapGroup does nothing: the harness's own process was reaped.
+func reapGroup(int) {}

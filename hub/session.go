@@ -1,0 +1,82 @@
+package hub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// session is thread's session in this run of the harness, made or taken
+// up when it has none yet: session/resume of the session the file keeps,
+// else session/load when that is all the harness has (or resume failed),
+// else a new session, kept in the file before anything is sent in it.
+// reset says a session the thread had could not be taken up.
+func (h *harness) session(ctx context.Context, thread string) (session string, reset bool, err error) {
+	hb := h.hb
+	kept := hb.sessions.get(thread)
+	if kept != "" {
+		h.mu.Lock()
+		open := h.open[kept]
+		h.mu.Unlock()
+		if open {
+			return kept, false, nil
+		}
+		params := h.sessionParams(kept)
+		for _, m := range []struct {
+			method string
+			has    bool
+		}{{"session/resume", h.caps.resume}, {"session/load", h.caps.load}} {
+			if !m.has {
+				continue
+			}
+			// The answer is taken as it comes: null and {} alike.
+			if _, err := h.call(ctx, m.method, params); err != nil {
+				select {
+				case <-h.ended:
+					return "", false, h.endedErr(err)
+				default:
+				}
+				if ctx.Err() != nil {
+					return "", false, err
+				}
+				hb.cfg.Logger.Warn("harness could not take up a session", "thread", thread, "method", m.method, "err", err)
+				continue
+			}
+			h.opened(kept)
+			return kept, false, nil
+		}
+		reset = true
+	}
+	raw, err := h.call(ctx, "session/new", h.sessionParams(""))
+	if err != nil {
+		return "", false, fmt.Errorf("session/new: %w", h.endedErr(err))
+	}
+	var res struct {
+		SessionID string `json:"sessionId"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil || res.SessionID == "" {
+		return "", false, fmt.Errorf("session/new: answered %s, with no sessionId", truncate(string(raw), 120))
+	}
+	if err := hb.sessions.set(thread, res.SessionID); err != nil {
+		return "", false, err
+	}
+	h.opened(res.SessionID)
+	return res.SessionID, reset, nil
+}
+
+// opened marks session made or taken up in this run.
+func (h *harness) opened(session string) {
+	h.mu.Lock()
+	h.open[session] = true
+	h.mu.Unlock()
+}
+
+// sessionParams are session/new's params, or, with a session, those of
+// session/resume and session/load: the hub's folder and Link's tools.
+func (h *harness) sessionParams(session string) map[string]any {
+	p := map[string]any{"cwd": h.hb.cfg.Dir, "mcpServers": h.hb.mcpServers(h.caps)}
+	if session != "" {
+		p["sessionId"] = session
+	}
+	return p
+}
