@@ -246,28 +246,27 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.Said, prompt 
 const resetNote = "[The agent could not take up this conversation's session after a restart; it starts anew from this message.]\n\n"
 
 // call forwards the prompt and waits for its answer, the harness's end,
-// or the turn's failure.
+// or the turn's failure on the hub's side (which wins, even over an
+// answer that came after it).
 func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, error) {
-	ctx, cancel := context.WithCancelCause(b.hb.life)
-	defer cancel(nil)
-	stop := make(chan struct{})
-	defer close(stop)
+	ctx, cancel := context.WithCancel(b.hb.life)
+	defer cancel()
 	go func() {
 		select {
-		case err := <-t.failed:
-			cancel(err)
-		case <-stop:
+		case <-t.failed:
+			cancel()
+		case <-ctx.Done():
 		}
 	}()
 	res, err := h.conn.Call(ctx, acp.MethodSessionPrompt, json.RawMessage(params))
-	if err == nil {
-		return res, nil
-	}
-	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		// The turn failed on the hub's side: the harness is asked to end it.
+	if failure := t.failedWith(); failure != nil {
+		// The harness is asked to end the turn the hub gave up on.
 		cp, _ := json.Marshal(map[string]string{"sessionId": t.session})
 		h.conn.Notify(context.Background(), acp.MethodSessionCancel, json.RawMessage(cp))
-		return nil, acp.Errorf(acp.CodeInternalError, "%v", cause)
+		return nil, acp.Errorf(acp.CodeInternalError, "%v", failure)
+	}
+	if err == nil {
+		return res, nil
 	}
 	var rpcErr *acp.Error
 	if errors.As(err, &rpcErr) {

@@ -27,11 +27,11 @@ type harness struct {
 	caps     capabilities
 
 	mu       sync.Mutex
-	why      string                       // how it ended, once ended
-	open     map[string]bool              // sessions made or taken up in this run
-	turns    map[string]*turn             // the running turn by session
-	commands map[string]json.RawMessage   // the latest availableCommands by session
-	listed   map[string]chan struct{}     // closed when a session's commands come
+	why      string                     // how it ended, once ended
+	open     map[string]bool            // sessions made or taken up in this run
+	turns    map[string]*turn           // the running turn by session
+	commands map[string]json.RawMessage // the latest availableCommands by session
+	listed   map[string]chan struct{}   // closed when a session's commands come
 }
 
 // capabilities are what the harness said it does, as the hub reads them.

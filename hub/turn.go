@@ -22,7 +22,9 @@ type turn struct {
 	h         *harness
 	bridge    *acp.Conn
 	cancelled atomic.Bool
-	failed    chan error // one error that ends the turn before the harness does
+	failOnce  sync.Once
+	failed    chan struct{} // closed when the turn failed on the hub's side
+	failure   error         // why, once failed is closed
 
 	mu    sync.Mutex
 	queue []note // notifications waiting to be sent
@@ -44,7 +46,7 @@ type note struct {
 const maxQueued = 64 << 20
 
 func newTurn(h *harness, thread, session string, bridge *acp.Conn) *turn {
-	t := &turn{thread: thread, session: session, h: h, bridge: bridge, failed: make(chan error, 1), wake: make(chan struct{}, 1), done: make(chan struct{})}
+	t := &turn{thread: thread, session: session, h: h, bridge: bridge, failed: make(chan struct{}), wake: make(chan struct{}, 1), done: make(chan struct{})}
 	go t.send()
 	return t
 }
@@ -121,11 +123,22 @@ func (t *turn) close() {
 	<-t.done
 }
 
-// fail ends the turn with err before the harness answers it.
+// fail ends the turn with err before the harness answers it; the first
+// failure is the one told.
 func (t *turn) fail(err error) {
+	t.failOnce.Do(func() {
+		t.failure = err
+		close(t.failed)
+	})
+}
+
+// failedWith is why the turn failed on the hub's side, nil if it didn't.
+func (t *turn) failedWith() error {
 	select {
-	case t.failed <- err:
+	case <-t.failed:
+		return t.failure
 	default:
+		return nil
 	}
 }
 

@@ -1,4 +1,7 @@
-package hub
+// Package scripted is the hub's tests' stdio ACP agent, built on
+// coder/acp-go-sdk: what each prompt does is said by its text. A test
+// binary runs itself as the agent (Main) when its environment says so.
+package scripted
 
 import (
 	"context"
@@ -7,49 +10,48 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
-	"testing"
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 )
 
-// The test binary is also the scripted harness the hub runs: with
-// HUB_TEST_ROLE=agent it is a stdio ACP agent on coder/acp-go-sdk, with
-// HUB_TEST_ROLE=wrapper an npx-style wrapper that runs the agent as its
-// child and exits with it.
-func TestMain(m *testing.M) {
-	switch os.Getenv("HUB_TEST_ROLE") {
+// Role is the environment variable that makes a test binary the agent
+// (agent) or an npx-style wrapper running the agent as its child
+// (wrapper); Main runs it and exits.
+const Role = "HUB_TEST_ROLE"
+
+// Main runs the role the environment names, and exits; with none it
+// returns.
+func Main() {
+	switch os.Getenv(Role) {
 	case "agent":
 		runAgent()
 		os.Exit(0)
 	case "wrapper":
 		os.Exit(runWrapper())
 	}
-	os.Exit(m.Run())
 }
 
 // Environment of the scripted agent.
 const (
-	envState    = "HUB_AGENT_STATE"    // folder of its sessions and its log
-	envFail     = "HUB_AGENT_FAIL"     // a file: while it exists, exit at start with its text on stderr
-	envCaps     = "HUB_AGENT_CAPS"     // resume,load,mcp: what it says it does
-	envNoTerm   = "HUB_AGENT_NOTERM"   // ignore SIGTERM
-	envLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
-	envNoLists  = "HUB_AGENT_NOLISTS"  // send no available_commands_update
-	envNoResume = "HUB_AGENT_NORESUME" // refuse session/resume
+	EnvState    = "HUB_AGENT_STATE"    // folder of its sessions and its log
+	EnvFail     = "HUB_AGENT_FAIL"     // a file: while it exists, exit at start with its text on stderr
+	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,mcp: what it says it does
+	EnvNoTerm   = "HUB_AGENT_NOTERM"   // ignore SIGTERM
+	EnvLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
+	EnvNoLists  = "HUB_AGENT_NOLISTS"  // send no available_commands_update
+	EnvNoResume = "HUB_AGENT_NORESUME" // refuse session/resume
 )
 
 // runWrapper runs the agent as its child, as npx runs a package's
 // program, and exits with it.
 func runWrapper() int {
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "HUB_TEST_ROLE=agent")
+	cmd.Env = append(os.Environ(), Role+"=agent")
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		if ee, ok := err.(*exec.ExitError); ok {
@@ -102,23 +104,24 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 }
 
 func runAgent() {
-	if os.Getenv(envNoTerm) != "" {
-		signal.Ignore(syscall.SIGTERM)
+	if os.Getenv(EnvNoTerm) != "" {
+		ignoreTerm()
 	}
-	a := &agent{out: &lockedWriter{w: os.Stdout}, state: os.Getenv(envState), caps: map[string]bool{}, cancelled: map[string]chan struct{}{}, mcp: map[string][]string{}}
-	a.log(fmt.Sprintf("pgid %d", syscall.Getpgrp()))
-	if f := os.Getenv(envFail); f != "" {
+	a := &agent{out: &lockedWriter{w: os.Stdout}, state: os.Getenv(EnvState), caps: map[string]bool{}, cancelled: map[string]chan struct{}{}, mcp: map[string][]string{}}
+	a.log(fmt.Sprintf("pgid %d", pgrp()))
+	if f := os.Getenv(EnvFail); f != "" {
 		if msg, err := os.ReadFile(f); err == nil {
 			a.log("failed")
 			fmt.Fprintln(os.Stderr, strings.TrimSpace(string(msg)))
 			os.Exit(1)
 		}
 	}
-	for _, c := range strings.Split(os.Getenv(envCaps), ",") {
+	for _, c := range strings.Split(os.Getenv(EnvCaps), ",") {
 		a.caps[c] = true
 	}
-	if os.Getenv(envLate) != "" && a.log("start") > 1 {
-		for id := 1; id <= 50; id++ {
+	if b, err := os.ReadFile(os.Getenv(EnvLate)); err == nil {
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		for id := 1; id <= n; id++ {
 			fmt.Fprintf(a.out, `{"jsonrpc":"2.0","id":%d,"result":{"stopReason":"end_turn"}}`+"\n", id)
 		}
 	}
@@ -193,7 +196,7 @@ func (a *agent) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest)
 
 // commands sends the session's command list.
 func (a *agent) commands(ctx context.Context, session string) {
-	if os.Getenv(envNoLists) != "" {
+	if os.Getenv(EnvNoLists) != "" {
 		return
 	}
 	a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(session), Update: sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
@@ -260,7 +263,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 
 func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	a.log("resume " + string(p.SessionId))
-	if os.Getenv(envNoResume) != "" {
+	if os.Getenv(EnvNoResume) != "" {
 		return sdk.ResumeSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "resume refused"})
 	}
 	h, err := a.history(string(p.SessionId))
@@ -289,6 +292,7 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	cmd := strings.TrimPrefix(lines[len(lines)-1], "> ")
 	s := p.SessionId
 	a.log("prompt " + string(s) + " " + strconv.Quote(truncate(all, 200)))
+	defer a.log("end " + string(s) + " " + strconv.Quote(truncate(all, 200)))
 	prev, err := a.history(string(s))
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
@@ -303,8 +307,8 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		os.Exit(3)
 	case "orphan":
 		a.chunk(ctx, s, "partial")
-		signal.Ignore(syscall.SIGTERM)
-		syscall.Kill(os.Getppid(), syscall.SIGKILL)
+		ignoreTerm()
+		killParent()
 		select {}
 	case "permission":
 		res, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: s, Options: []sdk.PermissionOption{
@@ -327,11 +331,12 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		a.mu.Unlock()
 		a.chunk(ctx, s, "waiting")
 		<-ch
+		ctx := context.Background() // the SDK ended the prompt's own
 		res, err := a.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{SessionId: s, Options: []sdk.PermissionOption{{OptionId: "ok", Name: "Allow", Kind: sdk.PermissionOptionKindAllowOnce}}})
 		if err == nil && res.Outcome.Cancelled != nil {
 			a.chunk(ctx, s, "permission cancelled")
 		} else {
-			a.chunk(ctx, s, "permission not cancelled")
+			a.chunk(ctx, s, fmt.Sprintf("permission not cancelled: %v %+v", err, res.Outcome))
 		}
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	case "unknown":
@@ -370,11 +375,9 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 var _ sdk.Agent = (*agent)(nil)
 var _ sdk.AgentLoader = (*agent)(nil)
 
-// agentJSON is a JSON helper for the tests.
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	return b
+	return s[:n] + "..."
 }

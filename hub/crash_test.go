@@ -1,0 +1,153 @@
+package hub
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+)
+
+// TestCrashMidTurn: a harness that dies mid-turn ends the turn within 2 s
+// on every thread with an error the bridge can show, and the next prompt
+// takes the same session up again.
+func TestCrashMidTurn(t *testing.T) {
+	r := newRig(t, []string{envCaps + "=resume,load"}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "first", nil).must(t)
+	s, err := r.open(ctx, "telegram:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	waiting := make(chan *exchange, 1)
+	go func() { waiting <- s.prompt(ctx, "wait", nil) }()
+	if err := s.waitChunk(ctx, "waiting"); err != nil {
+		t.Fatal(err)
+	}
+	crashed := r.message(ctx, "telegram:2", "crash", nil)
+	died := time.Now()
+	var other *exchange
+	select {
+	case other = <-waiting:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the other thread's turn still ran 2 s after the harness died")
+	}
+	for name, e := range map[string]*exchange{"crashed": crashed, "other": other} {
+		var rpcErr *acp.Error
+		if !errors.As(e.err, &rpcErr) || !strings.Contains(rpcErr.Message, "stopped mid-turn") {
+			t.Errorf("the %s thread's turn ended %v, want an error saying the harness stopped", name, e.err)
+		}
+	}
+	t.Logf("turns ended %v after the crash", time.Since(died))
+	got := r.message(ctx, "telegram:1", "history", nil).must(t)
+	if !strings.Contains(got, `"first" | "wait"`) {
+		t.Errorf("after the crash the thread's history is %q, want its session's", got)
+	}
+	if n := len(r.agentLog("resume ")); n != 1 {
+		t.Errorf("sessions resumed %d times, want once", n)
+	}
+}
+
+// TestLateReplyDropped: answers carrying request ids from before a
+// restart are dropped, never taken for a new request's.
+func TestLateReplyDropped(t *testing.T) {
+	late := filepath.Join(t.TempDir(), "late")
+	r := newRig(t, []string{envLate + "=" + late, envCaps + "=resume"}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for i := 0; i < 3; i++ {
+		r.message(ctx, "telegram:1", "hello", nil).must(t)
+	}
+	r.message(ctx, "telegram:1", "crash", nil)
+	// The next harness answers every id the last one was sent.
+	os.WriteFile(late, []byte(strconv.FormatInt(r.hub.ids.Load(), 10)), 0o600)
+	e := r.message(ctx, "telegram:1", "after", nil)
+	if got := e.must(t); got != "echo: after" {
+		t.Errorf("after the restart the answer is %q (result %s), want the harness's own", got, e.result)
+	}
+}
+
+// TestBackoff: a harness that dies at start is tried again after 1, 2, 4
+// ... 60 s, messages refused meanwhile with the reason and never started;
+// once it starts, a healthy stretch resets the wait, and one that stopped
+// after answering starts again with no wait.
+func TestBackoff(t *testing.T) {
+	fail := filepath.Join(t.TempDir(), "fail")
+	os.WriteFile(fail, []byte("boom: no API key"), 0o600)
+	var mu sync.Mutex
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
+	r := newRig(t, []string{envFail + "=" + fail}, func(c *Config) { c.Now = clock; c.HealthyStretch = 10 * time.Minute })
+	ctx := testCtx(t, 60*time.Second)
+	starts := func() int { return len(r.agentLog("pgid ")) }
+
+	var gaps []string
+	for i := 0; i < 9; i++ {
+		before := starts()
+		e := r.message(ctx, "telegram:1", "hi", nil)
+		if e.err == nil || !strings.Contains(e.err.Error(), "boom: no API key") {
+			t.Fatalf("try %d answered %v, want the failure's reason", i, e.err)
+		}
+		if starts() != before+1 {
+			t.Fatalf("try %d started the harness %d times", i, starts()-before)
+		}
+		gap := waitOf(t, e.err)
+		gaps = append(gaps, gap.String())
+		// Just before the wait ends: refused, with the reason, and not started.
+		advance(gap - time.Millisecond)
+		if err := r.hub.Health(ctx); err == nil || !strings.Contains(err.Error(), "boom") {
+			t.Fatalf("health during the wait: %v", err)
+		}
+		e = r.message(ctx, "telegram:1", "hi", nil)
+		if e.err == nil || !strings.Contains(e.err.Error(), "boom: no API key") || starts() != before+1 {
+			t.Fatalf("during the wait: %v, %d starts", e.err, starts()-before)
+		}
+		advance(time.Millisecond)
+	}
+	if got, want := strings.Join(gaps, " "), "1s 2s 4s 8s 16s 32s 1m0s 1m0s 1m0s"; got != want {
+		t.Errorf("waits %s, want %s", got, want)
+	}
+
+	os.Remove(fail)
+	r.message(ctx, "telegram:1", "hi", nil).must(t)
+	// Stopped after answering, it starts again at once; a failure then
+	// goes on doubling (no healthy stretch yet).
+	r.message(ctx, "telegram:1", "crash", nil)
+	os.WriteFile(fail, []byte("boom again"), 0o600)
+	if gap := waitOf(t, r.message(ctx, "telegram:1", "hi", nil).err); gap != time.Minute {
+		t.Errorf("a failure after a short run waits %v, want the minute it had reached", gap)
+	}
+	advance(time.Minute)
+	os.Remove(fail)
+	r.message(ctx, "telegram:1", "hi", nil).must(t)
+	advance(10 * time.Minute) // a healthy stretch
+	r.message(ctx, "telegram:1", "crash", nil)
+	os.WriteFile(fail, []byte("boom once more"), 0o600)
+	if gap := waitOf(t, r.message(ctx, "telegram:1", "hi", nil).err); gap != time.Second {
+		t.Errorf("a failure after a healthy stretch waits %v, want 1s", gap)
+	}
+}
+
+// waitOf reads the wait a refusal says.
+func waitOf(t *testing.T, err error) time.Duration {
+	t.Helper()
+	if err == nil {
+		t.Fatal("not refused")
+	}
+	_, rest, ok := strings.Cut(err.Error(), "tried again in ")
+	if !ok {
+		t.Fatalf("%v says no wait", err)
+	}
+	d, perr := time.ParseDuration(strings.Fields(rest)[0])
+	if perr != nil {
+		t.Fatalf("%v: %v", err, perr)
+	}
+	return d
+}
+

@@ -1,0 +1,18 @@
+//go:build unix
+
+package scripted
+
+import (
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// pgrp is the agent's process group.
+func pgrp() int { return syscall.Getpgrp() }
+
+// ignoreTerm has the agent live through SIGTERM.
+func ignoreTerm() { signal.Ignore(syscall.SIGTERM) }
+
+// killParent kills the agent's parent outright.
+func killParent() { syscall.Kill(os.Getppid(), syscall.SIGKILL) }

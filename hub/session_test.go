@@ -1,0 +1,112 @@
+package hub
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestThreadGoesOn: after the hub restarts, a thread goes on in its
+// session: resumed when the harness can, else loaded, and what the
+// harness replays while it takes the session up never reaches the bridge.
+func TestThreadGoesOn(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  []string
+		want []string // how the session was taken up
+	}{
+		{"resume", []string{envCaps + "=resume,load"}, []string{"resume"}},
+		{"load", []string{envCaps + "=load"}, []string{"load"}},
+		{"resume refused, then load", []string{envCaps + "=resume,load", envNoResume + "=1"}, []string{"resume", "load"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := newRig(t, c.env, nil)
+			ctx := testCtx(t, 30*time.Second)
+			r.message(ctx, "telegram:1", "one", nil).must(t)
+			r.restart()
+			e := r.message(ctx, "telegram:1", "history", nil)
+			got := e.must(t)
+			if got != `history: "one"` {
+				t.Errorf("after a restart the thread's history is %q", got)
+			}
+			if strings.Contains(got, "REPLAYED") {
+				t.Errorf("replayed history reached the bridge: %q", got)
+			}
+			var took []string
+			for _, l := range r.agentLog("") {
+				if w, _, _ := strings.Cut(l, " "); w == "resume" || w == "load" || w == "new" {
+					took = append(took, w)
+				}
+			}
+			if want := append([]string{"new"}, c.want...); strings.Join(took, " ") != strings.Join(want, " ") {
+				t.Errorf("the harness was asked %q, want %q", took, want)
+			}
+		})
+	}
+}
+
+// TestSessionLost: a session the harness can take up neither way is
+// replaced by a new one, kept in the file, and the bridge is told.
+func TestSessionLost(t *testing.T) {
+	r := newRig(t, []string{envCaps + "=resume,load"}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	old := r.hub.sessions.get("telegram:1")
+	os.Remove(filepath.Join(r.state, old))
+	r.restart()
+	got := r.message(ctx, "telegram:1", "two", nil).must(t)
+	if got != resetNote+"echo: two" {
+		t.Errorf("chunks %q, want the reset told, then the answer", got)
+	}
+	var took []string
+	for _, l := range r.agentLog("") {
+		if w, _, _ := strings.Cut(l, " "); w == "resume" || w == "load" || w == "new" {
+			took = append(took, w)
+		}
+	}
+	if strings.Join(took, " ") != "new resume load new" {
+		t.Errorf("the harness was asked %q, want new, resume, load once, new", took)
+	}
+	b, err := os.ReadFile(r.cfg.Sessions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc sessionsDoc
+	json.Unmarshal(b, &doc)
+	if s := doc.Threads["telegram:1"]; s == old || s == "" {
+		t.Errorf("the file keeps %q for the thread, want the new session", s)
+	}
+}
+
+// TestSessionFileWhole: the file is replaced whole, never written in
+// place, and a hub reads what the last one wrote.
+func TestSessionFileWhole(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s", "sessions.json")
+	f, err := openSessions(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range []string{"a", "b", "c"} {
+		if err := f.set("telegram:"+string(rune('1'+i)), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("the folder holds %d files, want the one (no temporary left)", len(entries))
+	}
+	g, err := openSessions(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.get("telegram:3") != "c" || g.get("telegram:1") != "a" {
+		t.Errorf("read back %v", g.threads)
+	}
+	os.WriteFile(path, []byte("{not json"), 0o600)
+	if _, err := openSessions(path); err == nil {
+		t.Error("a broken file was read without error")
+	}
+}
