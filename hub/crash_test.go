@@ -150,4 +150,3 @@ func waitOf(t *testing.T, err error) time.Duration {
 	}
 	return d
 }
-

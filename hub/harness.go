@@ -73,12 +73,20 @@ func (h *harness) run() {
 		close(h.agreed)
 		return
 	}
-	h.p = p
 	f := acp.NewStdio(p.stdout, p.stdin, hb.cfg.MaxLine)
 	f.SkipLong(h.tooLong)
-	h.conn = acp.NewConn(f, h.handle)
-	h.conn.SetLogger(log)
-	h.conn.SetIDs(&hb.ids)
+	conn := acp.NewConn(f, h.handle)
+	conn.SetLogger(log)
+	conn.SetIDs(&hb.ids)
+	h.mu.Lock()
+	h.p, h.conn = p, conn
+	h.mu.Unlock()
+	hb.mu.Lock()
+	closed := hb.closed
+	hb.mu.Unlock()
+	if closed { // Close came while it started
+		conn.Close()
+	}
 	runDone := make(chan struct{})
 	go func() {
 		defer close(runDone)
@@ -169,6 +177,17 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 		prompt:  r.Caps.Prompt,
 	}
 	return nil
+}
+
+// shutdown ends the run: its connection is closed, so the run ends its
+// process group.
+func (h *harness) shutdown() {
+	h.mu.Lock()
+	conn := h.conn
+	h.mu.Unlock()
+	if conn != nil {
+		conn.Close()
+	}
 }
 
 // whyEnded is how the run ended, "" while it runs.

@@ -55,7 +55,7 @@ func (hb *Hub) Close() error {
 	h := hb.cur
 	hb.mu.Unlock()
 	if h != nil {
-		h.conn.Close()
+		h.shutdown()
 	}
 	hb.wg.Wait()
 	hb.stop()

@@ -109,4 +109,3 @@ func zombies() int {
 	}
 	return n
 }
-

@@ -78,3 +78,22 @@ func toolName(name string) bool {
 	}
 	return true
 }
+
+// Server is one of Link's tools as the environment names it: its name
+// and its address, an MCP server over Streamable HTTP.
+type Server struct {
+	Name string // memory, scheduler, acme_memory
+	Addr string
+}
+
+// Servers are the tools env names ($LNK_MEMORY, $LNK_TOOL_<NAME>...),
+// sorted by name, by the rules Link Harness reads them with: for an
+// adapter that hands them to a harness of its own.
+func Servers(env map[string]string) []Server {
+	in := servers(env)
+	out := make([]Server, len(in))
+	for i, s := range in {
+		out[i] = Server{Name: s.name, Addr: s.addr}
+	}
+	return out
+}

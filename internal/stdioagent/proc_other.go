@@ -1,6 +1,6 @@
 //go:build !unix
 
-package scripted
+package stdioagent
 
 import "os"
 

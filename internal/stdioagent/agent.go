@@ -1,7 +1,7 @@
-// Package scripted is the hub's tests' stdio ACP agent, built on
+// Package stdioagent is the hub's tests' stdio ACP agent, built on
 // coder/acp-go-sdk: what each prompt does is said by its text. A test
 // binary runs itself as the agent (Main) when its environment says so.
-package scripted
+package stdioagent
 
 import (
 	"context"

@@ -1,0 +1,268 @@
+// Package main is the lnk-acp command, Harness Hub's generic adapter: it
+// serves any agent that speaks ACP over stdio (Claude Code, Codex, Gemini
+// CLI, Link Harness itself) at one agent's endpoint, as Link's bridges
+// reach it.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/harness/tools"
+	"github.com/lnk-dev/link/hub"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:])
+	stop()
+	os.Exit(code)
+}
+
+// run is the program with its arguments; it returns the exit code.
+func run(ctx context.Context, args []string) int {
+	m := NewMain(os.Stdout, os.Stderr, environ())
+	if err := m.ParseFlags(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "lnk-acp: %v\n", err)
+		return 2
+	}
+	if err := m.Run(ctx); err != nil {
+		fmt.Fprintf(os.Stderr, "lnk-acp: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func environ() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// presets are the harnesses lnk-acp knows by name: the command each runs
+// when none follows --.
+var presets = map[string][]string{
+	"claude": {"claude-agent-acp"},
+	"codex":  {"codex-acp"},
+	"gemini": {"gemini", "--acp"},
+}
+
+// Main is the program: ParseFlags, then Run until its context ends (or
+// Close), so tests run the real program on port 0.
+type Main struct {
+	Stdout, Stderr io.Writer
+	Env            map[string]string
+
+	// What the flags (or the environment) said.
+	Home, Agent, KeyFile, Dir, Preset string
+	Port                              int
+	Command                           []string
+
+	ready chan struct{} // closed once listening
+	url   string
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// NewMain makes the program with its output and environment.
+func NewMain(stdout, stderr io.Writer, env map[string]string) *Main {
+	return &Main{Stdout: stdout, Stderr: stderr, Env: env, ready: make(chan struct{}), done: make(chan struct{})}
+}
+
+const usage = `usage: lnk-acp [--preset claude|codex|gemini] [flags] [-- COMMAND ARGS...]
+
+Serves an agent that speaks ACP over stdio at one agent's endpoint (ACP
+over a WebSocket per message), and prints the endpoint's address once it
+listens. The agent is COMMAND, or the preset's (claude-agent-acp,
+codex-acp, gemini --acp). Each flag may also come from the environment
+variable named beside it.
+
+`
+
+// ParseFlags reads args: the flags, each else from the environment, then
+// the command after --.
+func (m *Main) ParseFlags(args []string) error {
+	var command []string
+	for i, a := range args {
+		if a == "--" {
+			args, command = args[:i], args[i+1:]
+			break
+		}
+	}
+	fs := flag.NewFlagSet("lnk-acp", flag.ContinueOnError)
+	fs.SetOutput(m.Stderr)
+	fs.Usage = func() {
+		fmt.Fprint(m.Stderr, usage)
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&m.Preset, "preset", "", "the harness: claude, codex or gemini (its command, when none follows --)")
+	fs.StringVar(&m.Home, "home", m.Env["LNK_HOME"], "the Link home folder, where each thread's session is kept ($LNK_HOME, else the user's config folder/lnk)")
+	fs.StringVar(&m.Agent, "agent", m.Env[contract.EnvAgent], "the agent it answers ($LNK_AGENT, else main)")
+	port := fs.String("port", m.Env[contract.EnvPort], "the endpoint's port on 127.0.0.1 ($LNK_PORT, else 18800; 0 picks a free one)")
+	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
+	fs.StringVar(&m.Dir, "dir", "", "the folder the harness runs in and its sessions' cwd (else the current one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("the harness's command follows --: %q", fs.Args())
+	}
+	m.Command = command
+	if len(m.Command) == 0 {
+		if m.Preset == "" {
+			fmt.Fprint(m.Stderr, usage)
+			return errors.New("no harness: say --preset or a command after --")
+		}
+		p, ok := presets[m.Preset]
+		if !ok {
+			return fmt.Errorf("--preset is claude, codex or gemini, not %q", m.Preset)
+		}
+		m.Command = p
+	} else if m.Preset != "" {
+		if _, ok := presets[m.Preset]; !ok {
+			return fmt.Errorf("--preset is claude, codex or gemini, not %q", m.Preset)
+		}
+	}
+	if m.Agent == "" {
+		m.Agent = contract.DefaultAgent
+	}
+	if err := contract.ParseAgentName(m.Agent); err != nil {
+		return err
+	}
+	if *port == "0" {
+		m.Port = 0
+	} else {
+		p, err := contract.Port(*port)
+		if err != nil {
+			return err
+		}
+		m.Port = p
+	}
+	if m.KeyFile == "" {
+		return errors.New("no key file: say --key-file or $LNK_KEY_FILE")
+	}
+	if m.Home == "" {
+		dir, err := os.UserConfigDir()
+		if err != nil {
+			return fmt.Errorf("find the Link home: %w (say --home)", err)
+		}
+		m.Home = filepath.Join(dir, "lnk")
+	}
+	return nil
+}
+
+// sessionsFile is where the agent's threads' sessions are kept.
+func (m *Main) sessionsFile() string {
+	return filepath.Join(m.Home, "agents", m.Agent, "hub", "sessions.json")
+}
+
+// Run serves until ctx ends or Close: it listens, prints the endpoint's
+// address, and answers messages through the hub; stopping, it ends the
+// harness's whole process group.
+func (m *Main) Run(ctx context.Context) error {
+	defer close(m.done)
+	ctx, cancel := context.WithCancel(ctx)
+	m.mu.Lock()
+	m.cancel = cancel
+	m.mu.Unlock()
+	defer cancel()
+
+	b, err := os.ReadFile(m.KeyFile)
+	if err != nil {
+		return fmt.Errorf("read the key file: %w", err)
+	}
+	key, err := contract.ParseKey(b)
+	if err != nil {
+		return fmt.Errorf("key file %s: %w", m.KeyFile, err)
+	}
+	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var linkTools []hub.Tool
+	for _, s := range tools.Servers(m.Env) {
+		linkTools = append(linkTools, hub.Tool{Name: s.Name, URL: s.Addr})
+	}
+	env := make([]string, 0, len(m.Env))
+	for k, v := range m.Env {
+		env = append(env, k+"="+v)
+	}
+	hb, err := hub.New(hub.Config{
+		Command:  m.Command,
+		Env:      env,
+		Dir:      m.Dir,
+		Sessions: m.sessionsFile(),
+		Tools:    linkTools,
+		Logger:   logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer hb.Close()
+	srv, err := endpoint.New(endpoint.Config{
+		Agents:  []endpoint.Agent{{Name: m.Agent, Key: key}},
+		Own:     m.Agent,
+		Handler: hb,
+		Logger:  logger,
+	})
+	if err != nil {
+		return err
+	}
+	ln, err := endpoint.Listen(ctx, net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)))
+	if err != nil {
+		return err
+	}
+	m.url = "http://" + ln.Addr().String() + contract.ACPPath
+	fmt.Fprintf(m.Stdout, "endpoint %s\n", m.url)
+	close(m.ready)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ctx, ln) }()
+	select {
+	case <-ctx.Done():
+	case err := <-served:
+		if err != nil {
+			return err
+		}
+	}
+	srv.Close()
+	return hb.Close()
+}
+
+// Ready is closed once the endpoint listens.
+func (m *Main) Ready() <-chan struct{} { return m.ready }
+
+// URL is the endpoint's address, once Ready.
+func (m *Main) URL() string { return m.url }
+
+// Close stops a running Run as a signal does and waits for it.
+func (m *Main) Close() error {
+	m.mu.Lock()
+	cancel := m.cancel
+	m.mu.Unlock()
+	if cancel == nil {
+		return nil
+	}
+	cancel()
+	<-m.done
+	return nil
+}
