@@ -127,11 +127,44 @@ func (b *bridge) open(ctx context.Context, r *acp.Request) {
 	b.mu.Lock()
 	b.threads[thread] = true
 	b.mu.Unlock()
+	var err error
 	if r.Method == acp.MethodSessionNew {
-		r.Reply(ctx, acp.NewSessionResult{SessionID: thread})
-		return
+		err = r.Reply(ctx, acp.NewSessionResult{SessionID: thread})
+	} else {
+		err = r.Reply(ctx, json.RawMessage("{}"))
 	}
-	r.Reply(ctx, json.RawMessage("{}"))
+	if err == nil {
+		b.advertise(ctx, thread)
+	}
+}
+
+// advertise sends the bridge thread's commands: its session's latest list
+// in the running harness, with Link's owned actions added; nothing when
+// neither is known.
+func (b *bridge) advertise(ctx context.Context, thread string) {
+	hb := b.hb
+	var list json.RawMessage
+	if session := hb.sessions.get(thread); session != "" {
+		hb.mu.Lock()
+		h := hb.cur
+		hb.mu.Unlock()
+		if h != nil {
+			h.mu.Lock()
+			list = h.commands[session]
+			h.mu.Unlock()
+		}
+	}
+	if list == nil {
+		if len(hb.owned()) == 0 {
+			return
+		}
+		list = json.RawMessage("[]")
+	}
+	params, _ := json.Marshal(map[string]any{"sessionId": thread, "update": map[string]any{
+		"sessionUpdate":     acp.UpdateAvailableCommands,
+		"availableCommands": list,
+	}})
+	b.conn.Notify(ctx, acp.MethodSessionUpdate, json.RawMessage(hb.withOwned(params)))
 }
 
 // promptParams are session/prompt's params as the hub reads them; the
@@ -195,6 +228,15 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.Said, prompt 
 		return // the bridge went before the thread's turn came
 	}
 	defer th.release()
+	var cmd parsed
+	isCmd := false
+	if said.From == "" { // another sender's text is quoted, never a command
+		cmd, isCmd = hb.parseCommand(prompt)
+	}
+	if isCmd && cmd.action != nil && cmd.action.Route != "" {
+		b.runOwned(r, thread, cmd)
+		return
+	}
 	h, err := hb.ready(b.gone)
 	if err != nil {
 		r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "%v", err))
@@ -204,6 +246,19 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.Said, prompt 
 	if err != nil {
 		r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "the harness could not open this thread's session: %v", err))
 		return
+	}
+	if isCmd && cmd.action != nil {
+		// A known command goes by a name the session offers: its list is
+		// waited for (it may come after session/new answered).
+		list, err := h.commandList(b.gone, session)
+		if err != nil {
+			r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "/%s: %v", cmd.word, err))
+			return
+		}
+		if prompt, err = commandPrompt(prompt, rename(cmd, commandNames(list)), cmd.rest); err != nil {
+			r.Fail(wctx, err)
+			return
+		}
 	}
 	params, err := b.forwarded(r.Params, session, said, prompt)
 	if err != nil {
@@ -239,6 +294,36 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.Said, prompt 
 		return
 	}
 	r.Reply(wctx, res)
+}
+
+// runOwned runs a Link-owned action's route in the thread's turn, and
+// answers with what it returns: the harness never sees it.
+func (b *bridge) runOwned(r *acp.Request, thread string, cmd parsed) {
+	hb := b.hb
+	wctx := context.WithoutCancel(b.gone)
+	if hb.cfg.Route == nil {
+		r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "/%s: Link's actions are not reachable from this hub", cmd.word))
+		return
+	}
+	t := newTurn(nil, thread, "", b.conn)
+	taken, _ := json.Marshal(contract.TakenParams{SessionID: thread})
+	t.push(contract.MethodTaken, taken)
+	ctx, cancel := context.WithTimeout(hb.life, hb.cfg.CallTimeout)
+	text, err := hb.cfg.Route(ctx, cmd.action.Route, thread, cmd.rest)
+	cancel()
+	if err == nil {
+		chunk, _ := json.Marshal(map[string]any{"sessionId": thread, "update": map[string]any{
+			"sessionUpdate": acp.UpdateMessageChunk,
+			"content":       map[string]string{"type": "text", "text": text},
+		}})
+		t.push(acp.MethodSessionUpdate, chunk)
+	}
+	t.close()
+	if err != nil {
+		r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "/%s: %v", cmd.word, err))
+		return
+	}
+	r.Reply(wctx, acp.PromptResult{StopReason: acp.StopEndTurn})
 }
 
 // resetNote is streamed before the answer of a thread whose session the
@@ -287,13 +372,12 @@ func (b *bridge) forwarded(params json.RawMessage, session string, said contract
 		return nil, fmt.Errorf("forward prompt: %w", err)
 	}
 	if said.From != "" {
-		blocks, err := writeSender(prompt, said)
-		if err != nil {
+		if prompt, err = writeSender(prompt, said); err != nil {
 			return nil, fmt.Errorf("forward prompt: %w", err)
 		}
-		if out, err = setMember(out, "prompt", blocks); err != nil {
-			return nil, fmt.Errorf("forward prompt: %w", err)
-		}
+	}
+	if out, err = setMember(out, "prompt", prompt); err != nil {
+		return nil, fmt.Errorf("forward prompt: %w", err)
 	}
 	return out, nil
 }

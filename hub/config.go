@@ -19,6 +19,12 @@ type Config struct {
 	// Dir is the folder the harness runs in and its sessions' cwd; empty
 	// is the hub's own.
 	Dir string
+	// Actions are Link's namespaces' actions (their actions.toml), by
+	// which the owner's commands are named to the harness.
+	Actions []Action
+	// Route runs a Link-owned action's route; nil runs none (such an
+	// action is then refused).
+	Route RouteFunc
 	// Tools are Link's tools, given to each session as its mcpServers.
 	Tools []Tool
 	// Sessions is the file keeping each thread's session; empty keeps

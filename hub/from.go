@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -62,13 +61,5 @@ func writeSender(prompt json.RawMessage, s contract.Said) ([]byte, error) {
 		first, _ := json.Marshal(map[string]string{"type": "text", "text": header})
 		blocks = append([]json.RawMessage{first}, blocks...)
 	}
-	return append(append([]byte{'['}, bytes.Join(blocks2bytes(blocks), []byte{','})...), ']'), nil
-}
-
-func blocks2bytes(blocks []json.RawMessage) [][]byte {
-	out := make([][]byte, len(blocks))
-	for i, b := range blocks {
-		out[i] = b
-	}
-	return out
+	return mustArray(blocks), nil
 }

@@ -245,7 +245,7 @@ func (h *harness) update(params json.RawMessage) {
 	t := h.turns[p.SessionID]
 	h.mu.Unlock()
 	if t != nil {
-		t.update(params)
+		t.update(params, p.Update.Kind == acp.UpdateAvailableCommands)
 	}
 }
 

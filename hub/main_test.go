@@ -22,4 +22,5 @@ const (
 	envLate     = stdioagent.EnvLate
 	envNoLists  = stdioagent.EnvNoLists
 	envNoResume = stdioagent.EnvNoResume
+	envLateList = stdioagent.EnvLateList
 )

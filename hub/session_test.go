@@ -110,3 +110,26 @@ func TestSessionFileWhole(t *testing.T) {
 		t.Error("a broken file was read without error")
 	}
 }
+
+// TestToolsGiven: Link's tools go with each session the hub makes or
+// takes up, as mcpServers over HTTP, and to a harness that takes no MCP
+// server over HTTP, none.
+func TestToolsGiven(t *testing.T) {
+	tools := func(c *Config) {
+		c.Tools = []Tool{{Name: "memory", URL: "http://127.0.0.1:9/memory"}, {Name: "web", URL: "http://127.0.0.1:9/web"}}
+	}
+	want := "mcp: memory=http://127.0.0.1:9/memory web=http://127.0.0.1:9/web"
+	r := newRig(t, []string{envCaps + "=resume,mcp"}, tools)
+	ctx := testCtx(t, 30*time.Second)
+	if got := r.message(ctx, "telegram:1", "mcp", nil).must(t); got != want {
+		t.Errorf("a new session was given %q, want %q", got, want)
+	}
+	r.restart()
+	if got := r.message(ctx, "telegram:1", "mcp", nil).must(t); got != want {
+		t.Errorf("a resumed session was given %q, want %q", got, want)
+	}
+	r = newRig(t, []string{envCaps + "=resume"}, tools)
+	if got := r.message(ctx, "telegram:1", "mcp", nil).must(t); got != "mcp: " {
+		t.Errorf("a harness without MCP over HTTP was given %q, want none", got)
+	}
+}

@@ -52,11 +52,15 @@ func newTurn(h *harness, thread, session string, bridge *acp.Conn) *turn {
 }
 
 // update queues one of the harness's session/update params for the
-// bridge, its sessionId made the thread's.
-func (t *turn) update(params json.RawMessage) {
+// bridge, its sessionId made the thread's; a command list gets Link's
+// owned actions added.
+func (t *turn) update(params json.RawMessage, commands bool) {
 	out, err := withSession(params, t.thread)
 	if err != nil {
 		return
+	}
+	if commands {
+		out = t.h.hb.withOwned(out)
 	}
 	t.push(acp.MethodSessionUpdate, out)
 }

@@ -6,6 +6,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,8 +23,12 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/tools"
 	"github.com/lnk-dev/link/hub"
+	"github.com/lnk-dev/link/hub/actions"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
 )
 
 func main() {
@@ -78,6 +83,9 @@ type Main struct {
 	Home, Agent, KeyFile, Dir, Preset string
 	Port                              int
 	Command                           []string
+	// Actions are the files of Link's namespaces' actions beside the
+	// chat namespace's (--actions, repeated).
+	Actions []string
 
 	ready chan struct{} // closed once listening
 	url   string
@@ -124,6 +132,10 @@ func (m *Main) ParseFlags(args []string) error {
 	port := fs.String("port", m.Env[contract.EnvPort], "the endpoint's port on 127.0.0.1 ($LNK_PORT, else 18800; 0 picks a free one)")
 	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
 	fs.StringVar(&m.Dir, "dir", "", "the folder the harness runs in and its sessions' cwd (else the current one)")
+	fs.Func("actions", "an actions.toml of one of Link's namespaces, beside the chat namespace's (repeat it for more)", func(p string) error {
+		m.Actions = append(m.Actions, p)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -199,6 +211,34 @@ func (m *Main) Run(ctx context.Context) error {
 		return fmt.Errorf("key file %s: %w", m.KeyFile, err)
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	acts := actions.Chat()
+	for _, p := range m.Actions {
+		a, err := actions.Load(p)
+		if err != nil {
+			return err
+		}
+		acts = append(acts, a...)
+	}
+	// A Link-owned action's route is a call of one of Link's tools, as
+	// Link Harness names it (task__list), given the text after the
+	// command.
+	tl, err := tools.New(tools.Config{
+		Env:    func(string) map[string]string { return m.Env },
+		Paths:  func(agent string) (store.Paths, error) { return store.For(m.Home, agent) },
+		Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer tl.Close()
+	route := func(ctx context.Context, route, thread, args string) (string, error) {
+		input, _ := json.Marshal(map[string]string{"text": args})
+		text, failed := tl.Call(ctx, m.Agent, model.ToolCall{ID: "action", Name: route, Input: string(input)}, harness.CallMeta{Thread: thread})
+		if failed {
+			return "", errors.New(text)
+		}
+		return text, nil
+	}
 	var linkTools []hub.Tool
 	for _, s := range tools.Servers(m.Env) {
 		linkTools = append(linkTools, hub.Tool{Name: s.Name, URL: s.Addr})
@@ -213,6 +253,8 @@ func (m *Main) Run(ctx context.Context) error {
 		Dir:      m.Dir,
 		Sessions: m.sessionsFile(),
 		Tools:    linkTools,
+		Actions:  acts,
+		Route:    route,
 		Logger:   logger,
 	})
 	if err != nil {

@@ -45,6 +45,7 @@ const (
 	EnvLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
 	EnvNoLists  = "HUB_AGENT_NOLISTS"  // send no available_commands_update
 	EnvNoResume = "HUB_AGENT_NORESUME" // refuse session/resume
+	EnvLateList = "HUB_AGENT_LATELIST" // list a new session's commands only after session/new answered
 )
 
 // runWrapper runs the agent as its child, as npx runs a package's
@@ -221,7 +222,14 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	a.log("new " + id)
 	os.WriteFile(filepath.Join(a.state, id), nil, 0o600)
 	a.keepMCP(id, p.McpServers)
-	a.commands(ctx, id) // before the answer, as Claude Code does
+	if os.Getenv(EnvLateList) != "" {
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			a.commands(context.Background(), id)
+		}()
+	} else {
+		a.commands(ctx, id) // before the answer, as Claude Code does
+	}
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
 
