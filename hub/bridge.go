@@ -56,6 +56,8 @@ func (b *bridge) handle(ctx context.Context, r *acp.Request) {
 		b.open(ctx, r)
 	case acp.MethodSessionPrompt:
 		b.prompt(ctx, r)
+	case contract.MethodRecover:
+		b.recover(ctx, r)
 	case acp.MethodSessionCancel:
 		var p struct {
 			SessionID string `json:"sessionId"`
@@ -293,7 +295,10 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.Said, prompt 
 		r.Fail(wctx, err)
 		return
 	}
-	r.Reply(wctx, res)
+	if r.Reply(wctx, res) != nil || t.bridgeGone() {
+		// Its caller went before it was told: kept for _link/recover.
+		hb.answers.keep(thread, t.answerText())
+	}
 }
 
 // runOwned runs a Link-owned action's route in the thread's turn, and

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
 )
 
 // TestCrashMidTurn: a harness that dies mid-turn ends the turn within 2 s
@@ -149,4 +150,42 @@ func waitOf(t *testing.T, err error) time.Duration {
 		t.Fatalf("%v: %v", err, perr)
 	}
 	return d
+}
+
+// TestRecoverKept: a turn whose bridge went runs to its end and its
+// answer is kept: handed over once by a single-phase recover; in two
+// phases, with its id, until done lets it go.
+func TestRecoverKept(t *testing.T) {
+	r := newRig(t, nil, nil)
+	ctx := testCtx(t, 30*time.Second)
+	for i, thread := range []string{"telegram:1", "telegram:2"} {
+		s, err := r.open(ctx, thread)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.prompt(ctx, "slow", nil)
+		waitFor(t, ctx, func() bool { return len(r.agentLog("prompt ")) == i+1 })
+		s.close()
+	}
+	waitFor(t, ctx, func() bool { return len(r.agentLog("end ")) == 2 })
+	waitFor(t, ctx, func() bool {
+		r.hub.answers.mu.Lock()
+		defer r.hub.answers.mu.Unlock()
+		return len(r.hub.answers.list) == 2
+	})
+	two := r.hub.answers.recover(contract.RecoverParams{TwoPhase: true})
+	if len(two.Answers) != 2 || two.Answers[0].Text != "slow done" || two.Answers[0].ID == "" {
+		t.Fatalf("two-phase recover: %+v", two.Answers)
+	}
+	if again := r.hub.answers.recover(contract.RecoverParams{TwoPhase: true}); len(again.Answers) != 2 {
+		t.Errorf("asked again before done: %d answers, want both", len(again.Answers))
+	}
+	r.hub.answers.recover(contract.RecoverParams{Done: []string{two.Answers[0].ID, "not-one"}})
+	one := r.hub.answers.recover(contract.RecoverParams{})
+	if len(one.Answers) != 1 || one.Answers[0].Thread != two.Answers[1].Thread || one.Answers[0].ID != "" {
+		t.Errorf("single-phase after done: %+v", one.Answers)
+	}
+	if none := r.hub.answers.recover(contract.RecoverParams{}); len(none.Answers) != 0 {
+		t.Errorf("handed over twice: %+v", none.Answers)
+	}
 }

@@ -224,19 +224,34 @@ const methodRequestPermission = "session/request_permission"
 // if any (so history replayed while a session is taken up reaches nobody).
 func (h *harness) update(params json.RawMessage) {
 	var p struct {
-		SessionID string `json:"sessionId"`
-		Update    struct {
-			Kind     string          `json:"sessionUpdate"`
-			Commands json.RawMessage `json:"availableCommands"`
-		} `json:"update"`
+		SessionID string          `json:"sessionId"`
+		Update    json.RawMessage `json:"update"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil || p.SessionID == "" {
 		h.hb.cfg.Logger.Warn("harness sent a session/update with no session", "start", truncate(string(params), 120))
 		return
 	}
+	// Each part is read on its own, so an update of a shape the hub
+	// doesn't know still goes on as it came.
+	var u struct {
+		Kind     string          `json:"sessionUpdate"`
+		Commands json.RawMessage `json:"availableCommands"`
+		Content  json.RawMessage `json:"content"`
+	}
+	json.Unmarshal(p.Update, &u)
+	var chunk string
+	if u.Kind == acp.UpdateMessageChunk {
+		var c struct {
+			Type string `json:"type"`
+			Text string `json:"text"`
+		}
+		if json.Unmarshal(u.Content, &c) == nil && c.Type == "text" {
+			chunk = c.Text
+		}
+	}
 	h.mu.Lock()
-	if p.Update.Kind == acp.UpdateAvailableCommands {
-		h.commands[p.SessionID] = p.Update.Commands
+	if u.Kind == acp.UpdateAvailableCommands {
+		h.commands[p.SessionID] = u.Commands
 		if ch, ok := h.listed[p.SessionID]; ok {
 			close(ch)
 			delete(h.listed, p.SessionID)
@@ -245,7 +260,7 @@ func (h *harness) update(params json.RawMessage) {
 	t := h.turns[p.SessionID]
 	h.mu.Unlock()
 	if t != nil {
-		t.update(params, p.Update.Kind == acp.UpdateAvailableCommands)
+		t.update(params, u.Kind == acp.UpdateAvailableCommands, chunk)
 	}
 }
 

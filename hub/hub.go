@@ -16,6 +16,7 @@ type Hub struct {
 	cfg      Config
 	sessions *sessionFile
 	ids      atomic.Int64 // request ids to the harness, across its restarts
+	answers  keptAnswers  // answers nobody took, for _link/recover
 
 	life context.Context // the hub's; Close ends it
 	stop context.CancelFunc

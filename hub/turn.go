@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -29,7 +30,8 @@ type turn struct {
 	mu    sync.Mutex
 	queue []note // notifications waiting to be sent
 	size  int
-	gone  bool // the bridge went or fell too far behind: nothing more is sent
+	gone  bool            // the bridge went or fell too far behind: nothing more is sent
+	text  strings.Builder // the answer's text, kept should its bridge go
 	wake  chan struct{}
 	shut  bool
 	done  chan struct{} // closed once the queue is sent (or dropped) and shut
@@ -54,15 +56,41 @@ func newTurn(h *harness, thread, session string, bridge *acp.Conn) *turn {
 // update queues one of the harness's session/update params for the
 // bridge, its sessionId made the thread's; a command list gets Link's
 // owned actions added.
-func (t *turn) update(params json.RawMessage, commands bool) {
+func (t *turn) update(params json.RawMessage, commands bool, chunk string) {
 	out, err := withSession(params, t.thread)
 	if err != nil {
 		return
+	}
+	if chunk != "" {
+		t.mu.Lock()
+		if t.text.Len()+len(chunk) <= maxAnswerText {
+			t.text.WriteString(chunk)
+		}
+		t.mu.Unlock()
 	}
 	if commands {
 		out = t.h.hb.withOwned(out)
 	}
 	t.push(acp.MethodSessionUpdate, out)
+}
+
+// maxAnswerText bounds the answer text a turn keeps for recover: what a
+// bridge reads of one.
+const maxAnswerText = 16 << 20
+
+// answerText is the text the turn's agent_message_chunks streamed.
+func (t *turn) answerText() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.text.String()
+}
+
+// bridgeGone says whether the bridge went (or was dropped) during the
+// turn.
+func (t *turn) bridgeGone() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gone
 }
 
 // push queues a notification for the bridge.

@@ -74,11 +74,12 @@ func start(t *testing.T, env map[string]string, args ...string) (*Main, []byte) 
 }
 
 // TestConformance: lnk-acp serving the scripted agent passes the kit, as
-// far as that agent can (it has no tools, no recording model, no
-// recover).
+// far as that agent can (it has no tools and no recording model): a turn
+// whose caller went ("slow" answers after a second) is kept by the hub
+// for _link/recover.
 func TestConformance(t *testing.T) {
 	m, key := start(t, nil)
-	conformance.Run(t, conformance.Target{URL: m.URL(), Key: key, Agent: "main", Nameless: true, PID: os.Getpid()})
+	conformance.Run(t, conformance.Target{URL: m.URL(), Key: key, Agent: "main", Nameless: true, PID: os.Getpid(), Recover: &conformance.Recover{Prompt: "slow"}})
 }
 
 func TestFlags(t *testing.T) {
