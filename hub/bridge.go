@@ -120,7 +120,7 @@ func (b *bridge) open(ctx context.Context, r *acp.Request) {
 			r.Fail(ctx, &contract.RuleError{Field: "sessionId", Rule: "a session's sessionId is its thread, a string"})
 			return
 		}
-		if err := contract.ParseThread(*p.SessionID); err != nil {
+		if err := contract.CheckThread(*p.SessionID); err != nil {
 			r.Fail(ctx, err)
 			return
 		}
@@ -222,7 +222,7 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 // thread's session in the running harness, tells the prompt taken as it
 // forwards it, and answers the bridge with the harness's answer, or an
 // error once the harness stops.
-func (b *bridge) turn(r *acp.Request, thread string, said contract.Said, prompt json.RawMessage) {
+func (b *bridge) turn(r *acp.Request, thread string, said contract.LinkMeta, prompt json.RawMessage) {
 	hb := b.hb
 	wctx := context.WithoutCancel(b.gone)
 	th := hb.thread(thread)
@@ -371,7 +371,7 @@ func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, erro
 // forwarded is the prompt's params as the harness is sent them: its
 // session the harness's, and a message from someone else with who it is
 // written into its text. Its _meta goes on as it came.
-func (b *bridge) forwarded(params json.RawMessage, session string, said contract.Said, prompt json.RawMessage) ([]byte, error) {
+func (b *bridge) forwarded(params json.RawMessage, session string, said contract.LinkMeta, prompt json.RawMessage) ([]byte, error) {
 	out, err := withSession(params, session)
 	if err != nil {
 		return nil, fmt.Errorf("forward prompt: %w", err)

@@ -10,7 +10,7 @@ import (
 
 // fromLine is the line a message from someone other than the owner
 // starts with: who, by name when they have one, and its hops.
-func fromLine(s contract.Said) string {
+func fromLine(s contract.LinkMeta) string {
 	who := s.From
 	if s.FromName != "" {
 		who = s.FromName + " (" + s.From + ")"
@@ -31,7 +31,7 @@ func quote(text string) string {
 // its text, for a harness that reads no _meta: a line of its own saying
 // who and the hops, then each of their lines quoted. Blocks other than
 // text go on as they came.
-func writeSender(prompt json.RawMessage, s contract.Said) ([]byte, error) {
+func writeSender(prompt json.RawMessage, s contract.LinkMeta) ([]byte, error) {
 	var blocks []json.RawMessage
 	if err := json.Unmarshal(prompt, &blocks); err != nil {
 		return nil, err

@@ -161,7 +161,7 @@ func (m *Main) ParseFlags(args []string) error {
 	if m.Agent == "" {
 		m.Agent = contract.DefaultAgent
 	}
-	if err := contract.ParseAgentName(m.Agent); err != nil {
+	if err := contract.CheckAgentName(m.Agent); err != nil {
 		return err
 	}
 	if *port == "0" {

@@ -133,7 +133,7 @@ func Parse(b []byte) ([]hub.Action, error) {
 			}
 		}
 		if a.Route != "" {
-			if err := contract.ParseToolName(a.Route); err != nil {
+			if err := contract.CheckToolName(a.Route); err != nil {
 				return nil, rule(field+".route", "a route is a tool call's name, as Link Harness offers it (task__list)")
 			}
 			if len(a.Names) > 0 {
