@@ -106,7 +106,7 @@ func (c *Converter) Run(ctx context.Context) (res ConvertResult, err error) {
 	if err := os.MkdirAll(chats, 0o700); err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
 	}
-	unlock, err := lockDir(ctx, chats)
+	unlock, err := fsx.LockDir(ctx, chats)
 	if err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
 	}

@@ -23,7 +23,7 @@ func ResolveConvert(ctx context.Context, p Paths, drivers map[string]Opener) (un
 	if _, err := os.Stat(chats); err != nil {
 		return nil, nil
 	}
-	unlock, err := lockDir(ctx, chats)
+	unlock, err := fsx.LockDir(ctx, chats)
 	if err != nil {
 		return nil, err
 	}

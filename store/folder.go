@@ -193,7 +193,7 @@ func (f *Folders) update(ctx context.Context, thread string, fn func(dir string)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unlock, err := lockDir(ctx, dir)
+	unlock, err := fsx.LockDir(ctx, dir)
 	if err != nil {
 		return err
 	}

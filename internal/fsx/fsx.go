@@ -1,6 +1,7 @@
 // Package fsx holds the store's file calls where the os package costs more
 // than needed or differs by platform: Open, outside the runtime's poller,
-// and SyncDir, a folder's names made durable.
+// SyncDir, a folder's names made durable, and LockDir, a folder's lock
+// between processes.
 //
 // Open: the store's per-message path opens files without the runtime's
 // poller. On Linux a regular file or a folder is never

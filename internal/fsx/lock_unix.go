@@ -1,6 +1,6 @@
 //go:build unix
 
-package store
+package fsx
 
 import (
 	"context"
@@ -9,16 +9,15 @@ import (
 	"os"
 	"syscall"
 	"time"
-
-	"github.com/lnk-dev/link/internal/fsx"
 )
 
-// lockDir takes the lock of a conversation's folder for what it keeps that
-// isn't an event (tools.json, answers.json), waiting until it is had or ctx
+// LockDir takes the lock of folder dir, waiting until it is had or ctx
 // ends. It is the folder's own flock, so it needs no file of its own, and
-// every process takes it through its own open folder.
-func lockDir(ctx context.Context, dir string) (unlock func(), err error) {
-	d, err := fsx.Open(dir, os.O_RDONLY, 0)
+// every process takes it through its own open folder: the store's for
+// what a conversation's folder keeps that isn't an event, memory's for
+// its notes.
+func LockDir(ctx context.Context, dir string) (unlock func(), err error) {
+	d, err := Open(dir, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

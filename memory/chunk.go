@@ -1,0 +1,148 @@
+package memory
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Chunks of a file are cut at a blank line once past chunkSoft bytes,
+// and at any line past chunkHard, so a hit names a few lines.
+const (
+	chunkSoft = 1024
+	chunkHard = 4096
+)
+
+// isText says whether b is text search reads: UTF-8 with no NUL.
+func isText(b []byte) bool { return utf8.Valid(b) && bytes.IndexByte(b, 0) < 0 }
+
+// lineAt is one line of a file: its number from 1, its first byte, and
+// its text without its newline.
+type lineAt struct {
+	n   int
+	off int64
+	s   string
+}
+
+func splitLines(b []byte) []lineAt {
+	var out []lineAt
+	var off int64
+	for n := 1; len(b) > 0; n++ {
+		i := bytes.IndexByte(b, '\n')
+		var l []byte
+		if i < 0 {
+			l, b = b, nil
+		} else {
+			l, b = b[:i], b[i+1:]
+		}
+		out = append(out, lineAt{n: n, off: off, s: strings.TrimSuffix(string(l), "\r")})
+		off += int64(len(l)) + 1
+	}
+	return out
+}
+
+// chunk covers lines from..to (inclusive) of ls, its text theirs.
+func chunk(ls []lineAt, text string) Chunk {
+	first, last := ls[0], ls[len(ls)-1]
+	return Chunk{Line: first.n, Lines: last.n - first.n + 1, Off: first.off, Len: int(last.off-first.off) + len(last.s), Text: text}
+}
+
+// chunkFile cuts a file into chunks of lines.
+func chunkFile(b []byte) []Chunk {
+	ls := splitLines(b)
+	var out []Chunk
+	start, size := 0, 0
+	flush := func(end int) {
+		if end > start {
+			var t strings.Builder
+			for _, l := range ls[start:end] {
+				t.WriteString(l.s)
+				t.WriteByte('\n')
+			}
+			if strings.TrimSpace(t.String()) != "" {
+				out = append(out, chunk(ls[start:end], t.String()))
+			}
+		}
+		start, size = end, 0
+	}
+	for i, l := range ls {
+		size += len(l.s) + 1
+		if size >= chunkHard || size >= chunkSoft && strings.TrimSpace(l.s) == "" {
+			flush(i + 1)
+		}
+	}
+	flush(len(ls))
+	return out
+}
+
+// chunkNotes makes a chunk of each note.
+func chunkNotes(b []byte) []Chunk {
+	var out []Chunk
+	for _, l := range splitLines(b) {
+		if strings.TrimSpace(l.s) != "" {
+			out = append(out, chunk([]lineAt{l}, l.s))
+		}
+	}
+	return out
+}
+
+// parseHeading reads a message's heading in a copy for people,
+// "## Owner · 2026-11-30 09:15 UTC · #9": who and when, and its number.
+func parseHeading(s string) (label string, seq int64, ok bool) {
+	rest, ok := strings.CutPrefix(s, "## ")
+	if !ok {
+		return "", 0, false
+	}
+	i := strings.LastIndex(rest, " · #")
+	if i < 0 {
+		return "", 0, false
+	}
+	seq, err := strconv.ParseInt(rest[i+len(" · #"):], 10, 64)
+	if err != nil || seq < 1 {
+		return "", 0, false
+	}
+	return rest[:i], seq, true
+}
+
+// chunkCopy cuts a conversation's copy into its messages, each from its
+// heading to the next; what is indexed is the message's text, without
+// its heading or its trailer.
+func chunkCopy(b []byte) []Chunk {
+	ls := splitLines(b)
+	var out []Chunk
+	var cur *Chunk
+	var body strings.Builder
+	var lines []lineAt
+	flush := func() {
+		if cur != nil && len(lines) > 0 {
+			for len(lines) > 1 && strings.TrimSpace(lines[len(lines)-1].s) == "" {
+				lines = lines[:len(lines)-1]
+			}
+			c := chunk(lines, body.String())
+			c.Seq, c.Label = cur.Seq, cur.Label
+			out = append(out, c)
+		}
+		cur, lines = nil, nil
+		body.Reset()
+	}
+	for _, l := range ls {
+		if label, seq, ok := parseHeading(l.s); ok {
+			flush()
+			cur = &Chunk{Seq: seq, Label: label}
+			lines = append(lines, l)
+			continue
+		}
+		if cur == nil {
+			continue
+		}
+		lines = append(lines, l)
+		if strings.HasPrefix(l.s, "<!-- seq ") && strings.HasSuffix(l.s, " -->") {
+			continue
+		}
+		body.WriteString(l.s)
+		body.WriteByte('\n')
+	}
+	flush()
+	return out
+}

@@ -1,0 +1,305 @@
+// Package fts is Link Memory's search index: SQLite FTS5
+// (modernc.org/sqlite), ranked by BM25, in one file beside the notes.
+//
+// The index holds no copy of the text: its FTS5 table is contentless,
+// and each chunk names the bytes of its source it came from, so memory
+// reads a hit's snippet from the source itself and the index stays
+// smaller than what it indexes. Words are unicode61's tokens; Chinese,
+// Japanese and Korean, written without spaces, are indexed a character a
+// token, and a query's run of them is a phrase of its characters, so a
+// query of any length finds the text it is part of.
+package fts
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/lnk-dev/link/memory"
+)
+
+// schemaVersion is the file's PRAGMA user_version; a file of another is
+// made again (the index is derived).
+const schemaVersion = 1
+
+const schema = `
+CREATE TABLE sources(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, file TEXT NOT NULL, stamp TEXT NOT NULL);
+CREATE TABLE chunks(id INTEGER PRIMARY KEY, source INTEGER NOT NULL, line INTEGER NOT NULL, lines INTEGER NOT NULL, off INTEGER NOT NULL, len INTEGER NOT NULL, seq INTEGER NOT NULL, label TEXT NOT NULL);
+CREATE INDEX chunks_source ON chunks(source);
+CREATE TABLE links(source INTEGER NOT NULL, line INTEGER NOT NULL, target TEXT NOT NULL, resolved TEXT NOT NULL, wiki TEXT NOT NULL);
+CREATE INDEX links_source ON links(source);
+CREATE INDEX links_resolved ON links(resolved) WHERE resolved != '';
+CREATE INDEX links_wiki ON links(wiki) WHERE wiki != '';
+CREATE VIRTUAL TABLE text USING fts5(body, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2');
+CREATE VIRTUAL TABLE vocab USING fts5vocab(text, 'row');
+`
+
+// Index is an FTS5 index in one file.
+type Index struct {
+	path string
+
+	mu   sync.Mutex
+	db   *sql.DB
+	info os.FileInfo // the file as opened, to know it was removed
+}
+
+var _ memory.Index = (*Index)(nil)
+
+// Open opens the index at path, making it when it isn't there, and
+// making it again when it isn't an index of this version (or isn't a
+// database at all): it is derived from the sources.
+func Open(ctx context.Context, path string) (*Index, error) {
+	x := &Index{path: path}
+	if err := x.open(ctx); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+func (x *Index) open(ctx context.Context) error {
+	for try := 0; ; try++ {
+		err := x.openOnce(ctx)
+		if err == nil || try == 1 {
+			if err != nil {
+				return fmt.Errorf("open the index %s: %w", x.path, err)
+			}
+			return nil
+		}
+		// Not an index this version reads: start it again.
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			os.Remove(x.path + suffix)
+		}
+	}
+}
+
+func (x *Index) openOnce(ctx context.Context) error {
+	db, err := sql.Open("sqlite", x.path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	if err != nil {
+		return err
+	}
+	db.SetMaxOpenConns(1)
+	fail := func(err error) error {
+		db.Close()
+		return err
+	}
+	var v int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fail(err)
+	}
+	switch v {
+	case schemaVersion:
+	case 0:
+		var n int
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n); err != nil {
+			return fail(err)
+		}
+		if n != 0 {
+			return fail(errors.New("not an index"))
+		}
+		if _, err := db.ExecContext(ctx, schema+fmt.Sprintf("PRAGMA user_version = %d;", schemaVersion)); err != nil {
+			return fail(err)
+		}
+	default:
+		return fail(fmt.Errorf("index version %d, not %d", v, schemaVersion))
+	}
+	info, err := os.Stat(x.path)
+	if err != nil {
+		return fail(err)
+	}
+	x.db, x.info = db, info
+	return nil
+}
+
+// Close closes the file.
+func (x *Index) Close() error {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.db == nil {
+		return nil
+	}
+	err := x.db.Close()
+	x.db = nil
+	return err
+}
+
+// live is the database, opened again (empty, so made again from the
+// sources) when its file was removed or replaced since it was opened.
+func (x *Index) live(ctx context.Context) (*sql.DB, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.db == nil {
+		return nil, errors.New("index closed")
+	}
+	if info, err := os.Stat(x.path); err != nil || !os.SameFile(info, x.info) {
+		x.db.Close()
+		x.db = nil
+		if err := x.open(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return x.db, nil
+}
+
+// Stamps is every source indexed and its stamp.
+func (x *Index) Stamps(ctx context.Context) (map[string]string, error) {
+	db, err := x.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, "SELECT name, stamp FROM sources")
+	if err != nil {
+		return nil, fmt.Errorf("index stamps: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var n, s string
+		if err := rows.Scan(&n, &s); err != nil {
+			return nil, err
+		}
+		out[n] = s
+	}
+	return out, rows.Err()
+}
+
+// Put indexes docs in one transaction, each replacing its source's
+// chunks and links.
+func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
+	if len(docs) == 0 {
+		return nil
+	}
+	db, err := x.live(ctx)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer tx.Rollback()
+	stmt := func(q string) *sql.Stmt {
+		if err != nil {
+			return nil
+		}
+		var s *sql.Stmt
+		s, err = tx.PrepareContext(ctx, q)
+		return s
+	}
+	upsert := stmt("INSERT INTO sources(name, kind, file, stamp) VALUES(?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET kind=excluded.kind, file=excluded.file, stamp=excluded.stamp RETURNING id")
+	delText := stmt("DELETE FROM text WHERE rowid IN (SELECT id FROM chunks WHERE source = ?)")
+	delChunks := stmt("DELETE FROM chunks WHERE source = ?")
+	delLinks := stmt("DELETE FROM links WHERE source = ?")
+	addChunk := stmt("INSERT INTO chunks(source, line, lines, off, len, seq, label) VALUES(?, ?, ?, ?, ?, ?, ?)")
+	addText := stmt("INSERT INTO text(rowid, body) VALUES(?, ?)")
+	addLink := stmt("INSERT INTO links(source, line, target, resolved, wiki) VALUES(?, ?, ?, ?, ?)")
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	for _, d := range docs {
+		s := d.Source
+		var id int64
+		if err := upsert.QueryRowContext(ctx, s.Name, s.Kind, s.File, s.Stamp).Scan(&id); err != nil {
+			return fmt.Errorf("index %s: %w", s.Name, err)
+		}
+		for _, del := range []*sql.Stmt{delText, delChunks, delLinks} {
+			if _, err := del.ExecContext(ctx, id); err != nil {
+				return fmt.Errorf("index %s: %w", s.Name, err)
+			}
+		}
+		for _, c := range d.Chunks {
+			res, err := addChunk.ExecContext(ctx, id, c.Line, c.Lines, c.Off, c.Len, c.Seq, c.Label)
+			if err != nil {
+				return fmt.Errorf("index %s: %w", s.Name, err)
+			}
+			row, _ := res.LastInsertId()
+			if _, err := addText.ExecContext(ctx, row, Tokens(c.Text)); err != nil {
+				return fmt.Errorf("index %s: %w", s.Name, err)
+			}
+		}
+		for _, l := range d.Links {
+			if _, err := addLink.ExecContext(ctx, id, l.Line, l.Target, l.Resolved, l.Wiki); err != nil {
+				return fmt.Errorf("index %s: %w", s.Name, err)
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// Remove forgets the sources named.
+func (x *Index) Remove(ctx context.Context, names []string) error {
+	db, err := x.live(ctx)
+	if err != nil {
+		return err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer tx.Rollback()
+	for _, n := range names {
+		for _, q := range []string{
+			"DELETE FROM text WHERE rowid IN (SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source WHERE s.name = ?)",
+			"DELETE FROM chunks WHERE source IN (SELECT id FROM sources WHERE name = ?)",
+			"DELETE FROM links WHERE source IN (SELECT id FROM sources WHERE name = ?)",
+			"DELETE FROM sources WHERE name = ?",
+		} {
+			if _, err := tx.ExecContext(ctx, q, n); err != nil {
+				return fmt.Errorf("index: forget %s: %w", n, err)
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+// Backlinks are the links resolved to name, and the wiki links naming
+// wiki, in order of their source and line.
+func (x *Index) Backlinks(ctx context.Context, name, wiki string) ([]memory.Backlink, error) {
+	db, err := x.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT s.name, l.line, l.target FROM links l JOIN sources s ON s.id = l.source
+		WHERE (l.resolved = ?1 OR l.wiki = ?2 AND l.resolved = '') AND s.name != ?1 ORDER BY s.name, l.line LIMIT 500`, name, wiki)
+	if err != nil {
+		return nil, fmt.Errorf("backlinks of %s: %w", name, err)
+	}
+	defer rows.Close()
+	var out []memory.Backlink
+	for rows.Next() {
+		var b memory.Backlink
+		if err := rows.Scan(&b.From, &b.Line, &b.Target); err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, rows.Err()
+}
+
+// Wiki is the indexed files whose base name without .md is key (in any
+// case), shortest first.
+func (x *Index) Wiki(ctx context.Context, key string) ([]string, error) {
+	db, err := x.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sources WHERE kind = 'file' AND (lower(name) LIKE '%/' || ?1 || '.md' OR lower(name) LIKE '%/' || ?1) ORDER BY length(name), name LIMIT 20`, strings.ToLower(key))
+	if err != nil {
+		return nil, fmt.Errorf("wiki link %s: %w", key, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			return nil, err
+		}
+		out = append(out, n)
+	}
+	return out, rows.Err()
+}

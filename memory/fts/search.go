@@ -1,0 +1,151 @@
+package fts
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"github.com/lnk-dev/link/memory"
+)
+
+// spaceless says whether r is of a script written without spaces
+// between words (Han, Hiragana, Katakana, Hangul, Thai and the like),
+// indexed a character a token.
+func spaceless(r rune) bool {
+	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
+}
+
+// Tokens is text as the index takes it: each character of a spaceless
+// script set apart by spaces, so unicode61 makes each a token; the rest
+// as it is.
+func Tokens(text string) string {
+	n := 0
+	for _, r := range text {
+		if spaceless(r) {
+			n++
+		}
+	}
+	if n == 0 {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + 2*n)
+	for _, r := range text {
+		if spaceless(r) {
+			b.WriteByte(' ')
+			b.WriteRune(r)
+			b.WriteByte(' ')
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// terms are a query's words as FTS5 phrases: each run of letters and
+// digits a word, a run of a spaceless script a phrase of its characters,
+// in lower case, each once.
+func terms(q string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(t string) {
+		if t != "" && !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	var word, phrase strings.Builder
+	flushWord := func() { add(word.String()); word.Reset() }
+	flushPhrase := func() { add(strings.TrimSpace(phrase.String())); phrase.Reset() }
+	for _, r := range strings.ToLower(q) {
+		switch {
+		case spaceless(r):
+			flushWord()
+			phrase.WriteRune(r)
+			phrase.WriteByte(' ')
+		case unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Mn, r):
+			flushPhrase()
+			word.WriteRune(r)
+		default:
+			flushWord()
+			flushPhrase()
+		}
+	}
+	flushWord()
+	flushPhrase()
+	return out
+}
+
+// common is the share of chunks past which a word is left out of a query
+// that has rarer ones: it would rank little and cost a long read.
+const common = 0.1
+
+// match is the FTS5 query of q: its terms, any of them (BM25 ranks those
+// with more, and rarer, first), less those too common to rank by when
+// others are left.
+func (x *Index) match(ctx context.Context, q string) (string, error) {
+	ts := terms(q)
+	if len(ts) == 0 {
+		return "", nil
+	}
+	if len(ts) > 1 {
+		db, err := x.live(ctx)
+		if err != nil {
+			return "", err
+		}
+		var total float64
+		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&total); err != nil {
+			return "", err
+		}
+		var kept []string
+		for _, t := range ts {
+			if strings.Contains(t, " ") {
+				kept = append(kept, t)
+				continue
+			}
+			var docs float64
+			err := db.QueryRowContext(ctx, "SELECT doc FROM vocab WHERE term = ?", t).Scan(&docs)
+			if err != nil || docs <= common*total || total < 100 {
+				kept = append(kept, t)
+			}
+		}
+		if len(kept) > 0 {
+			ts = kept
+		}
+	}
+	quoted := make([]string, len(ts))
+	for i, t := range ts {
+		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
+	}
+	return strings.Join(quoted, " OR "), nil
+}
+
+// Search finds the n chunks ranking best for q by BM25, best first.
+func (x *Index) Search(ctx context.Context, q string, n int) ([]memory.Hit, error) {
+	expr, err := x.match(ctx, q)
+	if err != nil || expr == "" {
+		return nil, err
+	}
+	db, err := x.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT s.name, s.kind, s.file, c.line, c.lines, c.off, c.len, c.seq, c.label, t.rank
+		FROM (SELECT rowid, rank FROM text WHERE text MATCH ? ORDER BY rank LIMIT ?) t
+		JOIN chunks c ON c.id = t.rowid JOIN sources s ON s.id = c.source ORDER BY t.rank`, expr, n)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", q, err)
+	}
+	defer rows.Close()
+	var out []memory.Hit
+	for rows.Next() {
+		var h memory.Hit
+		c := &h.Chunk
+		if err := rows.Scan(&h.Source, &h.Kind, &h.File, &c.Line, &c.Lines, &c.Off, &c.Len, &c.Seq, &c.Label, &h.Score); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,95 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// Config is what a Memory is made of. Paths and Index are needed.
+type Config struct {
+	// Paths are the agent's: memory reads its home alone.
+	Paths store.Paths
+	// Conversations reads any conversation of the agent however it is
+	// kept, for the copies memory makes of those kept compact or by a
+	// driver; nil reads only the logs' own copies (chat.md).
+	Conversations store.Conversations
+	// Index is the search index (memory/fts).
+	Index Index
+	// Embedder, when not nil, embeds text with a local model for a
+	// hybrid ranking; EmbedNote says why there is none when nil ("no
+	// OLLAMA_HOST"), said with each search.
+	Embedder  Embedder
+	EmbedNote string
+	// SyncBudget is how long a search waits for the index to take in
+	// what changed before answering from what it has, saying so; 0 is
+	// 10 s.
+	SyncBudget time.Duration
+	// OffMachineEvery is how often a conversation kept off the machine
+	// (a driver but sqlite) is asked for its last event; 0 is 30 s.
+	OffMachineEvery time.Duration
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+	// Logger gets what goes wrong outside a call's answer; nil logs
+	// nothing.
+	Logger *slog.Logger
+}
+
+// Memory is an agent's memory: its notes, search, read, list and links.
+// It runs nothing between calls.
+type Memory struct {
+	cfg   Config
+	paths store.Paths
+	idx   Index
+
+	syncMu  sync.Mutex // one sync at a time
+	checked    map[string]time.Time // conversations kept off the machine: when last asked
+	lastStamps map[string]string    // the stamps the index had at the last sync
+}
+
+// New makes the memory of the agent at cfg.Paths.
+func New(cfg Config) (*Memory, error) {
+	if cfg.Paths.Root == "" {
+		return nil, errors.New("memory: no agent's paths")
+	}
+	if cfg.Index == nil {
+		return nil, errors.New("memory: no index")
+	}
+	if cfg.SyncBudget <= 0 {
+		cfg.SyncBudget = 10 * time.Second
+	}
+	if cfg.OffMachineEvery <= 0 {
+		cfg.OffMachineEvery = 30 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, checked: map[string]time.Time{}}, nil
+}
+
+// Close closes the index.
+func (m *Memory) Close() error { return m.idx.Close() }
+
+func (m *Memory) now() time.Time { return m.cfg.Now() }
+
+// notesChanged takes the notes into the index at once, so the next search
+// finds what was just remembered and not what was just forgotten (the
+// check before each search would too; this keeps it one source's work).
+func (m *Memory) notesChanged(ctx context.Context) {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	src, ok, err := m.notesSource()
+	if err == nil {
+		err = m.take(ctx, []Source{src}, !ok)
+	}
+	if err != nil {
+		m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "index the notes", slog.String("agent", m.paths.Agent), slog.String("err", err.Error()))
+	}
+}

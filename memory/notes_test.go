@@ -1,0 +1,118 @@
+package memory_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lnk-dev/link/memory"
+)
+
+func notesFile(tb testing.TB, m *memory.Memory) string {
+	tb.Helper()
+	ns, err := m.ReadNotes()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var b strings.Builder
+	for _, n := range ns {
+		b.WriteString(n.Date + " " + n.Text + "\n")
+	}
+	return b.String()
+}
+
+// Remember adds a dated line; a duplicate, an empty note, a line break
+// or a control character is refused, naming the rule, and nothing
+// changes; forget and replaces remove by text, a part naming one alone.
+func TestRememberAndForget(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	for _, n := range []string{"Owner's name is Ana", "Ana likes green tea", "Ana's bike is blue"} {
+		if _, err := m.Remember(ctx, n, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(p.Notes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "- 2026-12-01: Owner's name is Ana\n- 2026-12-01: Ana likes green tea\n- 2026-12-01: Ana's bike is blue\n"
+	if string(b) != want {
+		t.Fatalf("notes.md:\n%s\nwant:\n%s", b, want)
+	}
+	for _, c := range []struct{ note, rule string }{
+		{"Ana likes green tea", "already there"},
+		{"  ", "empty"},
+		{"two\nlines", "line break"},
+		{"carriage\rreturn", "line break"},
+		{"a bell \a here", "control character"},
+		{"a tab\there", "control character"},
+		{"a next line\u0085here", "control character"},
+		{"a separator\u2028here", "line break"},
+	} {
+		_, err := m.Remember(ctx, c.note, nil)
+		if !errors.Is(err, memory.ErrRefused) || !strings.Contains(err.Error(), c.rule) {
+			t.Errorf("remember %q: %v, want a refusal saying %q", c.note, err, c.rule)
+		}
+	}
+	if after, _ := os.ReadFile(p.Notes()); string(after) != want {
+		t.Fatalf("refusals changed the notes:\n%s", after)
+	}
+	if _, err := m.Forget(ctx, []string{"Ana"}); !errors.Is(err, memory.ErrRefused) || !strings.Contains(err.Error(), "more than one note") {
+		t.Fatalf("forget a part in several notes: %v", err)
+	}
+	if _, err := m.Forget(ctx, []string{"no such"}); !errors.Is(err, memory.ErrRefused) {
+		t.Fatalf("forget what isn't there: %v", err)
+	}
+	if _, err := m.Forget(ctx, []string{"green tea"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Remember(ctx, "Ana's bike is red, since November", []string{"Ana's bike is blue"}); err != nil {
+		t.Fatal(err)
+	}
+	got := notesFile(t, m)
+	if want := "2026-12-01 Owner's name is Ana\n2026-12-01 Ana's bike is red, since November\n"; got != want {
+		t.Fatalf("notes:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// The cap is exactly MaxNotes bytes of UTF-8: a note that brings the
+// file to 4,096 is kept, one byte more is refused, and the refusal says
+// the sizes and lists every note, so one call can consolidate them.
+func TestNotesCap(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	const line = len("- 2026-12-01: ") + 1 // the mark, the date and the newline
+	// 31 notes of 120 bytes each (é is two bytes), then one to fill it.
+	note := strings.Repeat("é", 40) + strings.Repeat("x", 120-line-80)
+	for i := range 31 {
+		if _, err := m.Remember(ctx, note+string(rune('A'+i)), nil); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	b, _ := os.ReadFile(p.Notes())
+	room := memory.MaxNotes - len(b) - line
+	if _, err := m.Remember(ctx, strings.Repeat("y", room+1), nil); !errors.Is(err, memory.ErrRefused) {
+		t.Fatalf("a note one byte past the cap: %v", err)
+	} else {
+		msg := err.Error()
+		for _, want := range []string{"4,097 bytes", "cap of 4,096", "31 notes", "replaces", note + "A", note + "_"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("the refusal doesn't say %q:\n%s", want, msg)
+			}
+		}
+	}
+	ch, err := m.Remember(ctx, strings.Repeat("y", room), nil)
+	if err != nil {
+		t.Fatalf("a note filling the cap exactly: %v", err)
+	}
+	if b, _ := os.ReadFile(p.Notes()); len(b) != memory.MaxNotes || ch.Size != memory.MaxNotes {
+		t.Fatalf("notes are %d bytes (said %d), want %d", len(b), ch.Size, memory.MaxNotes)
+	}
+	// Full: a replacement that makes room is taken in one call.
+	if _, err := m.Remember(ctx, "all the é notes: merged", []string{note + "A", note + "B"}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,308 @@
+package memory
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// Read bounds: the lines a read gives by default and at most, and its
+// bytes at most.
+const (
+	DefaultLines = 200
+	MaxLines     = 1000
+	MaxReadBytes = 32 << 10
+)
+
+// Lines is what a read gives: lines From to From+len(Text)-1 of a source
+// that has Total lines (-1 when it wasn't read to its end), and whether
+// the text was cut at MaxReadBytes.
+type Lines struct {
+	Name  string
+	From  int
+	Text  []string
+	Total int
+	Cut   bool
+}
+
+// Read reads lines of a file, the notes or a conversation's copy: from
+// line from (1 is the first), n of them (0 is DefaultLines; at most
+// MaxLines, and MaxReadBytes in all).
+func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, error) {
+	p, err := m.resolve(name)
+	if err != nil {
+		return Lines{}, err
+	}
+	if from <= 0 {
+		from = 1
+	}
+	if n <= 0 {
+		n = DefaultLines
+	}
+	n = min(n, MaxLines)
+	file := p.abs
+	switch {
+	case p.area == AreaChats && p.thread == "":
+		return Lines{}, fmt.Errorf("read %s: a folder; list it, or read chats/<thread>: %w", p.name, ErrRefused)
+	case p.area == AreaChats:
+		if file, err = m.copyOf(ctx, p.thread); err != nil {
+			return Lines{}, fmt.Errorf("read %s: %w", p.name, err)
+		}
+	}
+	f, err := os.Open(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Lines{}, fmt.Errorf("read %s: there is no such file: %w", p.name, ErrRefused)
+	}
+	if err != nil {
+		return Lines{}, fmt.Errorf("read %s: %w", p.name, err)
+	}
+	defer f.Close()
+	if info, err := f.Stat(); err == nil && info.IsDir() {
+		return Lines{}, fmt.Errorf("read %s: a folder; list it: %w", p.name, ErrRefused)
+	}
+	out := Lines{Name: p.name, From: from, Total: -1}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), maxFile)
+	size, line := 0, 0
+	for sc.Scan() {
+		line++
+		if line < from {
+			continue
+		}
+		if len(out.Text) == n || out.Cut {
+			continue // counting the lines to the end
+		}
+		t := sc.Text()
+		if size+len(t) > MaxReadBytes {
+			t = clip(t, max(MaxReadBytes-size, 0))
+			out.Cut = true
+		}
+		size += len(t) + 1
+		out.Text = append(out.Text, t)
+	}
+	if err := sc.Err(); err != nil {
+		return Lines{}, fmt.Errorf("read %s: %w", p.name, err)
+	}
+	out.Total = line
+	if from > line && line > 0 {
+		return Lines{}, fmt.Errorf("read %s: it has %d lines, so none from line %d: %w", p.name, line, from, ErrRefused)
+	}
+	return out, nil
+}
+
+// copyOf is the file of thread's copy: a log's chat.md, else memory's
+// own, brought up to date.
+func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	s, ok, err := m.chatSource(ctx, thread)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", fmt.Errorf("no conversation has been answered there yet: %w", ErrRefused)
+	}
+	if s.way != store.Log {
+		if err := m.updateCopy(ctx, s); err != nil {
+			return "", err
+		}
+	}
+	return filepath.Join(m.paths.Root, filepath.FromSlash(s.File)), nil
+}
+
+// MaxList bounds the entries a list gives.
+const MaxList = 500
+
+// Entry is one thing a list gives: a file or folder, a skill, or a
+// conversation.
+type Entry struct {
+	Name   string // as the calls name it
+	Folder bool
+	Size   int64
+	About  string // a skill's description
+}
+
+// Listing is a list's answer; More says how many entries were left out
+// past MaxList.
+type Listing struct {
+	Entries []Entry
+	More    int
+}
+
+// List lists a folder of files/, skills/ or instructions/ (its skills,
+// each with its description, for skills/), or the conversations
+// (chats); "" lists the areas.
+func (m *Memory) List(ctx context.Context, name string) (Listing, error) {
+	if name == "" || name == "." || name == "/" {
+		var l Listing
+		for _, a := range []string{AreaFiles, AreaSkills, AreaInstructions, AreaChats} {
+			l.Entries = append(l.Entries, Entry{Name: a, Folder: true})
+		}
+		l.Entries = append(l.Entries, Entry{Name: NotesName})
+		return l, nil
+	}
+	p, err := m.resolve(strings.TrimSuffix(name, "/"))
+	if err != nil {
+		return Listing{}, err
+	}
+	if p.area == AreaChats {
+		if p.thread != "" {
+			return Listing{}, fmt.Errorf("list %s: a conversation; read it: %w", p.name, ErrRefused)
+		}
+		threads, err := store.Threads(ctx, m.paths)
+		if err != nil {
+			return Listing{}, err
+		}
+		var l Listing
+		for _, th := range threads {
+			l.add(Entry{Name: AreaChats + "/" + th})
+		}
+		return l, nil
+	}
+	entries, err := os.ReadDir(p.abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		if p.name == AreaFiles || p.name == AreaSkills || p.name == AreaInstructions {
+			return Listing{}, nil // an area not made yet is empty
+		}
+		return Listing{}, fmt.Errorf("list %s: there is no such folder: %w", p.name, ErrRefused)
+	}
+	if err != nil {
+		return Listing{}, fmt.Errorf("list %s: %w", p.name, err)
+	}
+	var l Listing
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		en := Entry{Name: p.name + "/" + e.Name(), Folder: e.IsDir()}
+		if info, err := e.Info(); err == nil && !e.IsDir() {
+			en.Size = info.Size()
+		}
+		if p.name == AreaSkills && e.IsDir() {
+			if sk, ok := readSkill(filepath.Join(p.abs, e.Name(), "SKILL.md")); ok && sk.name == e.Name() {
+				en.About = sk.description
+			}
+		}
+		l.add(en)
+	}
+	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].Name < l.Entries[j].Name })
+	return l, nil
+}
+
+func (l *Listing) add(e Entry) {
+	if len(l.Entries) >= MaxList {
+		l.More++
+		return
+	}
+	l.Entries = append(l.Entries, e)
+}
+
+// skill is a skill's metadata, the front matter of its SKILL.md.
+type skill struct{ name, description string }
+
+// readSkill reads the name and description of a SKILL.md's front matter
+// (--- lines around "name: ..." and "description: ..."), its first 64 KB.
+func readSkill(path string) (skill, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return skill{}, false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4096), 64<<10)
+	var s skill
+	for i := 0; sc.Scan(); i++ {
+		l := strings.TrimRight(sc.Text(), " \r")
+		if i == 0 {
+			if l != "---" {
+				return skill{}, false
+			}
+			continue
+		}
+		if l == "---" {
+			return s, s.name != "" && s.description != ""
+		}
+		if v, ok := strings.CutPrefix(l, "name:"); ok {
+			s.name = strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+		if v, ok := strings.CutPrefix(l, "description:"); ok {
+			s.description = strings.Trim(strings.TrimSpace(v), `"'`)
+		}
+	}
+	return skill{}, false
+}
+
+// LinkOut is a link a source makes, resolved, and whether its target is
+// missing.
+type LinkOut struct {
+	Link
+	Broken bool
+}
+
+// Links are a note's or file's links: those it makes (each with its line
+// and whether its target is missing) and those made to it.
+type Links struct {
+	Name string
+	Out  []LinkOut
+	In   []Backlink
+}
+
+// Links finds what links to and from the Markdown file or notes named.
+func (m *Memory) Links(ctx context.Context, name string) (Links, error) {
+	p, err := m.resolve(name)
+	if err != nil {
+		return Links{}, err
+	}
+	if p.area == AreaChats {
+		return Links{}, fmt.Errorf("links: %s is a conversation; links are a note's or a file's: %w", p.name, ErrRefused)
+	}
+	b, err := os.ReadFile(p.abs)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Links{}, fmt.Errorf("links: %s: there is no such file: %w", p.name, ErrRefused)
+	}
+	if err != nil {
+		return Links{}, fmt.Errorf("links: %w", err)
+	}
+	if len(b) > maxFile || !isText(b) {
+		return Links{}, fmt.Errorf("links: %s isn't a text file of at most 1 MiB: %w", p.name, ErrRefused)
+	}
+	if _, err := m.Sync(ctx, m.cfg.SyncBudget); err != nil {
+		return Links{}, err
+	}
+	out := Links{Name: p.name}
+	for _, r := range parseLinks(string(b)) {
+		l := resolveLink(p.name, r)
+		if l.Wiki != "" && l.Resolved == "" {
+			names, err := m.idx.Wiki(ctx, l.Wiki)
+			if err != nil {
+				return Links{}, err
+			}
+			if len(names) > 0 {
+				l.Resolved = names[0]
+			} else {
+				l.Resolved = AreaFiles + "/" + withMD(r.target)
+			}
+		}
+		lo := LinkOut{Link: l}
+		if l.Resolved != "" {
+			if _, err := os.Lstat(filepath.Join(m.paths.Root, filepath.FromSlash(l.Resolved))); err != nil {
+				lo.Broken = true
+			}
+		}
+		out.Out = append(out.Out, lo)
+	}
+	in, err := m.idx.Backlinks(ctx, p.name, wikiKey(p.name))
+	if err != nil {
+		return Links{}, err
+	}
+	out.In = in
+	return out, nil
+}

@@ -1,0 +1,219 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
+)
+
+// putBatch is how many sources one write of the index takes.
+const putBatch = 256
+
+// Freshness says how up to date the index was when a search answered:
+// Pending sources changed that it hadn't taken in yet, Skipped those it
+// couldn't read.
+type Freshness struct {
+	Pending int
+	Skipped []string
+}
+
+// Stale says whether the answer may miss what changed.
+func (f Freshness) Stale() bool { return f.Pending > 0 || len(f.Skipped) > 0 }
+
+// Sync brings the index up to date with the sources: every source's stamp
+// checked, what changed read again, what went forgotten. It stops taking
+// in changes at ctx's end or after budget (0: none), saying how many it
+// left.
+func (m *Memory) Sync(ctx context.Context, budget time.Duration) (Freshness, error) {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	return m.sync(ctx, budget)
+}
+
+func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, error) {
+	start := time.Now()
+	stamps, err := m.idx.Stamps(ctx)
+	if err != nil {
+		return Freshness{}, err
+	}
+	m.lastStamps = stamps
+	srcs, skipped, err := m.scan(ctx)
+	if err != nil {
+		return Freshness{}, err
+	}
+	seen := make(map[string]bool, len(srcs))
+	var changed []Source
+	for _, s := range srcs {
+		seen[s.Name] = true
+		if stamps[s.Name] != s.Stamp {
+			changed = append(changed, s)
+		}
+	}
+	var gone []string
+	for name := range stamps {
+		if !seen[name] && !skippedHas(skipped, name) {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		if err := m.idx.Remove(ctx, gone); err != nil {
+			return Freshness{}, err
+		}
+		m.dropCopies(gone)
+	}
+	f := Freshness{Skipped: skipped}
+	for i := 0; i < len(changed); i += putBatch {
+		if budget > 0 && time.Since(start) > budget || ctx.Err() != nil {
+			f.Pending = len(changed) - i
+			break
+		}
+		batch := changed[i:min(i+putBatch, len(changed))]
+		docs, bad := m.docs(ctx, batch)
+		f.Skipped = append(f.Skipped, bad...)
+		if err := m.idx.Put(ctx, docs); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+func skippedHas(skipped []string, name string) bool {
+	for _, s := range skipped {
+		if strings.HasPrefix(s, name+":") {
+			return true
+		}
+	}
+	return false
+}
+
+// take indexes srcs, or forgets them when gone.
+func (m *Memory) take(ctx context.Context, srcs []Source, gone bool) error {
+	if gone {
+		names := make([]string, len(srcs))
+		for i, s := range srcs {
+			names[i] = s.Name
+		}
+		return m.idx.Remove(ctx, names)
+	}
+	docs, bad := m.docs(ctx, srcs)
+	if len(bad) > 0 {
+		return errors.New(strings.Join(bad, "; "))
+	}
+	return m.idx.Put(ctx, docs)
+}
+
+// docs reads srcs and cuts each into chunks; one that can't be read is
+// said in bad and left as it was indexed.
+func (m *Memory) docs(ctx context.Context, srcs []Source) (docs []Doc, bad []string) {
+	for _, s := range srcs {
+		d, err := m.doc(ctx, s)
+		if err != nil {
+			bad = append(bad, fmt.Sprintf("%s: %v", s.Name, err))
+			continue
+		}
+		docs = append(docs, d)
+	}
+	return docs, bad
+}
+
+// doc reads one source: a file or the notes as they are, a conversation
+// through its copy (memory's own made up to date first).
+func (m *Memory) doc(ctx context.Context, s Source) (Doc, error) {
+	if s.Kind == KindChat && s.way != store.Log {
+		if err := m.updateCopy(ctx, s); err != nil {
+			return Doc{}, err
+		}
+	}
+	b, err := fsx.ReadFile(filepath.Join(m.paths.Root, filepath.FromSlash(s.File)))
+	if err != nil {
+		return Doc{}, err
+	}
+	d := Doc{Source: s}
+	if len(b) > maxFile || !isText(b) {
+		return d, nil // indexed as nothing, so it isn't read again until it changes
+	}
+	switch s.Kind {
+	case KindNotes:
+		d.Chunks = chunkNotes(b)
+	case KindChat:
+		d.Chunks = chunkCopy(b)
+	default:
+		d.Chunks = chunkFile(b)
+	}
+	if markdown(s.Name) {
+		for _, r := range parseLinks(string(b)) {
+			d.Links = append(d.Links, resolveLink(s.Name, r))
+		}
+	}
+	return d, nil
+}
+
+// updateCopy brings memory's own copy of a conversation kept compact or
+// by a driver up to its last answer: what was said since the answer it
+// ends with is added to its end, and one that doesn't end with an answer
+// of the conversation is made again from every event.
+func (m *Memory) updateCopy(ctx context.Context, s Source) error {
+	if m.cfg.Conversations == nil {
+		return fmt.Errorf("kept %s: %w", s.way, store.ErrNoDriver)
+	}
+	path := filepath.Join(m.paths.Root, filepath.FromSlash(s.File))
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	end, ok, err := store.CopyEnd(path)
+	if err != nil {
+		return err
+	}
+	if ok && end > 0 {
+		evs, err := m.cfg.Conversations.Read(ctx, s.thread, end)
+		if err != nil {
+			return err
+		}
+		if len(evs) > 0 && evs[0].Seq == end && store.FinalAnswer(evs[0]) {
+			add := store.RenderCopy(evs[1:])
+			if len(add) == 0 {
+				return nil
+			}
+			f, err := fsx.Open(path, os.O_WRONLY|os.O_APPEND, 0o600)
+			if err != nil {
+				return err
+			}
+			_, err = f.Write(add)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}
+	}
+	all, err := m.cfg.Conversations.Read(ctx, s.thread, 1)
+	if err != nil {
+		return err
+	}
+	return replaceFile(path, store.RenderCopy(all))
+}
+
+// dropCopies removes memory's own copies of the conversations gone.
+func (m *Memory) dropCopies(gone []string) {
+	for _, name := range gone {
+		th, ok := strings.CutPrefix(name, AreaChats+"/")
+		if !ok {
+			continue
+		}
+		dir, err := m.paths.Conversation(th)
+		if err != nil {
+			continue
+		}
+		p := filepath.Join(m.paths.Root, filepath.FromSlash(copiesDir), filepath.Base(dir)+".md")
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			m.cfg.Logger.Warn("remove memory's copy", "path", p, "err", err)
+		}
+	}
+}
