@@ -46,7 +46,7 @@ type Memory struct {
 	paths store.Paths
 	idx   Index
 
-	syncMu  sync.Mutex // one sync at a time
+	syncMu     sync.Mutex           // one sync at a time
 	checked    map[string]time.Time // conversations kept off the machine: when last asked
 	lastStamps map[string]string    // the stamps the index had at the last sync
 }

@@ -1,0 +1,174 @@
+package memory_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lnk-dev/link/memory"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/log"
+)
+
+func search(tb testing.TB, m *memory.Memory, q string) memory.Answer {
+	tb.Helper()
+	a, err := m.Search(context.Background(), q, 10)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return a
+}
+
+func sources(a memory.Answer) []string {
+	var out []string
+	for _, r := range a.Results {
+		out = append(out, fmt.Sprintf("%s:%d", r.Source, r.Line))
+	}
+	return out
+}
+
+// A search finds what was just written and never what was just removed:
+// a file added, changed or removed, a note remembered or forgotten, is
+// seen by the next search, with where it is and a snippet.
+func TestSearchSeesChanges(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	file := filepath.Join(p.Files(), "trips", "lisbon.md")
+	write(t, file, "# Lisbon\n\nWe stayed near the tram line.\nThe pastel de nata at Manteigaria was the best.\n")
+	a := search(t, m, "manteigaria")
+	if got := sources(a); len(got) != 1 || got[0] != "files/trips/lisbon.md:1" || !strings.Contains(a.Results[0].Snippet, "Manteigaria was the best") {
+		t.Fatalf("results %v: %+v", got, a.Results)
+	}
+	if a.Ranking != "full text (BM25)" || a.Fresh.Stale() {
+		t.Fatalf("ranking %q, fresh %+v", a.Ranking, a.Fresh)
+	}
+	write(t, file, "# Lisbon\n\nWe ate at Time Out Market instead.\n")
+	if got := sources(search(t, m, "manteigaria")); len(got) != 0 {
+		t.Fatalf("a changed file's old words still found: %v", got)
+	}
+	if got := sources(search(t, m, "market")); len(got) != 1 {
+		t.Fatalf("a changed file's new words not found: %v", got)
+	}
+	os.Remove(file)
+	if got := sources(search(t, m, "market")); len(got) != 0 {
+		t.Fatalf("a removed file still found: %v", got)
+	}
+	if _, err := m.Remember(ctx, "Ana's locker code is 4471", nil); err != nil {
+		t.Fatal(err)
+	}
+	a = search(t, m, "locker")
+	if got := sources(a); len(got) != 1 || got[0] != "memory/notes.md:1" {
+		t.Fatalf("a note just remembered: %v", got)
+	}
+	if _, err := m.Forget(ctx, []string{"locker"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sources(search(t, m, "locker")); len(got) != 0 {
+		t.Fatalf("a note just forgotten still found: %v", got)
+	}
+}
+
+// Chinese and Japanese, written without spaces, are found by any part
+// of their text, two characters or more, and a part not in them isn't.
+func TestSearchCJK(t *testing.T) {
+	m, p := newMemory(t, t.TempDir())
+	write(t, filepath.Join(p.Files(), "zh.md"), "我喜欢吃苹果和香蕉。\n")
+	write(t, filepath.Join(p.Files(), "ja.md"), "昨日は東京で寿司を食べました。\n")
+	write(t, filepath.Join(p.Files(), "en.md"), "Apples and bananas.\n")
+	for _, c := range []struct{ q, want string }{
+		{"苹果", "files/zh.md:1"},
+		{"香蕉", "files/zh.md:1"},
+		{"我喜欢吃苹果", "files/zh.md:1"},
+		{"寿司", "files/ja.md:1"},
+		{"東京で寿司", "files/ja.md:1"},
+		{"食べました", "files/ja.md:1"},
+	} {
+		a := search(t, m, c.q)
+		if got := sources(a); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%q: %v, want %s", c.q, got, c.want)
+		} else if !strings.Contains(a.Results[0].Snippet, c.q) {
+			t.Errorf("%q: snippet %q", c.q, a.Results[0].Snippet)
+		}
+	}
+	if got := sources(search(t, m, "苹香")); len(got) != 0 {
+		t.Errorf("characters not side by side found: %v", got)
+	}
+}
+
+// A conversation is searched through its copy, a log's chat.md or, for
+// one kept compact, memory's own made from its events; each result names
+// its conversation and message. The message not yet answered is in
+// neither.
+func TestSearchConversations(t *testing.T) {
+	m, p := newMemory(t, t.TempDir())
+	lg := log.Open(p.Chats())
+	say(t, p, lg, "telegram:1", "my bike is parked at the north station", "Noted: north station.")
+	cp := compact.Open(p.Chats())
+	dir, _ := p.Conversation("slack:2")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A compact conversation: its events.zst says so.
+	if err := os.WriteFile(filepath.Join(dir, "events.zst"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	say(t, p, cp, "slack:2", "the dentist is on thursday at noon", "I'll remind you.")
+	// A message still being answered.
+	if err := cp.Append(context.Background(), "slack:2", store.Event{Seq: 3, Kind: store.KindMessage, Text: "what about the plumber"}); err != nil {
+		t.Fatal(err)
+	}
+	a := search(t, m, "bike station")
+	if len(a.Results) == 0 || a.Results[0].Source != "chats/telegram:1" || a.Results[0].Seq != 1 || !strings.HasPrefix(a.Results[0].Label, "Owner · ") {
+		t.Fatalf("log conversation: %+v", a.Results)
+	}
+	a = search(t, m, "dentist")
+	if len(a.Results) != 1 || a.Results[0].Source != "chats/slack:2" || a.Results[0].Seq != 1 {
+		t.Fatalf("compact conversation: %+v", a.Results)
+	}
+	if got := sources(search(t, m, "plumber")); len(got) != 0 {
+		t.Fatalf("the message being answered found: %v", got)
+	}
+	// Answered, it is found.
+	if err := cp.Append(context.Background(), "slack:2", store.Event{Seq: 4, Kind: store.KindAnswer, Text: "The plumber comes friday."}); err != nil {
+		t.Fatal(err)
+	}
+	if got := sources(search(t, m, "plumber")); len(got) != 2 {
+		t.Fatalf("an answered message and its answer: %v", got)
+	}
+}
+
+// The index is derived: removed, it is made again from the sources at
+// the next search.
+func TestIndexLost(t *testing.T) {
+	m, p := newMemory(t, t.TempDir())
+	write(t, filepath.Join(p.Files(), "a.md"), "quokka sightings\n")
+	if got := sources(search(t, m, "quokka")); len(got) != 1 {
+		t.Fatal(got)
+	}
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Remove(filepath.Join(p.Root, "memory", "index.sqlite"+s))
+	}
+	if got := sources(search(t, m, "quokka")); len(got) != 1 {
+		t.Fatalf("after the index was lost: %v", got)
+	}
+}
+
+// Searches never find their own earlier results: twenty searches, then
+// the first again, give the same top 10.
+func TestSearchStable(t *testing.T) {
+	m, p := newMemory(t, t.TempDir())
+	for i := range 40 {
+		write(t, filepath.Join(p.Files(), fmt.Sprintf("n%02d.md", i)), fmt.Sprintf("note %d about gardening and tomatoes %s\n", i, strings.Repeat("soil ", i%7)))
+	}
+	first := sources(search(t, m, "tomatoes soil"))
+	for i := range 20 {
+		search(t, m, fmt.Sprintf("gardening %d", i))
+	}
+	if again := sources(search(t, m, "tomatoes soil")); strings.Join(again, " ") != strings.Join(first, " ") {
+		t.Fatalf("the same search gave\n%v\nthen\n%v", first, again)
+	}
+}
