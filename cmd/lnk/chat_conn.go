@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -89,6 +90,7 @@ type agentConn struct {
 	key   []byte
 	agent string
 	local *serve.Server // nil when the endpoint is another process's
+	mem   *memoryServer // the memory started beside local, if it was
 }
 
 // environ is the process's environment as a map.
@@ -182,6 +184,17 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 			}
 		}
 	}
+	logger := slog.New(slog.NewTextHandler(status, &slog.HandlerOptions{Level: slog.LevelError}))
+	// Link Memory beside it, unless the environment names one already.
+	var mem *memoryServer
+	if env["LNK_MEMORY"] == "" {
+		mem, err = startMemory(ctx, chatFlags{home: home, agent: p.Agent}, p, env, "127.0.0.1:0", logger)
+		if err != nil {
+			return nil, fmt.Errorf("start memory of %s: %w", p.Agent, err)
+		}
+		env = maps.Clone(env)
+		env["LNK_MEMORY"] = mem.URL()
+	}
 	srv, err := serve.Start(ctx, serve.Config{
 		Home:   home,
 		Agent:  p.Agent,
@@ -190,13 +203,19 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 		Model:  name,
 		Env:    env,
 		Linked: linkedDrivers(),
-		Logger: slog.New(slog.NewTextHandler(status, &slog.HandlerOptions{Level: slog.LevelError})),
+		Logger: logger,
 	})
 	if err != nil {
+		if mem != nil {
+			mem.Close()
+		}
 		return nil, fmt.Errorf("start agent %s: %w", p.Agent, err)
 	}
 	fmt.Fprintf(status, "lnk: started agent %s here (home %s, endpoint %s)\n", p.Agent, home, srv.URL())
-	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, local: srv}, nil
+	if mem != nil {
+		fmt.Fprintf(status, "lnk: its memory answers at %s\n", mem.URL())
+	}
+	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, local: srv, mem: mem}, nil
 }
 
 // Close stops the harness lnk started, once its turns end.
@@ -204,7 +223,11 @@ func (a *agentConn) Close() error {
 	if a.local == nil {
 		return nil
 	}
-	return a.local.Close()
+	err := a.local.Close()
+	if a.mem != nil {
+		err = errors.Join(err, a.mem.Close())
+	}
+	return err
 }
 
 // healthy says whether an endpoint on the loopback at port answers

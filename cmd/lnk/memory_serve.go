@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	lnkmemory "github.com/lnk-dev/link/memory"
+	"github.com/lnk-dev/link/memory/fts"
+	"github.com/lnk-dev/link/memory/server"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+func init() {
+	register(command{
+		words:   "memory serve",
+		summary: "run Link Memory for the agent: an MCP server of its notes, search, files and skills",
+		run:     runMemoryServe,
+	})
+}
+
+const memoryServeUsage = `memory serve [--home DIR] [--agent NAME] [--listen 127.0.0.1:PORT] [--gcs-bucket B]
+
+Runs Link Memory for the agent, an MCP server over Streamable HTTP on the
+loopback: remember and forget (its notes, memory/notes.md), search (ranked, over
+every conversation's copy, its notes, files and skills), read, list and links.
+Link Harness reaches it at $LNK_MEMORY; lnk agent chat starts one itself.
+Once listening it prints its address, the value for $LNK_MEMORY, on a line of its
+own, and serves until interrupted.
+
+Search ranks by full text (BM25, SQLite FTS5); when $OLLAMA_HOST names a runtime
+on this machine with the embedding model $LNK_MEMORY_EMBED_MODEL (default
+nomic-embed-text), by both (hybrid). Nothing is sent anywhere else.`
+
+// EnvEmbedModel names the embedding model memory asks a local Ollama for.
+const envEmbedModel = "LNK_MEMORY_EMBED_MODEL"
+
+// defaultEmbedModel is the embedding model asked for when none is named.
+const defaultEmbedModel = "nomic-embed-text"
+
+func runMemoryServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var cf chatFlags
+	var laddr string
+	fs := chatFlagSet("memory serve", memoryServeUsage, stderr)
+	cf.register(fs)
+	fs.StringVar(&laddr, "listen", "127.0.0.1:0", "the loopback address to answer on; port 0 takes a free one")
+	words, err := chatParseFlags(fs, args)
+	if err != nil {
+		return chatUsageStatus(err)
+	}
+	if len(words) > 0 {
+		fs.Usage()
+		return 2
+	}
+	p, err := cf.paths()
+	if err != nil {
+		return chatExit(stderr, "memory serve", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ms, err := startMemory(ctx, cf, p, environ(), laddr, logger)
+	if err != nil {
+		return chatExit(stderr, "memory serve", err)
+	}
+	fmt.Fprintln(stdout, ms.URL())
+	<-ctx.Done()
+	return chatExit(stderr, "memory serve", ms.Close())
+}
+
+// memoryServer is Link Memory served for one agent, and what it opened.
+type memoryServer struct {
+	*server.Running
+	m        *lnkmemory.Memory
+	closeAll func()
+}
+
+// Close stops serving and closes the index and the drivers.
+func (s *memoryServer) Close() error {
+	err := s.Running.Close()
+	err = errors.Join(err, s.m.Close())
+	s.closeAll()
+	return err
+}
+
+// startMemory serves the memory of the agent at p on laddr: its index in
+// its memory folder, its conversations read through every driver lnk
+// has, embeddings from a local Ollama when env names one.
+func startMemory(ctx context.Context, cf chatFlags, p store.Paths, env map[string]string, laddr string, logger *slog.Logger) (*memoryServer, error) {
+	if err := os.MkdirAll(filepath.Join(p.Root, "memory"), 0o700); err != nil {
+		return nil, fmt.Errorf("memory: %w", err)
+	}
+	if cf.gcsBucket == "" {
+		cf.gcsBucket, cf.gcsEndpoint, cf.gcsPrefix = env["LNK_GCS_BUCKET"], env["LNK_GCS_ENDPOINT"], env["LNK_GCS_PREFIX"]
+	}
+	r, closeAll, err := cf.router(p, store.Log)
+	if err != nil {
+		return nil, err
+	}
+	idx, err := fts.Open(ctx, filepath.Join(p.Root, "memory", "index.sqlite"))
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	cfg := lnkmemory.Config{Paths: p, Index: idx, Conversations: r, Logger: logger}
+	cfg.Embedder, cfg.EmbedNote = embedder(ctx, env)
+	m, err := lnkmemory.New(cfg)
+	if err != nil {
+		idx.Close()
+		closeAll()
+		return nil, err
+	}
+	run, err := server.Start(ctx, server.Handler(m, server.Options{Logger: logger}), laddr)
+	if err != nil {
+		m.Close()
+		closeAll()
+		return nil, err
+	}
+	return &memoryServer{Running: run, m: m, closeAll: closeAll}, nil
+}
+
+// embedder is the local embedding model env names, checked once, or why
+// there is none.
+func embedder(ctx context.Context, env map[string]string) (lnkmemory.Embedder, string) {
+	host := env[model.EnvOllamaHost]
+	if host == "" {
+		return nil, "no $" + model.EnvOllamaHost + " names a local embedding runtime"
+	}
+	name := firstOf(env[envEmbedModel], defaultEmbedModel)
+	o, err := lnkmemory.NewOllama(host, name)
+	if err != nil {
+		return nil, err.Error()
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := o.Check(ctx); err != nil {
+		return nil, fmt.Sprintf("the embedding model %s at $%s didn't answer (%v)", name, model.EnvOllamaHost, err)
+	}
+	return o, ""
+}
