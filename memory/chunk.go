@@ -105,38 +105,46 @@ func parseHeading(s string) (label string, seq int64, ok bool) {
 	return rest[:i], seq, true
 }
 
-// chunkCopy cuts a conversation's copy into its messages, each from its
-// heading to the next; what is indexed is the message's text, without
-// its heading or its trailer.
+// chunkCopy cuts a conversation's copy into chunks of whole messages,
+// each from its heading to the next, as many together as come to
+// chunkSoft bytes (a message longer than that alone): fewer rows for
+// the index to write, and a search names the message within (message).
+// What is indexed is the messages' text, without headings or trailers.
 func chunkCopy(b []byte) []Chunk {
 	ls := splitLines(b)
 	var out []Chunk
-	var cur *Chunk
+	var group []lineAt // the lines of the messages gathered
 	var body strings.Builder
-	var lines []lineAt
+	var first Chunk // the group's first message: its number and heading
 	flush := func() {
-		if cur != nil && len(lines) > 0 {
-			for len(lines) > 1 && strings.TrimSpace(lines[len(lines)-1].s) == "" {
-				lines = lines[:len(lines)-1]
-			}
-			c := chunk(lines, body.String())
-			c.Seq, c.Label = cur.Seq, cur.Label
+		for len(group) > 1 && strings.TrimSpace(group[len(group)-1].s) == "" {
+			group = group[:len(group)-1]
+		}
+		if len(group) > 0 {
+			c := chunk(group, body.String())
+			c.Seq, c.Label = first.Seq, first.Label
 			out = append(out, c)
 		}
-		cur, lines = nil, nil
+		group = nil
 		body.Reset()
 	}
+	in := false
 	for _, l := range ls {
 		if label, seq, ok := parseHeading(l.s); ok {
-			flush()
-			cur = &Chunk{Seq: seq, Label: label}
-			lines = append(lines, l)
+			if body.Len() >= chunkSoft {
+				flush()
+			}
+			if len(group) == 0 {
+				first = Chunk{Seq: seq, Label: label}
+			}
+			in = true
+			group = append(group, l)
 			continue
 		}
-		if cur == nil {
+		if !in {
 			continue
 		}
-		lines = append(lines, l)
+		group = append(group, l)
 		if strings.HasPrefix(l.s, "<!-- seq ") && strings.HasSuffix(l.s, " -->") {
 			continue
 		}
@@ -145,4 +153,55 @@ func chunkCopy(b []byte) []Chunk {
 	}
 	flush()
 	return out
+}
+
+// message is the message of a chunk of a copy that has the most of terms
+// (the latest of those that tie, what was said last): its first line in the copy, its lines,
+// its number and heading, and its text.
+func message(c Chunk, text string, terms []string) (Chunk, string) {
+	best, bestN := c, -1
+	var bestText string
+	var cur Chunk
+	var body strings.Builder
+	end := func() {
+		if cur.Seq == 0 {
+			return
+		}
+		if n := hits(body.String(), terms); n >= bestN {
+			best, bestN, bestText = cur, n, body.String()
+		}
+	}
+	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	for i, l := range lines {
+		if label, seq, ok := parseHeading(l); ok {
+			end()
+			cur = Chunk{Line: c.Line + i, Seq: seq, Label: label}
+			body.Reset()
+		}
+		if cur.Seq != 0 {
+			cur.Lines = c.Line + i - cur.Line + 1
+			body.WriteString(l)
+			body.WriteByte('\n')
+		}
+	}
+	end()
+	if bestN < 0 {
+		return c, text
+	}
+	for best.Lines > 1 && strings.TrimSpace(lines[best.Line-c.Line+best.Lines-1]) == "" {
+		best.Lines--
+	}
+	return best, bestText
+}
+
+// hits is how many of terms text has, in any case.
+func hits(text string, terms []string) int {
+	low := strings.ToLower(text)
+	n := 0
+	for _, t := range terms {
+		if strings.Contains(low, t) {
+			n++
+		}
+	}
+	return n
 }

@@ -49,6 +49,7 @@ type Memory struct {
 	syncMu     sync.Mutex           // one sync at a time
 	checked    map[string]time.Time // conversations kept off the machine: when last asked
 	lastStamps map[string]string    // the stamps the index had at the last sync
+	ways       map[string]wayAt     // how each conversation's folder says it is kept
 }
 
 // New makes the memory of the agent at cfg.Paths.
@@ -71,7 +72,7 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, checked: map[string]time.Time{}}, nil
+	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, checked: map[string]time.Time{}, ways: map[string]wayAt{}}, nil
 }
 
 // Close closes the index.

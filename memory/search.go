@@ -81,9 +81,13 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 		if text == "" {
 			continue // gone since it was indexed: the next search forgets it
 		}
+		c := h.Chunk
+		if h.Kind == KindChat {
+			c, text = message(c, text, terms)
+		}
 		results = append(results, Result{
-			Source: h.Source, Kind: h.Kind, Line: h.Chunk.Line, Lines: h.Chunk.Lines,
-			Seq: h.Chunk.Seq, Label: h.Chunk.Label, Snippet: snippet(text, terms),
+			Source: h.Source, Kind: h.Kind, Line: c.Line, Lines: c.Lines,
+			Seq: c.Seq, Label: c.Label, Snippet: snippet(text, terms),
 		})
 		texts = append(texts, text)
 	}
@@ -140,14 +144,7 @@ func snippet(text string, terms []string) string {
 		if _, _, ok := parseHeading(l); ok || strings.HasPrefix(l, "<!-- seq ") || strings.TrimSpace(l) == "" {
 			continue
 		}
-		low := strings.ToLower(l)
-		n := 0
-		for _, t := range terms {
-			if strings.Contains(low, t) {
-				n++
-			}
-		}
-		if n > bestN {
+		if n := hits(l, terms); n > bestN {
 			best, bestN = l, n
 		}
 	}

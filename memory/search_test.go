@@ -132,12 +132,13 @@ func TestSearchConversations(t *testing.T) {
 	if got := sources(search(t, m, "plumber")); len(got) != 0 {
 		t.Fatalf("the message being answered found: %v", got)
 	}
-	// Answered, it is found.
+	// Answered, it is found: of two messages together that match as
+	// well, the later.
 	if err := cp.Append(context.Background(), "slack:2", store.Event{Seq: 4, Kind: store.KindAnswer, Text: "The plumber comes friday."}); err != nil {
 		t.Fatal(err)
 	}
-	if got := sources(search(t, m, "plumber")); len(got) != 2 {
-		t.Fatalf("an answered message and its answer: %v", got)
+	if a := search(t, m, "plumber"); len(a.Results) != 1 || a.Results[0].Seq != 4 || a.Results[0].Snippet != "The plumber comes friday." {
+		t.Fatalf("an answered message: %+v", a.Results)
 	}
 }
 

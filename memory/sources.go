@@ -51,14 +51,36 @@ func (m *Memory) notesSource() (Source, bool, error) {
 // scan lists every source search reads now, with its stamp: the notes,
 // the files of files/ and skills/ (text files up to maxFile, none in a
 // folder whose name starts with a dot, no link followed), and each
-// conversation. A conversation that can't be read is left out and said
-// in skipped.
+// conversation. A source that can't be read is left out and said in
+// skipped. The files and the conversations are looked at side by side.
 func (m *Memory) scan(ctx context.Context) (srcs []Source, skipped []string, err error) {
 	if s, ok, err := m.notesSource(); err != nil {
 		return nil, nil, err
 	} else if ok {
 		srcs = append(srcs, s)
 	}
+	var chats []Source
+	var chatsSkipped []string
+	var chatsErr error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		chats, chatsSkipped, chatsErr = m.scanChats(ctx)
+	}()
+	files, filesSkipped, err := m.scanFiles(ctx)
+	<-done
+	if err == nil {
+		err = chatsErr
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	srcs = append(append(srcs, files...), chats...)
+	return srcs, append(filesSkipped, chatsSkipped...), nil
+}
+
+// scanFiles lists the files of files/ and skills/.
+func (m *Memory) scanFiles(ctx context.Context) (srcs []Source, skipped []string, err error) {
 	for _, area := range []string{AreaFiles, AreaSkills} {
 		root := filepath.Join(m.paths.Root, area)
 		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -93,6 +115,11 @@ func (m *Memory) scan(ctx context.Context) (srcs []Source, skipped []string, err
 			return nil, nil, ctx.Err()
 		}
 	}
+	return srcs, skipped, nil
+}
+
+// scanChats lists the conversations.
+func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped []string, err error) {
 	threads, err := store.Threads(ctx, m.paths)
 	if err != nil {
 		return nil, nil, err
@@ -107,7 +134,7 @@ func (m *Memory) scan(ctx context.Context) (srcs []Source, skipped []string, err
 			srcs = append(srcs, s)
 		}
 	}
-	return srcs, skipped, nil
+	return srcs, skipped, ctx.Err()
 }
 
 // rel is path relative to the agent's home, slash-separated.
@@ -130,7 +157,7 @@ func (m *Memory) chatSource(ctx context.Context, th string) (Source, bool, error
 	if err != nil {
 		return Source{}, false, err
 	}
-	way, err := store.KindOf(dir)
+	way, err := m.wayOf(dir)
 	if err != nil || way == "" {
 		return Source{}, false, err
 	}
@@ -202,4 +229,32 @@ func (m *Memory) offMachineStamp(ctx context.Context, th, way string) (string, e
 		return way + ":0", nil
 	}
 	return way + ":" + strconv.FormatInt(last[0].Seq, 10), nil
+}
+
+// wayOf is how the conversation in dir is kept (store.KindOf), known
+// again without reading the folder while its modification time is
+// unchanged: what says how a conversation is kept (a driver's marker,
+// events.zst) is a name added to the folder, which changes its time.
+// A conversation not begun is read each time.
+func (m *Memory) wayOf(dir string) (string, error) {
+	info, err := os.Stat(dir)
+	if err != nil {
+		return "", err
+	}
+	at := info.ModTime().UnixNano()
+	if k, ok := m.ways[dir]; ok && k.at == at {
+		return k.way, nil
+	}
+	way, err := store.KindOf(dir)
+	if err != nil || way == "" {
+		return way, err
+	}
+	m.ways[dir] = wayAt{way: way, at: at}
+	return way, nil
+}
+
+// wayAt is how a conversation is kept, as known at its folder's time.
+type wayAt struct {
+	way string
+	at  int64
 }

@@ -15,6 +15,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -47,6 +48,13 @@ type Index struct {
 	mu   sync.Mutex
 	db   *sql.DB
 	info os.FileInfo // the file as opened, to know it was removed
+
+	// What the file holds, kept between calls while no other connection
+	// writes it (PRAGMA data_version unchanged): every source's stamp,
+	// and how many chunks there are. nil when not read yet.
+	stamps  map[string]string
+	chunks  int64
+	version int64
 }
 
 var _ memory.Index = (*Index)(nil)
@@ -112,7 +120,7 @@ func (x *Index) openOnce(ctx context.Context) error {
 	if err != nil {
 		return fail(err)
 	}
-	x.db, x.info = db, info
+	x.db, x.info, x.stamps = db, info, nil
 	return nil
 }
 
@@ -146,26 +154,76 @@ func (x *Index) live(ctx context.Context) (*sql.DB, error) {
 	return x.db, nil
 }
 
-// Stamps is every source indexed and its stamp.
+// Stamps is every source indexed and its stamp: read from the file
+// when another connection wrote it since they were last read, else as
+// this one knows them.
 func (x *Index) Stamps(ctx context.Context) (map[string]string, error) {
-	db, err := x.live(ctx)
-	if err != nil {
+	if err := x.fresh(ctx); err != nil {
 		return nil, err
 	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return maps.Clone(x.stamps), nil
+}
+
+// fresh reads the stamps and the count of chunks again when the file was
+// written by another connection (or replaced) since they were read.
+func (x *Index) fresh(ctx context.Context) error {
+	db, err := x.live(ctx)
+	if err != nil {
+		return err
+	}
+	var v int64
+	if err := db.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	x.mu.Lock()
+	known := x.stamps != nil && x.version == v
+	x.mu.Unlock()
+	if known {
+		return nil
+	}
+	stamps := map[string]string{}
 	rows, err := db.QueryContext(ctx, "SELECT name, stamp FROM sources")
 	if err != nil {
-		return nil, fmt.Errorf("index stamps: %w", err)
+		return fmt.Errorf("index stamps: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]string{}
 	for rows.Next() {
 		var n, s string
 		if err := rows.Scan(&n, &s); err != nil {
-			return nil, err
+			return err
 		}
-		out[n] = s
+		stamps[n] = s
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var chunks int64
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&chunks); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	x.mu.Lock()
+	x.stamps, x.chunks, x.version = stamps, chunks, v
+	x.mu.Unlock()
+	return nil
+}
+
+// noted keeps what a write of this connection changed: the stamps of
+// docs put and names removed, and the chunks added (less those gone).
+func (x *Index) noted(put []memory.Doc, removed []string, chunks int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.stamps == nil {
+		return
+	}
+	for _, d := range put {
+		x.stamps[d.Source.Name] = d.Source.Stamp
+	}
+	for _, n := range removed {
+		delete(x.stamps, n)
+	}
+	x.chunks += chunks
 }
 
 // Put indexes docs in one transaction, each replacing its source's
@@ -192,6 +250,7 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 		return s
 	}
 	upsert := stmt("INSERT INTO sources(name, kind, file, stamp) VALUES(?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET kind=excluded.kind, file=excluded.file, stamp=excluded.stamp RETURNING id")
+	count := stmt("SELECT count(*) FROM chunks WHERE source = ?")
 	delText := stmt("DELETE FROM text WHERE rowid IN (SELECT id FROM chunks WHERE source = ?)")
 	delChunks := stmt("DELETE FROM chunks WHERE source = ?")
 	delLinks := stmt("DELETE FROM links WHERE source = ?")
@@ -201,12 +260,17 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
+	var added int64
 	for _, d := range docs {
 		s := d.Source
-		var id int64
+		var id, had int64
 		if err := upsert.QueryRowContext(ctx, s.Name, s.Kind, s.File, s.Stamp).Scan(&id); err != nil {
 			return fmt.Errorf("index %s: %w", s.Name, err)
 		}
+		if err := count.QueryRowContext(ctx, id).Scan(&had); err != nil {
+			return fmt.Errorf("index %s: %w", s.Name, err)
+		}
+		added += int64(len(d.Chunks)) - had
 		for _, del := range []*sql.Stmt{delText, delChunks, delLinks} {
 			if _, err := del.ExecContext(ctx, id); err != nil {
 				return fmt.Errorf("index %s: %w", s.Name, err)
@@ -228,7 +292,11 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 			}
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	x.noted(docs, nil, added)
+	return nil
 }
 
 // Remove forgets the sources named.
@@ -242,7 +310,13 @@ func (x *Index) Remove(ctx context.Context, names []string) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	defer tx.Rollback()
+	var gone int64
 	for _, n := range names {
+		var had int64
+		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source WHERE s.name = ?", n).Scan(&had); err != nil {
+			return fmt.Errorf("index: forget %s: %w", n, err)
+		}
+		gone += had
 		for _, q := range []string{
 			"DELETE FROM text WHERE rowid IN (SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source WHERE s.name = ?)",
 			"DELETE FROM chunks WHERE source IN (SELECT id FROM sources WHERE name = ?)",
@@ -254,7 +328,11 @@ func (x *Index) Remove(ctx context.Context, names []string) error {
 			}
 		}
 	}
-	return tx.Commit()
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	x.noted(nil, names, -gone)
+	return nil
 }
 
 // Backlinks are the links resolved to name, and the wiki links naming

@@ -90,14 +90,16 @@ func (x *Index) match(ctx context.Context, q string) (string, error) {
 		return "", nil
 	}
 	if len(ts) > 1 {
+		if err := x.fresh(ctx); err != nil {
+			return "", err
+		}
 		db, err := x.live(ctx)
 		if err != nil {
 			return "", err
 		}
-		var total float64
-		if err := db.QueryRowContext(ctx, "SELECT count(*) FROM chunks").Scan(&total); err != nil {
-			return "", err
-		}
+		x.mu.Lock()
+		total := float64(x.chunks)
+		x.mu.Unlock()
 		var kept []string
 		for _, t := range ts {
 			if strings.Contains(t, " ") {
