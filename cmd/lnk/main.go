@@ -1,6 +1,6 @@
 // Package main is the lnk command, how a person uses and inspects Link
 // from a terminal: lnk conformance, lnk agent chat, lnk store serve,
-// lnk measure.
+// lnk memory serve, lnk measure.
 package main
 
 import (
