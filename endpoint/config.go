@@ -4,8 +4,15 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/lnk-dev/link/acp"
+)
+
+// Defaults of Config's bounds in time.
+const (
+	DefaultReadTimeout = 10 * time.Second
+	DefaultPing        = 30 * time.Second
 )
 
 // Config is what an endpoint serves.
@@ -23,6 +30,20 @@ type Config struct {
 	Logger *slog.Logger
 	// ReadLimit bounds one message read; 0 is acp.MaxMessage.
 	ReadLimit int64
+	// MaxUnkeyed bounds the connections held at once that haven't given
+	// a key; past it the oldest is closed. 0 is DefaultMaxUnkeyed.
+	MaxUnkeyed int
+	// ReadTimeout bounds the read of a request, headers and body, and
+	// the wait for the upgrade after the proof. 0 is DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// Ping is how often an upgraded connection is pinged; one whose pong
+	// doesn't come within Ping is closed. A client waiting on a long turn
+	// still answers pings, so only a dead or silent one is closed. 0 is
+	// DefaultPing.
+	Ping time.Duration
+	// LogEvery is the interval of refusals logged together: the first of
+	// each as it came, then a count of the rest. 0 is DefaultLogEvery.
+	LogEvery time.Duration
 	// NoDelayOff leaves TCP_NODELAY off on accepted connections. It
 	// exists only for the conformance kit's broken-endpoint tests and the
 	// benchmark's off case: with it, a streamed answer waits ~40 ms on
@@ -43,6 +64,18 @@ func (c *Config) Validate() error {
 	}
 	if c.ReadLimit <= 0 {
 		c.ReadLimit = acp.MaxMessage
+	}
+	if c.MaxUnkeyed <= 0 {
+		c.MaxUnkeyed = DefaultMaxUnkeyed
+	}
+	if c.ReadTimeout <= 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.Ping <= 0 {
+		c.Ping = DefaultPing
+	}
+	if c.LogEvery <= 0 {
+		c.LogEvery = DefaultLogEvery
 	}
 	return nil
 }

@@ -18,7 +18,9 @@ import (
 // Server is an endpoint: it answers the proof, upgrades /acp for the
 // routed agent's key, and answers /health.
 type Server struct {
-	cfg Config
+	cfg      Config
+	unkeyed  *unkeyed
+	refusals *refusals
 
 	mu      sync.Mutex
 	closed  bool
@@ -34,7 +36,12 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, servers: map[*http.Server]struct{}{}}, nil
+	return &Server{
+		cfg:      cfg,
+		unkeyed:  newUnkeyed(cfg.MaxUnkeyed),
+		refusals: newRefusals(cfg.Logger, cfg.LogEvery),
+		servers:  map[*http.Server]struct{}{},
+	}, nil
 }
 
 // ListenAndServe listens on addr (host:port) and serves it until ctx is
@@ -51,12 +58,20 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 // until ctx is done (every connection is then ended, and the turns'
 // contexts cancelled) or Close (the connections still open are let run
 // to their end). It returns nil once stopped either way.
+//
+// Every read is bounded in time: a request's headers and body within
+// ReadTimeout, the upgrade within ReadTimeout of the proof, and an
+// upgraded connection by its pings. Connections without a key are held
+// MaxUnkeyed at most, the oldest closed past it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       time.Minute, // a proved connection waits this long for its upgrade
+		ReadHeaderTimeout: s.cfg.ReadTimeout,
+		ReadTimeout:       s.cfg.ReadTimeout, // the upgrade clears it for the WebSocket
+		IdleTimeout:       s.cfg.ReadTimeout, // a proved connection waits this long for its upgrade
+		MaxHeaderBytes:    maxHeaderBytes,
+		ConnState:         s.unkeyed.connState,
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 	}
 	s.mu.Lock()
@@ -91,13 +106,27 @@ func (s *Server) Close() error {
 		}
 	}
 	s.conns.Wait()
+	s.refusals.flush()
 	return errors.Join(errs...)
 }
+
+// Unkeyed says how the endpoint has held connections without a key.
+func (s *Server) Unkeyed() UnkeyedStats { return s.unkeyed.stats() }
+
+// maxHeaderBytes bounds a request's headers: the endpoint's are a few
+// hundred bytes.
+const maxHeaderBytes = 64 << 10
 
 // ServeHTTP answers the endpoint's paths: the proof, the upgrade and
 // health. Served by anything but Serve, its connections go without
 // TCP_NODELAY's guarantee.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 || len(r.TransferEncoding) > 0 {
+		// Refused before it is read: its connection ends with the answer.
+		w.Header().Set("Connection", "close")
+		s.refuse(w, r, http.StatusBadRequest, "a request to the endpoint has no body")
+		return
+	}
 	switch r.URL.Path {
 	case contract.ProofPath:
 		s.proof(w, r)
@@ -140,7 +169,7 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 	}
 	if !contract.KeyMatches(a.Key, r.Header.Get(contract.HeaderAuthorization)) {
 		w.Header().Set("WWW-Authenticate", "Bearer")
-		s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "endpoint refused", slog.Int("status", http.StatusUnauthorized), slog.String("agent", a.Name), slog.String("remote", r.RemoteAddr))
+		s.refusals.refused(r.Context(), http.StatusUnauthorized, r.URL.Path, "no key or a wrong one for "+a.Name, r.RemoteAddr)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
@@ -162,12 +191,19 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 	s.conns.Add(1)
 	s.mu.Unlock()
 	defer s.conns.Done()
+	// The request's read deadline would hold for the WebSocket too: the
+	// upgraded connection is bounded by its pings instead.
+	if err := http.NewResponseController(w).SetReadDeadline(time.Time{}); err != nil {
+		s.refuse(w, r, http.StatusInternalServerError, "the connection's deadline can't be cleared")
+		return
+	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return // Accept answered the request
 	}
 	f := acp.NewWebSocket(c, s.cfg.ReadLimit)
 	ctx := r.Context()
+	defer s.ping(ctx, c)()
 	s.cfg.Handler.ServeACP(ctx, Request{Agent: a.Name, AgentID: a.ID, Tools: tools, RemoteAddr: r.RemoteAddr}, f)
 	if ctx.Err() != nil {
 		f.CloseNow()
@@ -202,8 +238,47 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) (Agent, bool) {
 	return a, true
 }
 
-// refuse answers status with a line of why, and logs it.
+// ping pings c every Ping while it is open, and closes it when a pong
+// doesn't come within Ping: the peer is gone or doesn't read. The
+// function it returns stops the pings.
+func (s *Server) ping(ctx context.Context, c *websocket.Conn) (stop func()) {
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(s.cfg.Ping)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			pctx, cancel := context.WithTimeout(ctx, s.cfg.Ping)
+			err := c.Ping(pctx)
+			cancel()
+			if err != nil {
+				select {
+				case <-done: // ended meanwhile: not the peer's silence
+				default:
+					s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "endpoint closed a connection that didn't answer a ping", slog.Duration("within", s.cfg.Ping), slog.String("err", err.Error()))
+				}
+				c.CloseNow()
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-ended
+	}
+}
+
+// refuse answers status with a line of why, and logs it at a bounded
+// rate (refusals).
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
-	s.cfg.Logger.LogAttrs(r.Context(), slog.LevelInfo, "endpoint refused", slog.Int("status", status), slog.String("path", r.URL.Path), slog.String("why", why), slog.String("remote", r.RemoteAddr))
+	s.refusals.refused(r.Context(), status, r.URL.Path, why, r.RemoteAddr)
 	http.Error(w, why, status)
 }

@@ -1,0 +1,215 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+)
+
+// rawConn opens a TCP connection to ts, closed when the test ends.
+func rawConn(t *testing.T, ts *testServer) net.Conn {
+	t.Helper()
+	addr := strings.TrimSuffix(strings.TrimPrefix(ts.url, "http://"), contract.ACPPath)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// waitClosed reads c until the endpoint closes it, and fails if that
+// hasn't happened within limit (the test's own bound, well past the
+// endpoint's). It returns what was read.
+func waitClosed(t *testing.T, c net.Conn, limit time.Duration) string {
+	t.Helper()
+	c.SetReadDeadline(time.Now().Add(limit))
+	b, err := io.ReadAll(c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the endpoint still holds the connection after %v (read %q)", limit, b)
+	}
+	return string(b)
+}
+
+// TestBoundedReads: a request that stops half way (headers never
+// finished, a body announced and never sent, plain or chunked, a proof
+// never followed by its upgrade) has its connection closed within the
+// read timeout, never held.
+func TestBoundedReads(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	ts := start(t, Config{ReadTimeout: timeout})
+	challenge := strings.Repeat("ab", 16)
+	for _, tc := range []struct{ name, req, want string }{
+		{"headers never finished", "GET /_link/proof HTTP/1.1\r\nHost: x\r\n", ""},
+		{"proof announcing a body", "GET /_link/proof HTTP/1.1\r\nHost: x\r\nLink-Challenge: " + challenge + "\r\nContent-Length: 1000\r\n\r\n", "400 Bad Request"},
+		{"proof chunked", "GET /_link/proof HTTP/1.1\r\nHost: x\r\nLink-Challenge: " + challenge + "\r\nTransfer-Encoding: chunked\r\n\r\n", "400 Bad Request"},
+		{"health announcing a body", "POST /health HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n", "400 Bad Request"},
+		{"health chunked, a chunk begun", "POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nab", "400 Bad Request"},
+		{"proof never upgraded", "GET /_link/proof HTTP/1.1\r\nHost: x\r\nLink-Challenge: " + challenge + "\r\n\r\n", "200 OK"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := rawConn(t, ts)
+			if _, err := io.WriteString(c, tc.req); err != nil {
+				t.Fatal(err)
+			}
+			got := waitClosed(t, c, 10*timeout)
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("answered %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// gate is an agent whose turn runs until its channel is closed or its
+// time is up.
+type gate struct {
+	echo
+	turn time.Duration
+}
+
+func (g *gate) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+	s.Taken(ctx)
+	select {
+	case <-time.After(g.turn):
+	case <-ctx.Done():
+		return acp.Answer{}, ctx.Err()
+	}
+	s.Chunk(ctx, "done")
+	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+}
+
+// ended is a Handler that says when each connection's serving ended.
+type ended struct {
+	Handler
+	done chan struct{}
+}
+
+func (e ended) ServeACP(ctx context.Context, req Request, f acp.Framer) {
+	e.Handler.ServeACP(ctx, req, f)
+	e.done <- struct{}{}
+}
+
+// TestQuietWebSocket: an upgraded connection whose client reads nothing,
+// so never answers a ping, is closed; one waiting on a turn four pings
+// long is answered, its client answering the pings.
+func TestQuietWebSocket(t *testing.T) {
+	const ping = 300 * time.Millisecond
+	g := &gate{turn: 4 * ping}
+	h := ended{Handler: AgentHandler{Agent: g}, done: make(chan struct{}, 4)}
+	ts := start(t, Config{Ping: ping, Handler: h})
+	ctx := testCtx(t)
+
+	// Answered: the turn outlasts several pings.
+	c, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text, err := message(ctx, c, "link:long", "hi"); err != nil || text != "done" {
+		t.Fatalf("a turn of %v over pings every %v: %q, %v", g.turn, ping, text, err)
+	}
+	<-h.done
+
+	// Silent: upgraded, then nothing read, so no pong.
+	quiet, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quiet.CloseNow()
+	select {
+	case <-h.done:
+	case <-time.After(20 * ping):
+		t.Fatalf("a connection that answers no ping is still served after %v", 20*ping)
+	}
+}
+
+// TestUnkeyedCap: connections without a key, held open, are held at most
+// MaxUnkeyed at once, the oldest closed, and a message with the key is
+// answered meanwhile.
+func TestUnkeyedCap(t *testing.T) {
+	const cap, flood = 8, 60
+	ts := start(t, Config{MaxUnkeyed: cap})
+	for i := 0; i < flood; i++ {
+		rawConn(t, ts)
+	}
+	ctx := testCtx(t)
+	for st := ts.Unkeyed(); st.Held+st.Evicted < flood; st = ts.Unkeyed() {
+		if ctx.Err() != nil {
+			t.Fatalf("accepted %+v of %d", st, flood)
+		}
+		time.Sleep(5 * time.Millisecond) // waiting for the accepts themselves
+	}
+	c, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text, err := message(ctx, c, "link:x", "hi"); err != nil || text != "echo: hi" {
+		t.Fatalf("the keyed message: %q, %v", text, err)
+	}
+	st := ts.Unkeyed()
+	if st.Most > cap || st.Evicted < flood-cap {
+		t.Fatalf("held %+v, want at most %d at once and %d evicted", st, cap, flood-cap)
+	}
+}
+
+// logLines is a slog handler's output, safe for the server's goroutines.
+type logLines struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logLines) lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Split(strings.TrimSpace(l.b.String()), "\n")
+}
+
+// TestRefusalsLogged: 300 wrong keys are two log lines, the first
+// refusal and then the count of the rest, and no line holds a key.
+func TestRefusalsLogged(t *testing.T) {
+	var out logLines
+	ts := start(t, Config{LogEvery: time.Hour, Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	ctx := testCtx(t)
+	const tries = 300
+	for i := 0; i < tries; i++ {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, ts.url, nil)
+		req.Header.Set(contract.HeaderAuthorization, contract.BearerPrefix+"wrong-key-guess")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	if err := ts.Close(); err != nil {
+		t.Fatal(err)
+	}
+	lines := out.lines()
+	if len(lines) != 2 || !strings.Contains(lines[0], "status=401") || !strings.Contains(lines[1], "count=299") || !strings.Contains(lines[1], "401 /acp: 299") {
+		t.Fatalf("logged %d lines:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, l := range lines {
+		if strings.Contains(l, "wrong-key-guess") || strings.Contains(l, "key-main") {
+			t.Fatalf("a key was logged: %s", l)
+		}
+	}
+}
