@@ -100,7 +100,8 @@ func (c *ClientConn) LocalAddr() net.Addr { return c.local }
 func (c *ClientConn) RemoteAddr() net.Addr { return c.remote }
 
 // Dial opens one message's connection: a fresh TCP connection with
-// TCP_NODELAY on, GET /_link/proof with a fresh challenge, the proof
+// TCP_NODELAY on, on Linux to a loopback endpoint whose socket belongs
+// to this user (checkOwner; nothing is sent to another's), GET /_link/proof with a fresh challenge, the proof
 // checked before the key is sent (a wrong or missing one closes the
 // connection, nothing else sent), then the WebSocket upgrade on that same
 // connection with the key and the agent's headers. Its errors are
@@ -116,6 +117,10 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 	d := net.Dialer{KeepAlive: -1} // one message's connection (Listen)
 	raw, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
+		return nil, &DialError{Step: StepConnect, Err: err}
+	}
+	if err := checkOwner(raw); err != nil {
+		raw.Close()
 		return nil, &DialError{Step: StepConnect, Err: err}
 	}
 	if tc, ok := raw.(*net.TCPConn); ok {

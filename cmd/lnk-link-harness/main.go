@@ -177,7 +177,8 @@ func (m *Main) Run(ctx context.Context) error {
 		return m.runAgents(ctx)
 	}
 
-	key, err := readKey(m.KeyFile)
+	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	key, err := serve.ReadKey(m.KeyFile, logger)
 	if err != nil {
 		return err
 	}
@@ -190,7 +191,6 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	// The agent's tools are the MCP servers its environment names
 	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...): this process's, for its one agent.
 	tl, err := tools.New(tools.Config{

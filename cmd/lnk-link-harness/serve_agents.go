@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"os"
 	"strconv"
 
 	"github.com/lnk-dev/link/contract"
@@ -34,19 +33,6 @@ func (m *Main) agentsFlags(fs *flag.FlagSet) error {
 		return contract.CheckModel(m.Model)
 	}
 	return nil
-}
-
-// readKey reads the endpoint key in the file at path.
-func readKey(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read the key file: %w", err)
-	}
-	key, err := contract.ParseKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("key file %s: %w", path, err)
-	}
-	return key, nil
 }
 
 // runAgents is Run for serve --agents: every agent of the file answered
@@ -85,7 +71,7 @@ func (m *Main) runAgents(ctx context.Context) error {
 // agentConfig is the serve.Config of one agent's line: its ID the line's,
 // else its config.json's.
 func (m *Main) agentConfig(a agentLine, logger *slog.Logger) (serve.Config, error) {
-	key, err := readKey(a.KeyFile)
+	key, err := serve.ReadKey(a.KeyFile, logger)
 	if err != nil {
 		return serve.Config{}, fmt.Errorf("agent %s: %w", a.Name, err)
 	}

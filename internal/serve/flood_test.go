@@ -86,7 +86,7 @@ func TestUnkeyedFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	took := time.Since(began)
-	st := s.srv.Unkeyed()
+	st := s.agents[0].srv.Unkeyed()
 	t.Logf("flood: %d connections opened and held by the client; the harness held at most %d without a key (%d closed to make room); the keyed message answered in %v", n, st.Most, st.Evicted, took.Round(time.Millisecond))
 	if st.Most > endpoint.DefaultMaxUnkeyed {
 		t.Errorf("the harness held %d connections without a key, over its bound of %d", st.Most, endpoint.DefaultMaxUnkeyed)

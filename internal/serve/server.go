@@ -167,6 +167,9 @@ func newServed(cfg *Config) (*served, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if err := checkKeyLen(cfg.Key); err != nil {
+		return nil, fmt.Errorf("endpoint key: %w", err)
+	}
 	if cfg.LeaseTTL == 0 && cfg.Env[EnvLeaseTTL] != "" {
 		d, err := time.ParseDuration(cfg.Env[EnvLeaseTTL])
 		if err != nil || d < 0 {
@@ -275,7 +278,12 @@ func (s *Server) Close() error {
 			}()
 		}
 		wg.Wait()
-		s.cerr = errors.Join(append(append(errs, s.serrs...), s.closeHarnesses())...)
+		for _, err := range s.serrs {
+			if !errors.Is(err, endpoint.ErrClosed) { // closed before its Serve began: this Close's doing
+				errs = append(errs, err)
+			}
+		}
+		s.cerr = errors.Join(append(errs, s.closeHarnesses())...)
 	})
 	return s.cerr
 }

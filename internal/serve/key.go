@@ -1,0 +1,45 @@
+package serve
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// MinKey is the shortest endpoint key the harness serves with. The
+// contract sets no length; a key guessable in a day of tries protects
+// nothing, and lnk agent chat makes keys of 64 characters.
+const MinKey = 16
+
+// ReadKey reads the endpoint key from its file: refused when the file
+// holds no key (contract.ParseKey) or one shorter than MinKey. A file
+// that its group or others can read is warned of, naming it, as ssh
+// does for a private key.
+func ReadKey(path string, logger *slog.Logger) ([]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read the key file: %w", err)
+	}
+	key, err := contract.ParseKey(b)
+	if err != nil {
+		return nil, fmt.Errorf("key file %s: %w", path, err)
+	}
+	if err := checkKeyLen(key); err != nil {
+		return nil, fmt.Errorf("key file %s: %w", path, err)
+	}
+	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		logger.Warn("the key file can be read by others than its owner: chmod 600 it", slog.String("file", path), slog.String("mode", fmt.Sprintf("%#o", fi.Mode().Perm())))
+	}
+	return key, nil
+}
+
+// checkKeyLen refuses a key shorter than MinKey.
+func checkKeyLen(key []byte) error {
+	if len(key) < MinKey {
+		return fmt.Errorf("the key is %d bytes, fewer than the %d the harness needs: make a longer one (lnk agent chat makes one of 64)", len(key), MinKey)
+	}
+	return nil
+}
