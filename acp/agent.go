@@ -54,12 +54,12 @@ type Stream interface {
 type Answer struct {
 	StopReason string // end_turn, max_tokens, refusal, cancelled
 	Steered    bool   // the prompt joined a running turn, whose answer answers it
-	// Told, when not nil, is called once the prompt's response was
+	// Delivered, when not nil, is called once the prompt's response was
 	// written to the framer, and never when that write failed (the client
-	// gone before it): an agent that kept the answer until its caller was
-	// told it lets it go here. Serve calls it on the prompt's goroutine
-	// before Serve returns.
-	Told func()
+	// gone before it): an agent that held the answer until its caller had
+	// it lets it go here. Serve calls it on the prompt's goroutine before
+	// Serve returns.
+	Delivered func()
 }
 
 // Agent answers an endpoint's prompts. Link Harness and the conformance

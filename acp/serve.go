@@ -179,8 +179,8 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 		if ans.Steered {
 			res.Meta = &Meta{Link: contract.LinkMeta{Steered: true}}
 		}
-		if err := r.Reply(wctx, res); err == nil && ans.Told != nil {
-			ans.Told()
+		if err := r.Reply(wctx, res); err == nil && ans.Delivered != nil {
+			ans.Delivered()
 		}
 	}()
 }

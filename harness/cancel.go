@@ -194,7 +194,7 @@ func (t *turn) stopped(ctx context.Context, text string) (finished, error) {
 	default:
 		text = stopNote
 	}
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text}, t.tell(ctx))
+	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text}, t.hold(ctx))
 	if err != nil {
 		return finished{}, err
 	}

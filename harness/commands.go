@@ -143,7 +143,7 @@ func (h *Harness) command(ctx context.Context, c *conv, cmd *command, s acp.Stre
 	if err != nil && !running {
 		return acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
-	t := &turn{h: h, c: c, holder: holder}
+	t := h.newTurn(c, holder)
 	text, err := t.command(ctx, cmd, !running)
 	if !running {
 		if rerr := c.release(context.WithoutCancel(ctx), holder); rerr != nil && err == nil {

@@ -58,7 +58,7 @@
 // its lease go. A turn runs on the harness's life, not the caller's:
 // when the caller goes its answer is kept (answers.json) and handed over
 // once by _link/recover. In a link: thread a message of lnk agent chat
-// send joined, the answer is kept for that message (store.KeepHeld).
+// send joined, the answer is kept for that message (store/delivery).
 //
 // # After a crash
 //

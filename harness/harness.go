@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -15,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/delivery"
 )
 
 // ErrClosing: the harness is closing and takes no new turn.
@@ -40,25 +42,22 @@ type Harness struct {
 	sweeping map[string]bool
 	sweeper  chan struct{} // closed to stop Start's timer
 
-	// telling holds the ids of the answers kept while their callers are
-	// told them (turn.tell), passed over by Recover until let go: each
-	// with when its turn returned, zero while it runs (isTelling).
-	telling sync.Map
-	locks   [64]sync.Mutex // appends of one conversation, in this process
-	hist    *history       // events kept between turns, a cache
-	turns   sync.Map       // the turn running here of each conversation, for Cancel
-	idle    idle           // gives free memory back once nothing runs
-	seen    sweepSeen      // conversations a sweep found settled, a saving
+	locks [64]sync.Mutex // appends of one conversation, in this process
+	hist  *history       // events kept between turns, a cache
+	turns sync.Map       // the turn running here of each conversation, for Cancel
+	idle  idle           // gives free memory back once nothing runs
+	seen  sweepSeen      // conversations a sweep found settled, a saving
 }
 
 var _ acp.Agent = (*Harness)(nil)
 
-// agentStore is one agent's store, opened once: its paths, its drivers
-// and the files of its conversations' folders.
+// agentStore is one agent's store, opened once: its paths, its drivers,
+// the files of its conversations' folders and its answers on their way.
 type agentStore struct {
 	paths   store.Paths
 	drivers map[string]store.Conversations
 	folders *store.Folders
+	answers *delivery.Answers
 }
 
 // New makes a harness of cfg, checked.
@@ -103,7 +102,12 @@ func (h *Harness) agent(ctx context.Context, agent string) (*agentStore, error) 
 	if err != nil {
 		return nil, fmt.Errorf("open the store of %s: %w", agent, err)
 	}
-	a := &agentStore{paths: p, drivers: drivers, folders: &store.Folders{Paths: p, Now: h.cfg.Now}}
+	a := &agentStore{
+		paths:   p,
+		drivers: drivers,
+		folders: &store.Folders{Paths: p},
+		answers: &delivery.Answers{Paths: p, Now: h.cfg.Now, Logger: h.cfg.Logger.With(slog.String("agent", agent))},
+	}
 	h.agents[agent] = a
 	return a, nil
 }
@@ -118,6 +122,7 @@ type conv struct {
 	router   *store.Router
 	drivers  map[string]store.Conversations
 	folders  *store.Folders
+	answers  *delivery.Answers
 
 	// held is the driver that keeps the conversation while this turn holds
 	// its lease (nil: ask the router, which looks at the folder at each
@@ -251,7 +256,7 @@ func (h *Harness) open(ctx context.Context, agent, thread string) (*conv, error)
 	if err != nil {
 		return nil, err
 	}
-	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders}, nil
+	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders, answers: a.answers}, nil
 }
 
 // holder names a new turn's lease: this process and the turn's number.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"time"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/store"
@@ -20,9 +19,9 @@ import (
 // stored as steered and answered at once, steered. The turn runs on the
 // harness's own life, not the caller's: a caller gone leaves it running,
 // and its answer is kept for _link/recover. An answer to a caller still
-// there is kept too, from just before its event is stored, until Serve
-// has told it (acp.Answer.Told lets it go), so a kill in between loses
-// nothing. A prompt of the owner's whose whole text is one of the
+// there is held, from just before its event is stored, until Serve has
+// written the response (acp.Answer.Delivered lets it go), so a kill in
+// between loses nothing (store/delivery). A prompt of the owner's whose whole text is one of the
 // owner's commands is done, not sent to the model (commands.go).
 func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
 	if !h.begin() {
@@ -82,7 +81,7 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	// The conversation is read first, under the lease, so the message
 	// takes the number after its last event without asking, and the
 	// turn's first round needn't read again.
-	t := &turn{h: h, c: c, holder: holder}
+	t := h.newTurn(c, holder)
 	defer h.running(t)() // for Cancel to reach (cancel.go)
 	t.resume()
 	err = t.refresh(ctx)
@@ -110,33 +109,18 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	final, err := t.run(tctx)
 	if err != nil {
 		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "turn failed", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
-		if t.telling != "" {
-			h.telling.Delete(t.telling) // its caller wasn't told it: kept
-		}
+		t.delivery.Failed()
 		if !out.callerGone() {
 			return acp.Answer{}, err
 		}
 		return acp.Answer{StopReason: acp.StopEndTurn}, nil
 	}
-	kerr := t.keep(tctx, final)
-	if kerr != nil {
-		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "keep an answer", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", kerr.Error()))
+	delivered, err := t.delivery.End(tctx, out.Text(), final.seq, out.callerGone(), t.joinedLink)
+	if err != nil {
+		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "keep an answer", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
 	}
 	t.keepEvents()
-	ans := acp.Answer{StopReason: final.stop}
-	if id := t.telling; id != "" {
-		wctx := context.WithoutCancel(tctx)
-		switch {
-		case !out.callerGone():
-			h.telling.Store(id, h.cfg.Now()) // passed over a while yet
-			ans.Told = func() { t.told(wctx, id) }
-		case kerr == nil:
-			t.told(wctx, id) // kept as a caller gone's is, by keep
-		default:
-			h.telling.Delete(id) // kept for the caller gone
-		}
-	}
-	return ans, nil
+	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil
 }
 
 // setModel keeps the conversation's model, named or aliased by the
@@ -151,79 +135,14 @@ func (h *Harness) setModel(ctx context.Context, c *conv, said, from string) erro
 	return err
 }
 
-// keep keeps the turn's answer for _link/recover when its caller went
-// before it was told it, and, in a link: thread a message of lnk agent
-// chat send joined, for that message (the first kept after it).
-func (t *turn) keep(ctx context.Context, f finished) error {
-	text := t.out.Text()
-	switch {
-	case t.joinedLink:
-		_, err := t.c.folders.KeepHeld(ctx, t.c.thread, text, t.h.cfg.Now(), f.seq)
-		return err
-	case t.out.callerGone():
-		_, err := t.c.folders.Keep(ctx, t.c.thread, text, t.h.cfg.Now(), f.seq)
-		return err
-	}
-	return nil
-}
-
-// tell is the hook (appendHook) by which the event of an answer that
-// ends a round without calls is kept with the answer streamed so far, for
-// _link/recover, while a caller waits to be told it; nil when none does.
-// The keep is made once the event is numbered and timed, just before it
-// is stored, with that number and time (written over at a retry under
-// another number), so a recover can tell whether the event was stored
-// (settleTelling); it lasts until the caller is told (acp.Answer.Told)
-// or, the caller gone, keep keeps it as it does any other. An answer kept
-// by an earlier round of the turn is let go once the new one's event is
-// stored: until then it is the one whose event is. Nothing is synced
-// (docs/decisions.md, "The answer told, or kept").
-func (t *turn) tell(ctx context.Context) appendHook {
+// hold is the append hook (appendHook) of an answer that ends a round
+// without calls: it holds the answer streamed so far while a caller waits
+// to be sent it (delivery.Turn.Hook); nil when none does.
+func (t *turn) hold(ctx context.Context) appendHook {
 	if t.out == nil || t.out.callerGone() {
 		return nil
 	}
-	text := t.out.Text()
-	id := ""
-	return func(e store.Event, done bool, err error) {
-		switch {
-		case done && id == "":
-		case done && err != nil:
-			// Stored or not, the event decides at a recover: no longer
-			// passed over.
-			t.h.telling.Delete(id)
-		case done:
-			if t.telling != "" && t.telling != id {
-				t.told(ctx, t.telling)
-			}
-			t.telling = id
-		default:
-			again := id != ""
-			if !again {
-				if id, err = t.c.folders.TellingID(t.c.thread); err != nil {
-					id = ""
-					break
-				}
-				t.h.telling.Store(id, time.Time{}) // passed over while the turn runs
-			}
-			k := store.Kept{ID: id, Thread: t.c.thread, Text: text, Kept: t.h.cfg.Now(), Seq: e.Seq, EventTime: e.Time}
-			if err = t.c.folders.KeepTellingEvent(ctx, k, again); err != nil {
-				t.told(ctx, id) // what an earlier try kept named another number
-				id = ""
-			}
-		}
-		if err != nil && !done {
-			t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer while it is told", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
-		}
-	}
-}
-
-// told lets go the answer id kept while its caller was told it; Recover
-// no longer passes it over.
-func (t *turn) told(ctx context.Context, id string) {
-	if err := t.c.folders.Told(ctx, id); err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "let an answer told go", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
-	}
-	t.h.telling.Delete(id)
+	return t.delivery.Hook(ctx, t.out.Text())
 }
 
 // isLink says whether thread is lnk agent chat send's.

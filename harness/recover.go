@@ -16,39 +16,55 @@ import (
 // over once (single phase) or until done lets it go (two-phase). A
 // single phase leaves the answers kept for lnk agent chat send's
 // messages that joined a running turn: lnk agent chat asks for its
-// thread's itself. It first settles the answers kept while told whose
-// teller is gone (settleTelling), then starts finishing, in a task, any
-// turn a crash left unfinished; their answers come at a later ask.
+// thread's itself. It first settles the answers still sending whose turn
+// is gone (delivery.Answers.Settle), then starts finishing, in a task,
+// any turn a crash left unfinished; their answers come at a later ask.
+// What goes wrong is logged; the error sent names no path of the machine.
 func (h *Harness) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {
+	res := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}
 	a, err := h.agent(ctx, agent)
 	if err != nil {
-		return contract.RecoverResult{}, err
+		return res, err
 	}
-	skip := h.isTelling
-	if p.Done == nil {
-		if pass := h.settleTelling(ctx, agent, a); len(pass) > 0 {
-			skip = func(id string) bool { return pass[id] || h.isTelling(id) }
+	if p.Done != nil {
+		if err := a.answers.Done(ctx, p.Done); err != nil {
+			return res, h.recoverFailed(ctx, agent, err)
 		}
+		return res, nil
 	}
+	pass := a.answers.Settle(ctx, func(ctx context.Context) (store.Conversations, error) {
+		set, err := h.cfg.Settings(ctx, a.paths)
+		if err != nil {
+			return nil, fmt.Errorf("read the settings of %s: %w", agent, err)
+		}
+		return store.NewRouter(a.paths, set.Conversations, a.drivers)
+	}, h.holder())
 	h.sweepAsync(agent)
-	return a.folders.RecoverExcept(ctx, p, skip)
+	all, err := a.answers.HandOver(ctx, p.TwoPhase, pass)
+	for _, k := range all {
+		r := contract.RecoveredAnswer{Thread: k.Thread, Text: k.Text}
+		if p.TwoPhase {
+			r.ID = k.ID
+		}
+		res.Answers = append(res.Answers, r)
+	}
+	if err != nil && (p.TwoPhase || len(all) == 0) {
+		// Single phase, those handed over are gone from their files:
+		// returned, they aren't lost.
+		return res, h.recoverFailed(ctx, agent, err)
+	}
+	return res, nil
 }
 
-// tellGrace is how long after its turn returned an answer kept while its
-// caller is told it is passed over by Recover: Serve writes the prompt's
-// response in that time, or failed to, and the answer is then handed
-// over like any other.
-const tellGrace = 10 * time.Second
+// errRecover is what a client is told of a recover that failed: the
+// agent's log has the rest.
+var errRecover = errors.New("recover: the answers couldn't be read; the agent's log says why")
 
-// isTelling says whether id is of an answer kept while its caller is
-// told it, in this process: not one to hand over yet.
-func (h *Harness) isTelling(id string) bool {
-	v, ok := h.telling.Load(id)
-	if !ok {
-		return false
-	}
-	returned := v.(time.Time)
-	return returned.IsZero() || h.cfg.Now().Sub(returned) < tellGrace
+// recoverFailed logs why a recover of agent failed and returns what the
+// client may be told.
+func (h *Harness) recoverFailed(ctx context.Context, agent string, err error) error {
+	h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "recover", slog.String("agent", agent), slog.String("err", err.Error()))
+	return errRecover
 }
 
 // Start finishes, each in a task of its own, the turns a crash left
@@ -195,7 +211,7 @@ func openIn(a *agentStore, agent, thread string, set Settings, r *store.Router) 
 	if err := contract.CheckThread(thread); err != nil {
 		return nil, err
 	}
-	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders}, nil
+	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders, answers: a.answers}, nil
 }
 
 // finish runs a turn a crash left unfinished, its lease held by holder,
@@ -203,7 +219,8 @@ func openIn(a *agentStore, agent, thread string, set Settings, r *store.Router) 
 // those without an answer are told to the model as unanswered, and its
 // answer is kept for _link/recover.
 func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
-	t := &turn{h: h, c: c, holder: holder, out: newAnswer(nil, nil, h.cfg.MaxAnswer, nil)}
+	t := h.newTurn(c, holder)
+	t.out = newAnswer(nil, nil, h.cfg.MaxAnswer, nil)
 	t.resume()
 	if err := t.refresh(ctx); err != nil {
 		c.release(context.WithoutCancel(ctx), holder)
@@ -228,7 +245,7 @@ func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))
 		return
 	}
-	if err := t.keep(ctx, f); err != nil {
+	if _, err := t.delivery.End(ctx, t.out.Text(), f.seq, true, t.joinedLink); err != nil {
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("thread", c.thread), slog.String("err", err.Error()))
 	}
 	t.keepEvents()

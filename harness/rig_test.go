@@ -17,6 +17,7 @@ import (
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/delivery"
 	"github.com/lnk-dev/link/store/log"
 )
 
@@ -272,6 +273,13 @@ func (r *rig) events(thread string) []store.Event {
 func (r *rig) folders() *store.Folders {
 	p, _ := store.For(r.home, testAgent)
 	return &store.Folders{Paths: p}
+}
+
+// answers is the agent's answers on their way, as another process sees
+// them.
+func (r *rig) answers() *delivery.Answers {
+	p, _ := store.For(r.home, testAgent)
+	return &delivery.Answers{Paths: p}
 }
 
 // eventually waits for cond, failing after a few seconds.

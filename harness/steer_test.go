@@ -219,7 +219,7 @@ func TestSteerLinkThread(t *testing.T) {
 	if got := r.recover(t, map[string]any{}); len(got.Answers) != 0 {
 		t.Fatalf("a single-phase recover took %+v", got)
 	}
-	k, ok, err := r.folders().KeptAfter(t.Context(), "link:notes", sent)
+	k, ok, err := r.answers().TakeAfter(t.Context(), "link:notes", sent)
 	if err != nil || !ok || k.Text != "the list is long\n\nand the other" {
 		t.Fatalf("kept for the message: %+v, %v, %v", k, ok, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/delivery"
 )
 
 // turn is one turn of one conversation, run under its lease.
@@ -34,10 +35,13 @@ type turn struct {
 	// anchored: events were kept from an earlier turn, and the next read
 	// reads their last again, to prove the conversation is the one kept.
 	anchored bool
-	// telling is the id of the answer kept for the caller while it is told
-	// it (store.KeepTelling), "" when none is.
-	telling string
-	end     ending // how Cancel asks it to end (cancel.go)
+	delivery *delivery.Turn // the answer's way to its caller
+	end      ending         // how Cancel asks it to end (cancel.go)
+}
+
+// newTurn is a turn of c under the lease holder holds.
+func (h *Harness) newTurn(c *conv, holder string) *turn {
+	return &turn{h: h, c: c, holder: holder, delivery: c.answers.Begin(c.thread)}
 }
 
 // finished is how a turn ended: its last answer's event and why.
@@ -326,7 +330,7 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	ev.Seen = seen
 	var tell appendHook
 	if len(ev.Calls) == 0 {
-		tell = t.tell(ctx) // the answer that ends the turn, kept as it's stored
+		tell = t.hold(ctx) // the answer that ends the turn, held as it's stored
 	}
 	ev, err = t.h.append(ctx, t.c, ev, tell)
 	return ev, capped, err
@@ -345,7 +349,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	if capped {
 		text = sent + cutNote
 	}
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text, Seen: t.lastSeq()}, t.tell(ctx))
+	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text, Seen: t.lastSeq()}, t.hold(ctx))
 	return ev, capped, err
 }
 

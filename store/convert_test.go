@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/delivery"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -46,7 +47,7 @@ func newWorld(t *testing.T) *world {
 				t.Fatal(err)
 			}
 			w.tools[th] = tools
-			if _, err := f.Keep(ctx, th, "kept of "+th, t0, 4); err != nil {
+			if _, err := (&delivery.Answers{Paths: f.Paths}).Keep(ctx, th, "kept of "+th, t0, 4); err != nil {
 				t.Fatal(err)
 			}
 			w.answers[th] = []string{"kept of " + th}
@@ -110,7 +111,7 @@ func (w *world) checkWith(t *testing.T, openers map[string]store.Opener, kinds .
 		}
 		r.Release(ctx, th, "turn")
 	}
-	all, err := f.Pending(ctx)
+	all, err := (&delivery.Answers{Paths: f.Paths}).Pending(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,9 @@ package store
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -26,6 +23,10 @@ const (
 	EndFile     = "end"          // a turn asked to end
 	AnswersFile = "answers.json" // answers still to hand over
 	CopyFile    = "chat.md"      // the copy for people
+
+	// AnswersAside begins the name of an answers.json set aside because
+	// it didn't read, then the time it was: kept for a person to look at.
+	AnswersAside = AnswersFile + ".corrupt-"
 )
 
 // KeptFiles are the files a conversation's folder keeps that aren't
@@ -47,24 +48,15 @@ func (p Paths) ConversationFile(thread, name string) (string, error) {
 }
 
 // Folders keeps what isn't an event in each conversation's folder of one
-// agent: the tools it was narrowed to, a turn asked to end, and the
-// answers still to hand over. Every write replaces its file whole (a
+// agent: the tools it was narrowed to and a turn asked to end (the
+// answers still to hand over are store/delivery's). Every write replaces its file whole (a
 // temporary file, synced, renamed over it), so a reader never sees half
 // of one and a crash leaves the old or the new. Writers of one folder,
 // in this process or another, take the folder's lock first.
 type Folders struct {
 	Paths Paths
-	// Now is the clock answers are kept by; nil is time.Now.
-	Now func() time.Time
 
 	mu sync.Mutex // orders this process's writers, the lock others'
-}
-
-func (f *Folders) now() time.Time {
-	if f.Now == nil {
-		return time.Now()
-	}
-	return f.Now()
 }
 
 // ReadTools reads the tools thread was narrowed to: nil when it never was
@@ -203,68 +195,21 @@ func (f *Folders) update(ctx context.Context, thread string, fn func(dir string)
 
 // readKept reads a kept file whole, nil when there is none.
 func readKept(path string) ([]byte, error) {
-	fh, err := fsx.Open(path, os.O_RDONLY, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+	b, err := fsx.ReadLimit(path, MaxKeptFile)
+	if errors.Is(err, fsx.ErrTooBig) {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, MaxKeptFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxKeptFile {
-		return nil, fmt.Errorf("%w: %s is over %d bytes", ErrCorrupt, path, MaxKeptFile)
-	}
-	return b, nil
+	return b, err
 }
 
-// writeAtomic replaces path with b: a temporary file beside it, synced,
-// renamed over it, and the folder synced so the rename lasts.
-func writeAtomic(path string, b []byte) error { return replaceFile(path, b, true) }
+// writeAtomic replaces path with b, synced (fsx.Replace).
+func writeAtomic(path string, b []byte) error { return fsx.Replace(path, b, true) }
 
 // writeDerived replaces path with b by rename, as writeAtomic does, so a
 // reader never sees half of it, but syncs nothing: for a file made again
 // from the events whenever it isn't what they say (the copy for people),
 // which a machine's stop may leave old, empty or missing.
-func writeDerived(path string, b []byte) error { return replaceFile(path, b, false) }
-
-// replaceFile replaces path with b through a temporary file beside it,
-// synced with the rename when sync says so.
-func replaceFile(path string, b []byte, sync bool) error {
-	dir := filepath.Dir(path)
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+"."+randomHex(6))
-	fh, err := fsx.Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = fh.Write(b)
-	if err == nil && sync {
-		err = fh.Sync()
-	}
-	if cerr := fh.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if !sync {
-		return nil
-	}
-	return fsx.SyncDir(dir)
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b) // never fails: crypto/rand panics rather than return an error
-	return hex.EncodeToString(b)
-}
+func writeDerived(path string, b []byte) error { return fsx.Replace(path, b, false) }
 
 func equalStrings(a, b []string) bool {
 	if len(a) != len(b) {

@@ -107,7 +107,7 @@ func KindOf(dir string) (string, error) {
 			if info, err := e.Info(); err == nil && info.Size() > 0 {
 				begun = true
 			}
-		case !notEvents[name] && !strings.HasPrefix(name, "."):
+		case !notEvents[name] && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, AnswersAside):
 			begun = true // a file per event, as the log was kept before
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/delivery"
 )
 
 // sendRun runs lnk agent chat send.
@@ -66,8 +67,8 @@ func TestSendSteered(t *testing.T) {
 	home := t.TempDir()
 	url, keyFile := scriptedAgent(t, home, q, nil, nil)
 	p, _ := store.For(home, "main")
-	f := &store.Folders{Paths: p}
-	if _, err := f.KeepHeld(t.Context(), "link:s", "an old answer", time.Time{}, 0); err != nil {
+	f := &delivery.Answers{Paths: p}
+	if _, err := f.KeepForChat(t.Context(), "link:s", "an old answer", time.Time{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	args := func(more ...string) []string {

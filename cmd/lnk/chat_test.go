@@ -22,6 +22,7 @@ import (
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/delivery"
 )
 
 // safeBuffer is written by the program's goroutines and read by the test.
@@ -131,9 +132,9 @@ func serveDrivers(t *testing.T, p store.Paths) map[string]store.Conversations {
 func TestChatShowsKept(t *testing.T) {
 	home := t.TempDir()
 	p, _ := store.For(home, "main")
-	f := &store.Folders{Paths: p}
+	f := &delivery.Answers{Paths: p}
 	ctx := t.Context()
-	if _, err := f.KeepHeld(ctx, "link:chat", "kept while you were away", time.Time{}, 0); err != nil {
+	if _, err := f.KeepForChat(ctx, "link:chat", "kept while you were away", time.Time{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.Keep(ctx, "telegram:5", "telegram's own", time.Time{}, 0); err != nil {
@@ -156,7 +157,7 @@ func TestChatShowsKept(t *testing.T) {
 		t.Fatalf("pending %+v, %v", pending, err)
 	}
 	// Kept before the second message, shown before it.
-	if _, err := f.KeepHeld(ctx, "link:chat", "kept between", time.Time{}, 0); err != nil {
+	if _, err := f.KeepForChat(ctx, "link:chat", "kept between", time.Time{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	_, out, _ = chatIn(t, env, "")
@@ -265,7 +266,7 @@ func TestChatAnswerTooLong(t *testing.T) {
 	// An answer kept past 16 MiB is shown as the agent's failure, and let
 	// go.
 	p, _ := store.For(home, "main")
-	f := &store.Folders{Paths: p}
+	f := &delivery.Answers{Paths: p}
 	// The first answer's response never reached its caller, so it is kept
 	// too, handed over once the grace after its turn has passed, and the
 	// second's is kept until the harness has let it go, told (the
@@ -279,7 +280,7 @@ func TestChatAnswerTooLong(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := f.KeepHeld(t.Context(), "link:chat", big, time.Time{}, 0); err != nil {
+	if _, err := f.KeepForChat(t.Context(), "link:chat", big, time.Time{}, 0); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errOut = chatIn(t, nil, "", args...)

@@ -8,21 +8,21 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/delivery"
 	"github.com/lnk-dev/link/store/log"
 )
 
-// keptTold makes, as a turn's append hook does just before its answer's
-// event is stored, an answer kept while told naming event seq at at:
-// what a turn killed there leaves.
-func keptTold(t *testing.T, r *rig, thread string, seq int64, at time.Time, text string) string {
+// held makes, as a turn's append hook does just before its answer's
+// event is stored, an answer held while it is sent, naming event seq at
+// at: what a turn killed there leaves.
+func held(t *testing.T, r *rig, thread string, seq int64, at time.Time, text string) string {
 	t.Helper()
-	f := r.folders()
-	id, err := f.TellingID(thread)
+	id, err := delivery.NewID(thread)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := store.Kept{ID: id, Thread: thread, Text: text, Seq: seq, EventTime: at}
-	if err := f.KeepTellingEvent(t.Context(), k, false); err != nil {
+	k := delivery.Answer{ID: id, Thread: thread, Text: text, Seq: seq, EventTime: at}
+	if err := r.answers().Hold(t.Context(), k, false); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -44,10 +44,10 @@ func stored(t *testing.T, home, thread string, events ...store.Event) {
 	}
 }
 
-// isKeptTold says whether the answer id is still kept while told.
-func isKeptTold(t *testing.T, r *rig, id string) bool {
+// isHeld says whether the answer id is still held while it is sent.
+func isHeld(t *testing.T, r *rig, id string) bool {
 	t.Helper()
-	all, err := r.folders().Telling(t.Context())
+	all, err := r.answers().Sending(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,12 +83,12 @@ func handedOver(t *testing.T, r *rig, what string, pred func(all []string) bool)
 	return all
 }
 
-// The window closed: a turn killed after its told keep was made but
+// The window closed: a turn killed after its answer was held but
 // before its answer's event was stored leaves the keep and its message
 // unanswered. Recover doesn't hand the keep over; the sweep finishes the
 // turn, and its answer is the one handed over, once. While the killed
 // process's lease lasts, the keep is passed over, not let go.
-func TestToldKeepWithoutEvent(t *testing.T) {
+func TestHeldWithoutEvent(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		lease time.Duration // the killed turn's lease left, 0 for none
@@ -103,18 +103,18 @@ func TestToldKeepWithoutEvent(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			id := keptTold(t, r, thread, 2, time.Now().UTC(), "never stored")
+			id := held(t, r, thread, 2, time.Now().UTC(), "never stored")
 			r.q.Push(model.Response{Text: "finished by the sweep"})
 			for _, a := range r.recover(t, map[string]any{}).Answers {
 				if a.Text == "never stored" {
 					t.Fatalf("recovered %+v: the keep of an answer never stored", a)
 				}
 			}
-			if tc.lease > 0 && !isKeptTold(t, r, id) {
+			if tc.lease > 0 && !isHeld(t, r, id) {
 				t.Fatal("let go while a turn's lease lasts")
 			}
 			all := handedOver(t, r, "the sweep's answer", func(all []string) bool {
-				return len(all) > 0 && !isKeptTold(t, r, id)
+				return len(all) > 0 && !isHeld(t, r, id)
 			})
 			if len(all) != 1 || all[0] != "finished by the sweep" {
 				t.Fatalf("handed over %q: want the sweep's answer once", all)
@@ -130,20 +130,20 @@ func TestToldKeepWithoutEvent(t *testing.T) {
 // A turn killed after its answer's event was stored, before the prompt's
 // response: the keep is handed over once, and the sweep, finding the
 // message answered, answers nothing again.
-func TestToldKeepWithEvent(t *testing.T) {
+func TestHeldWithEvent(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:22"
 	at := time.Now().UTC()
 	stored(t, r.home, thread,
 		store.Event{Seq: 1, Time: at.Add(-time.Second), Kind: store.KindMessage, Text: "hi"},
 		store.Event{Seq: 2, Time: at, Kind: store.KindAnswer, Text: "stored, never told", Seen: 1})
-	id := keptTold(t, r, thread, 2, at, "stored, never told")
+	id := held(t, r, thread, 2, at, "stored, never told")
 	all := handedOver(t, r, "the keep", func(all []string) bool { return len(all) > 0 })
 	if len(all) != 1 || all[0] != "stored, never told" {
 		t.Fatalf("handed over %q: want the keep once", all)
 	}
-	if isKeptTold(t, r, id) {
-		t.Error("still kept while told after it was handed over")
+	if isHeld(t, r, id) {
+		t.Error("still held after it was handed over")
 	}
 	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
 		t.Fatal(err)
@@ -159,7 +159,7 @@ func TestToldKeepWithEvent(t *testing.T) {
 
 // A keep whose number another event took (the sweep's answer, or any
 // event that isn't an answer at its time) is let go, never handed over.
-func TestToldKeepNumberTaken(t *testing.T) {
+func TestHeldNumberTaken(t *testing.T) {
 	r := newRig(t)
 	at := time.Now().UTC()
 	stored(t, r.home, "telegram:23",
@@ -169,12 +169,12 @@ func TestToldKeepNumberTaken(t *testing.T) {
 		store.Event{Seq: 1, Time: at.Add(-time.Second), Kind: store.KindMessage, Text: "hi"},
 		store.Event{Seq: 2, Time: at, Kind: store.KindModelSet, Model: "offline"},
 		store.Event{Seq: 3, Time: at.Add(time.Second), Kind: store.KindAnswer, Text: "answered", Seen: 2})
-	one := keptTold(t, r, "telegram:23", 2, at.Add(time.Microsecond), "the killed turn's")
-	two := keptTold(t, r, "telegram:24", 2, at, "not an answer's")
+	one := held(t, r, "telegram:23", 2, at.Add(time.Microsecond), "the killed turn's")
+	two := held(t, r, "telegram:24", 2, at, "not an answer's")
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
 		t.Fatalf("recovered %+v: keeps whose number another event took", got)
 	}
-	if isKeptTold(t, r, one) || isKeptTold(t, r, two) {
+	if isHeld(t, r, one) || isHeld(t, r, two) {
 		t.Error("a keep whose number another event took is still kept")
 	}
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
@@ -186,7 +186,7 @@ func TestToldKeepNumberTaken(t *testing.T) {
 // the same home: the first one's Recover neither hands it over nor lets
 // it go while the turn holds the lease, blocked in the model. Once that
 // turn stored its own answer at the number, the keep is let go.
-func TestToldKeepLiveElsewhere(t *testing.T) {
+func TestHeldLiveElsewhere(t *testing.T) {
 	r := newRig(t)
 	other := newRig(t, func(c *Config) { c.Home = r.home })
 	const thread = "telegram:25"
@@ -207,25 +207,25 @@ func TestToldKeepLiveElsewhere(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the turn never reached the model")
 	}
-	id := keptTold(t, r, thread, 2, time.Now().UTC(), "about to be stored")
+	id := held(t, r, thread, 2, time.Now().UTC(), "about to be stored")
 	for range 2 {
 		if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
 			t.Fatalf("recovered %+v while a turn elsewhere runs", got)
 		}
-		if !isKeptTold(t, r, id) {
+		if !isHeld(t, r, id) {
 			t.Fatal("let go while a turn elsewhere holds the lease")
 		}
 	}
 	release()
 	res := <-done
-	if res.err != nil || res.ans.Told == nil {
+	if res.err != nil || res.ans.Delivered == nil {
 		t.Fatalf("prompt: %+v, %v", res.ans, res.err)
 	}
-	res.ans.Told()
+	res.ans.Delivered()
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
-		t.Fatalf("recovered %+v after the turn told its answer", got)
+		t.Fatalf("recovered %+v after the turn delivered its answer", got)
 	}
-	if isKeptTold(t, r, id) {
+	if isHeld(t, r, id) {
 		t.Error("the keep is still there after another answer took its number")
 	}
 	if n := len(r.q.Requests()); n != 0 {
@@ -236,7 +236,7 @@ func TestToldKeepLiveElsewhere(t *testing.T) {
 // The append's hook: the keep names the number and time its answer's
 // event took, even when another writer took the number first and the
 // append tried again.
-func TestToldKeepNamesItsEvent(t *testing.T) {
+func TestHeldNamesItsEvent(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:26"
 	r.q.Push(model.Response{Text: "after a retry"})
@@ -260,22 +260,22 @@ func TestToldKeepNamesItsEvent(t *testing.T) {
 	stored(t, r.home, thread, store.Event{Seq: 2, Time: time.Now().UTC(), Kind: store.KindModelSet, Model: "offline"})
 	release()
 	res := <-done
-	if res.err != nil || res.ans.Told == nil {
+	if res.err != nil || res.ans.Delivered == nil {
 		t.Fatalf("prompt: %+v, %v", res.ans, res.err)
 	}
 	ev := r.events(thread)
 	if len(ev) != 3 || ev[2].Kind != store.KindAnswer {
 		t.Fatalf("events %+v", ev)
 	}
-	all, err := r.folders().Telling(t.Context())
+	all, err := r.answers().Sending(t.Context())
 	if err != nil || len(all) != 1 {
-		t.Fatalf("telling %+v, %v: want one", all, err)
+		t.Fatalf("held %+v, %v: want one", all, err)
 	}
 	if k := all[0]; k.Seq != 3 || !k.EventTime.Equal(ev[2].Time) || k.Text != "after a retry" {
 		t.Fatalf("kept %+v: want event 3 at %v", k, ev[2].Time)
 	}
-	res.ans.Told()
-	if all, err := r.folders().Telling(t.Context()); err != nil || len(all) != 0 {
-		t.Fatalf("telling after told %+v, %v", all, err)
+	res.ans.Delivered()
+	if all, err := r.answers().Sending(t.Context()); err != nil || len(all) != 0 {
+		t.Fatalf("held after delivered %+v, %v", all, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store/delivery"
 )
 
 // textStream is a caller that takes whatever streams to it.
@@ -29,10 +30,10 @@ func (s *textStream) ToolCallUpdate(context.Context, string, string, *bool) erro
 	return nil
 }
 
-// A turn's answer to a live caller is kept from before its event is
-// stored until the caller is told it: Prompt returns with it kept and a
-// Told that lets it go.
-func TestAnswerKeptUntilTold(t *testing.T) {
+// A turn's answer to a live caller is held from before its event is
+// stored until the caller has it: Prompt returns with it held and a
+// Delivered that lets it go.
+func TestAnswerHeldUntilDelivered(t *testing.T) {
 	r := newRig(t)
 	r.q.Push(model.Response{Text: "told at last"})
 	ctx := t.Context()
@@ -41,43 +42,43 @@ func TestAnswerKeptUntilTold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ans.Told == nil {
-		t.Fatal("an answer to a live caller has no Told")
+	if ans.Delivered == nil {
+		t.Fatal("an answer to a live caller has no Delivered")
 	}
-	kept, err := r.folders().Pending(ctx)
+	kept, err := r.answers().Pending(ctx)
 	if err != nil || len(kept) != 1 || kept[0].Text != "told at last" || kept[0].Thread != "telegram:7" {
-		t.Fatalf("kept before told: %+v, %v", kept, err)
+		t.Fatalf("held before delivered: %+v, %v", kept, err)
 	}
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
-		t.Fatalf("recovered %+v while its caller is told it", got)
+		t.Fatalf("recovered %+v while it is sent to its caller", got)
 	}
-	ans.Told()
-	if kept, err := r.folders().Pending(ctx); err != nil || len(kept) != 0 {
-		t.Fatalf("kept after told: %+v, %v", kept, err)
+	ans.Delivered()
+	if kept, err := r.answers().Pending(ctx); err != nil || len(kept) != 0 {
+		t.Fatalf("held after delivered: %+v, %v", kept, err)
 	}
 }
 
-// Over a real connection, the answer told leaves nothing kept, and a
-// recover hands nothing over.
-func TestAnswerToldKeepsNothing(t *testing.T) {
+// Over a real connection, the answer delivered leaves nothing kept, and
+// a recover hands nothing over.
+func TestAnswerDeliveredKeepsNothing(t *testing.T) {
 	r := newRig(t)
 	r.q.Push(model.Response{Text: "the answer"})
 	res, x, err := r.say("telegram:8", "hi", nil)
 	if err != nil || res.StopReason != acp.StopEndTurn || x.text() != "the answer" {
 		t.Fatalf("say: %+v %q %v", res, x.text(), err)
 	}
-	eventually(t, "the answer told let go", func() bool {
-		kept, err := r.folders().Pending(t.Context())
+	eventually(t, "the answer delivered let go", func() bool {
+		kept, err := r.answers().Pending(t.Context())
 		return err == nil && len(kept) == 0
 	})
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
-		t.Errorf("recovered %+v after the answer was told", got)
+		t.Errorf("recovered %+v after the answer was delivered", got)
 	}
 }
 
-// An answer whose response was never written (Told never called) is
-// handed over once the grace after its turn has passed.
-func TestAnswerUntoldHandedOver(t *testing.T) {
+// An answer whose response was never written (Delivered never called)
+// is handed over once the grace after its turn has passed.
+func TestAnswerUndeliveredHandedOver(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
 	r := newRig(t, func(c *Config) {
@@ -87,19 +88,19 @@ func TestAnswerUntoldHandedOver(t *testing.T) {
 			return now
 		}
 	})
-	r.q.Push(model.Response{Text: "never told"})
+	r.q.Push(model.Response{Text: "never delivered"})
 	ans, err := r.h.Prompt(t.Context(), acp.Prompt{Agent: testAgent, Thread: "telegram:9", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
-	if err != nil || ans.Told == nil {
+	if err != nil || ans.Delivered == nil {
 		t.Fatalf("prompt: %+v, %v", ans, err)
 	}
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
 		t.Fatalf("recovered %+v within the grace", got)
 	}
 	mu.Lock()
-	now = now.Add(tellGrace + time.Second)
+	now = now.Add(delivery.Grace + time.Second)
 	mu.Unlock()
 	got := r.recover(t, map[string]any{}).Answers
-	if len(got) != 1 || got[0].Text != "never told" || got[0].Thread != "telegram:9" {
-		t.Fatalf("recovered %+v after the grace, want the answer never told", got)
+	if len(got) != 1 || got[0].Text != "never delivered" || got[0].Thread != "telegram:9" {
+		t.Fatalf("recovered %+v after the grace, want the answer never delivered", got)
 	}
 }

@@ -8,36 +8,36 @@ import (
 	"github.com/lnk-dev/link/contract"
 )
 
-// toldAgent answers each prompt with an Answer whose Told notes the
+// deliveredAgent answers each prompt with an Answer whose Delivered notes the
 // call; "wait" holds its answer until release is closed.
-type toldAgent struct {
-	started chan struct{}
-	release chan struct{}
-	told    chan string
+type deliveredAgent struct {
+	started   chan struct{}
+	release   chan struct{}
+	delivered chan string
 }
 
-func (a *toldAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, error) {
+func (a *deliveredAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, error) {
 	s.Taken(ctx)
 	text := TextOf(p.Blocks)
 	if text == "wait" {
 		a.started <- struct{}{}
 		<-a.release
 	}
-	return Answer{StopReason: StopEndTurn, Told: func() { a.told <- text }}, nil
+	return Answer{StopReason: StopEndTurn, Delivered: func() { a.delivered <- text }}, nil
 }
 
-func (a *toldAgent) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {
+func (a *deliveredAgent) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {
 	return contract.RecoverResult{}, nil
 }
 
-func newToldAgent() *toldAgent {
-	return &toldAgent{started: make(chan struct{}, 1), release: make(chan struct{}), told: make(chan string, 4)}
+func newDeliveredAgent() *deliveredAgent {
+	return &deliveredAgent{started: make(chan struct{}, 1), release: make(chan struct{}), delivered: make(chan string, 4)}
 }
 
-// TestAnswerToldAfterResponse: Told is called once the response was
+// TestAnswerDeliveredAfterResponse: Delivered is called once the response was
 // written, and the client has it.
-func TestAnswerToldAfterResponse(t *testing.T) {
-	a := newToldAgent()
+func TestAnswerDeliveredAfterResponse(t *testing.T) {
+	a := newDeliveredAgent()
 	url, _ := wsServer(t, a, nil, 0)
 	ctx := testCtx(t)
 	c := NewClient(ctx, dialWS(t, url), nil)
@@ -50,19 +50,19 @@ func TestAnswerToldAfterResponse(t *testing.T) {
 		t.Fatalf("prompt: %+v, %v", res, err)
 	}
 	select {
-	case got := <-a.told:
+	case got := <-a.delivered:
 		if got != "hello" {
-			t.Errorf("told %q, want hello", got)
+			t.Errorf("delivered %q, want hello", got)
 		}
 	case <-time.After(5 * time.Second):
-		t.Fatal("Told never called after the response was written")
+		t.Fatal("Delivered never called after the response was written")
 	}
 }
 
-// TestAnswerNotToldClientGone: a client gone before the response leaves
-// Told uncalled.
-func TestAnswerNotToldClientGone(t *testing.T) {
-	a := newToldAgent()
+// TestAnswerNotDeliveredClientGone: a client gone before the response leaves
+// Delivered uncalled.
+func TestAnswerNotDeliveredClientGone(t *testing.T) {
+	a := newDeliveredAgent()
 	url, served := wsServer(t, a, nil, 0)
 	ctx := testCtx(t)
 	f := dialWS(t, url)
@@ -84,8 +84,8 @@ func TestAnswerNotToldClientGone(t *testing.T) {
 		t.Fatal("serve never returned")
 	}
 	select {
-	case got := <-a.told:
-		t.Errorf("Told called (%q) with the client gone", got)
+	case got := <-a.delivered:
+		t.Errorf("Delivered called (%q) with the client gone", got)
 	default:
 	}
 }

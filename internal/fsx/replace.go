@@ -1,0 +1,69 @@
+package fsx
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ErrTooBig is returned by ReadLimit for a file over its bound.
+var ErrTooBig = errors.New("file over its bound")
+
+// ReadLimit reads name whole, at most max bytes: nil and no error when
+// there is no such file, ErrTooBig when it holds more than max.
+func ReadLimit(name string, max int64) ([]byte, error) {
+	fh, err := Open(name, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: %w of %d bytes", name, ErrTooBig, max)
+	}
+	return b, nil
+}
+
+// Replace replaces name with b through a temporary file beside it,
+// renamed over it, so a reader never sees half of it and a crash leaves
+// the old or the new. With sync, the file and then its folder are synced
+// so the new one lasts a machine's stop; without, nothing is.
+func Replace(name string, b []byte, sync bool) error {
+	dir := filepath.Dir(name)
+	var r [6]byte
+	rand.Read(r[:])
+	tmp := filepath.Join(dir, "."+filepath.Base(name)+"."+hex.EncodeToString(r[:]))
+	fh, err := Open(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = fh.Write(b)
+	if err == nil && sync {
+		err = fh.Sync()
+	}
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if !sync {
+		return nil
+	}
+	return SyncDir(dir)
+}

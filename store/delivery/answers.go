@@ -1,0 +1,446 @@
+package delivery
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
+)
+
+// Answer is one answer on its way: the text a turn answered, the
+// conversation it answers in, and the event it is stored as. Its JSON is
+// what answers.json and a sending file hold.
+type Answer struct {
+	ID     string    `json:"id"`     // its folder's name, "~", a random part
+	Thread string    `json:"thread"` // the conversation it answers in
+	Text   string    `json:"text"`
+	At     time.Time `json:"kept"`          // when it was kept
+	Seq    int64     `json:"seq,omitempty"` // its event's number, when it has one
+	// EventTime is the time its event carries: set on a sending answer,
+	// with Seq, just before the event is stored, so a recover can tell
+	// whether it was (Settle).
+	EventTime time.Time `json:"eventTime,omitzero"`
+	// ForChat marks an answer kept for lnk agent chat, which asks for its
+	// thread's own: a single-phase recover leaves it.
+	ForChat bool `json:"held,omitempty"`
+}
+
+// idSep parts an answer's id: its folder, then a random part. No folder
+// name holds it (contract.ThreadFolder).
+const idSep = "~"
+
+// MaxFile bounds what a read of answers.json or a sending file takes, so
+// a file grown wrong can't make it hold an unbounded amount.
+const MaxFile = 64 << 20
+
+// Answers is one agent's answers on their way: pending in its
+// conversations' folders, sending in chats/telling, and the ones this
+// process is sending now. Every write of answers.json replaces it whole,
+// synced, under the folder's lock, so a reader never sees half of one and
+// a crash leaves the old or the new.
+type Answers struct {
+	Paths store.Paths
+	// Now is the clock answers are kept by; nil is time.Now.
+	Now func() time.Time
+	// Logger takes what costs one conversation and not the call: a file
+	// set aside, a folder that failed. Nil discards it.
+	Logger *slog.Logger
+
+	mu      sync.Mutex // orders this process's writers; the folder's lock, processes
+	sending sync.Map   // id → when its turn returned, zero while it runs
+	named   sync.Map   // corrupt files already named in the log
+}
+
+func (a *Answers) now() time.Time {
+	if a.Now == nil {
+		return time.Now()
+	}
+	return a.Now()
+}
+
+func (a *Answers) logger() *slog.Logger {
+	if a.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return a.Logger
+}
+
+// NewID is a new id of an answer of thread.
+func NewID(thread string) (string, error) {
+	name, err := contract.ThreadFolder(thread)
+	if err != nil {
+		return "", err
+	}
+	return name + idSep + randomHex(12), nil
+}
+
+// Keep keeps an answer of thread nobody took as pending, kept at at (the
+// zero time is now) with its event's number when it has one, and returns
+// its id. The file is on the disk before Keep returns.
+func (a *Answers) Keep(ctx context.Context, thread, text string, at time.Time, seq int64) (string, error) {
+	return a.keep(ctx, thread, text, at, seq, false)
+}
+
+// KeepForChat keeps an answer of thread for lnk agent chat, which asks
+// for that thread's own (TakeAfter): a single-phase recover leaves it,
+// since the bridge that asks one sends what it takes to a chat, and a
+// link:<name> thread's answers go to no chat. A two-phase recover hands
+// it over like any other, and Done lets it go.
+func (a *Answers) KeepForChat(ctx context.Context, thread, text string, at time.Time, seq int64) (string, error) {
+	return a.keep(ctx, thread, text, at, seq, true)
+}
+
+func (a *Answers) keep(ctx context.Context, thread, text string, at time.Time, seq int64, forChat bool) (string, error) {
+	if at.IsZero() {
+		at = a.now()
+	}
+	id, err := NewID(thread)
+	if err != nil {
+		return "", err
+	}
+	k := Answer{ID: id, Thread: thread, Text: text, At: at.UTC(), Seq: seq, ForChat: forChat}
+	err = a.update(ctx, thread, func(all []Answer) ([]Answer, bool) { return append(all, k), true })
+	if err != nil {
+		return "", fmt.Errorf("keep an answer of %s: %w", thread, err)
+	}
+	return id, nil
+}
+
+// Pending lists every answer still to hand over, of every conversation
+// of the agent, oldest first, the sending ones with them. A folder whose
+// answers don't read is named in the log and passed over.
+func (a *Answers) Pending(ctx context.Context) ([]Answer, error) {
+	out, err := a.holds()
+	if err != nil {
+		return nil, fmt.Errorf("list answers to hand over: %w", err)
+	}
+	more, err := a.pending(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list answers to hand over: %w", err)
+	}
+	out = append(out, more...)
+	sortAnswers(out)
+	return out, nil
+}
+
+// pending lists the answers of every answers.json, unsorted.
+func (a *Answers) pending(ctx context.Context) ([]Answer, error) {
+	var out []Answer
+	err := a.eachFolder(ctx, func(thread, dir string) error {
+		all, err := readAnswers(dir, thread)
+		if errors.Is(err, store.ErrCorrupt) {
+			// Set it aside under the lock, where no writer is mid-way.
+			err = a.update(ctx, thread, func(all []Answer) ([]Answer, bool) { return all, false })
+			all = nil
+		}
+		out = append(out, all...)
+		return err
+	})
+	return out, err
+}
+
+// Done lets the answers with ids go. An id that names none is passed
+// over; each is let go on its own, so one that fails keeps no other.
+func (a *Answers) Done(ctx context.Context, ids []string) error {
+	byThread := map[string]map[string]bool{}
+	var errs []error
+	for _, id := range ids {
+		if err := a.release(id); err != nil {
+			errs = append(errs, err)
+		}
+		name, _, ok := strings.Cut(id, idSep)
+		if !ok {
+			continue
+		}
+		thread, err := contract.FolderThread(name)
+		if err != nil {
+			continue
+		}
+		if byThread[thread] == nil {
+			byThread[thread] = map[string]bool{}
+		}
+		byThread[thread][id] = true
+	}
+	threads := make([]string, 0, len(byThread))
+	for th := range byThread {
+		threads = append(threads, th)
+	}
+	sort.Strings(threads)
+	for _, thread := range threads {
+		ids := byThread[thread]
+		if _, err := a.remove(ctx, thread, func(k Answer) bool { return ids[k.ID] }); err != nil {
+			errs = append(errs, fmt.Errorf("let answers of %s go: %w", thread, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// TakeAfter hands over the first answer of thread kept at or after t,
+// the one that answered a message sent at t, and forgets it; ok is false
+// when there is none. One kept before t was never the message's.
+func (a *Answers) TakeAfter(ctx context.Context, thread string, t time.Time) (k Answer, ok bool, err error) {
+	gone, err := a.removeAt(ctx, thread, func(all []Answer) map[int]bool {
+		first := -1
+		for i, c := range all {
+			if !c.At.Before(t) && (first < 0 || c.At.Before(all[first].At)) {
+				first = i
+			}
+		}
+		if first < 0 {
+			return nil
+		}
+		return map[int]bool{first: true}
+	})
+	if err != nil || len(gone) == 0 {
+		return Answer{}, false, err
+	}
+	return gone[0], true, nil
+}
+
+// HandOver answers _link/recover, the answers still sending that pass
+// names (Settle) or this process sends now passed over. Single phase it
+// hands over every pending answer but those for chat and forgets it, so
+// each is handed over once at most: one lost on its way is lost.
+// Two-phase it hands over every pending answer with its id and keeps it,
+// handing it over again at each ask until Done lets it go, so each is
+// handed over at least once. First it adopts each sending answer whose
+// turn is gone. A folder that fails costs its own answers only, named in
+// the log and asked again at the next recover; the error is for the
+// agent's folder as a whole.
+func (a *Answers) HandOver(ctx context.Context, twoPhase bool, pass map[string]bool) ([]Answer, error) {
+	skip := func(id string) bool { return pass[id] || a.isSending(id) }
+	if err := a.adopt(ctx, skip); err != nil {
+		return nil, err
+	}
+	var out []Answer
+	var err error
+	if twoPhase {
+		out, err = a.pending(ctx)
+		out = slices.DeleteFunc(out, func(k Answer) bool { return skip(k.ID) })
+	} else {
+		err = a.eachFolder(ctx, func(thread, dir string) error {
+			if _, err := os.Stat(filepath.Join(dir, store.AnswersFile)); errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			gone, err := a.remove(ctx, thread, func(k Answer) bool { return !k.ForChat && !skip(k.ID) })
+			out = append(out, gone...)
+			return err
+		})
+	}
+	sortAnswers(out)
+	if err != nil {
+		return out, fmt.Errorf("hand over answers: %w", err)
+	}
+	return out, nil
+}
+
+// remove forgets the answers of thread that pick says, keeping the rest
+// in their order, and returns those it forgot.
+func (a *Answers) remove(ctx context.Context, thread string, pick func(Answer) bool) ([]Answer, error) {
+	return a.removeAt(ctx, thread, func(all []Answer) map[int]bool {
+		chosen := map[int]bool{}
+		for i, k := range all {
+			if pick(k) {
+				chosen[i] = true
+			}
+		}
+		return chosen
+	})
+}
+
+// removeAt forgets the answers of thread that pick chooses, by their
+// place, and returns those it forgot.
+func (a *Answers) removeAt(ctx context.Context, thread string, pick func([]Answer) map[int]bool) ([]Answer, error) {
+	var gone []Answer
+	err := a.update(ctx, thread, func(all []Answer) ([]Answer, bool) {
+		chosen := pick(all)
+		if len(chosen) == 0 {
+			return all, false
+		}
+		var keep []Answer
+		for i, k := range all {
+			if chosen[i] {
+				gone = append(gone, k)
+			} else {
+				keep = append(keep, k)
+			}
+		}
+		return keep, true
+	})
+	return gone, err
+}
+
+// update runs fn over thread's pending answers, its folder locked, and
+// writes what fn returns when it says they changed. A folder that isn't
+// there is made only for a change. An answers.json that doesn't read is
+// set aside first (setAside), so fn starts from none.
+func (a *Answers) update(ctx context.Context, thread string, fn func(all []Answer) ([]Answer, bool)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, err := a.Paths.Conversation(thread)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		if _, changed := fn(nil); !changed {
+			return nil
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	unlock, err := fsx.LockDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	all, err := readAnswers(dir, thread)
+	if errors.Is(err, store.ErrCorrupt) {
+		all, err = nil, a.setAside(ctx, thread, filepath.Join(dir, store.AnswersFile), err)
+	}
+	if err != nil {
+		return err
+	}
+	out, changed := fn(all)
+	if !changed {
+		return nil
+	}
+	return writeAnswers(dir, out)
+}
+
+// setAside renames a corrupt answers.json of thread to
+// answers.json.corrupt-<time> beside it (store.AnswersAside), for a person to look at, and
+// names it in the log once. Its conversation goes on with no answers
+// pending; the others never noticed. A rename that fails leaves it where
+// it is, to be written over by nothing: the error says so.
+func (a *Answers) setAside(ctx context.Context, thread, path string, why error) error {
+	aside := path[:len(path)-len(store.AnswersFile)] + store.AnswersAside + a.now().UTC().Format("20060102T150405.000000000Z")
+	err := os.Rename(path, aside)
+	if err == nil {
+		err = fsx.SyncDir(filepath.Dir(path))
+		a.logger().LogAttrs(ctx, slog.LevelWarn, "set aside answers that don't read", slog.String("thread", thread), slog.String("file", aside), slog.String("err", why.Error()))
+		return err
+	}
+	if _, was := a.named.LoadOrStore(path, true); !was {
+		a.logger().LogAttrs(ctx, slog.LevelWarn, "answers that don't read, left in place", slog.String("thread", thread), slog.String("file", path), slog.String("err", why.Error()), slog.String("rename", err.Error()))
+	}
+	return fmt.Errorf("%w: its answers don't read and couldn't be set aside", store.ErrCorrupt)
+}
+
+// eachFolder calls fn with each conversation folder of the agent, in the
+// order of their names, passing over names that aren't a thread's (a
+// convert's leftovers, events.sqlite). A folder fn fails is named in the
+// log and passed over: the error returned is the agent's folder's alone.
+func (a *Answers) eachFolder(ctx context.Context, fn func(thread, dir string) error) error {
+	entries, err := os.ReadDir(a.Paths.Chats())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		thread, err := contract.FolderThread(e.Name())
+		if err != nil {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(thread, filepath.Join(a.Paths.Chats(), e.Name())); err != nil {
+			a.logger().LogAttrs(ctx, slog.LevelWarn, "pass over a conversation's answers", slog.String("thread", thread), slog.String("err", err.Error()))
+		}
+	}
+	return nil
+}
+
+// Parse reads answers.json of thread's folder: a JSON list of answers,
+// each with an id of its folder and of that thread.
+func Parse(b []byte, thread string) ([]Answer, error) {
+	var all []Answer
+	if err := json.Unmarshal(b, &all); err != nil {
+		return nil, fmt.Errorf("%w: %s is not a list of answers: %v", store.ErrCorrupt, store.AnswersFile, err)
+	}
+	name, err := contract.ThreadFolder(thread)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for i, k := range all {
+		switch {
+		case k.Thread != thread:
+			return nil, fmt.Errorf("%w: %s: answer %d is of thread %q, not %q", store.ErrCorrupt, store.AnswersFile, i, k.Thread, thread)
+		case !strings.HasPrefix(k.ID, name+idSep) || len(k.ID) == len(name+idSep):
+			return nil, fmt.Errorf("%w: %s: answer %d has no id of its folder", store.ErrCorrupt, store.AnswersFile, i)
+		case seen[k.ID]:
+			return nil, fmt.Errorf("%w: %s: id %q twice", store.ErrCorrupt, store.AnswersFile, k.ID)
+		}
+		seen[k.ID] = true
+	}
+	return all, nil
+}
+
+// readAnswers reads dir's answers.json, none when there is no file.
+func readAnswers(dir, thread string) ([]Answer, error) {
+	b, err := fsx.ReadLimit(filepath.Join(dir, store.AnswersFile), MaxFile)
+	if errors.Is(err, fsx.ErrTooBig) {
+		return nil, fmt.Errorf("%w: %s is over %d bytes", store.ErrCorrupt, store.AnswersFile, MaxFile)
+	}
+	if err != nil || b == nil {
+		return nil, err
+	}
+	return Parse(b, thread)
+}
+
+// writeAnswers replaces dir's answers.json with all, or removes it when
+// there are none left.
+func writeAnswers(dir string, all []Answer) error {
+	path := filepath.Join(dir, store.AnswersFile)
+	if len(all) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return fsx.SyncDir(dir)
+	}
+	b, err := json.MarshalIndent(all, "", "\t")
+	if err != nil {
+		return err
+	}
+	return fsx.Replace(path, append(b, '\n'), true)
+}
+
+func sortAnswers(all []Answer) {
+	sort.SliceStable(all, func(i, j int) bool {
+		if !all[i].At.Equal(all[j].At) {
+			return all[i].At.Before(all[j].At)
+		}
+		return all[i].ID < all[j].ID
+	})
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b) // never fails: crypto/rand panics rather than return an error
+	return hex.EncodeToString(b)
+}

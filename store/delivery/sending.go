@@ -1,0 +1,300 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
+)
+
+// SendingDir is the folder, in the agent's conversations folder, of the
+// answers sending to a caller who waits: a file each, named by the
+// answer's id. No thread's folder has its name (contract.FolderThread
+// refuses it); the name is older than the package and kept so a home
+// written before still reads.
+const SendingDir = "telling"
+
+// Grace is how long after its turn returned an answer sending from this
+// process is passed over by HandOver: the prompt's response is written in
+// that time, or failed to be, and the answer is then settled like any
+// other whose turn is gone.
+const Grace = 10 * time.Second
+
+// Hold keeps k as sending, in a small file of its own made with O_EXCL
+// and synced nowhere: it survives the process's kill, as the page cache
+// keeps it, not a machine's stop, which loses at worst this one. k.ID is
+// from NewID; k.Seq and k.EventTime name the event its answer is about to
+// be stored as. With again, the file already made under k.ID is written
+// over, whole or not at all: the append retried under another number.
+func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
+	if k.At.IsZero() {
+		k.At = a.now()
+	}
+	k.At = k.At.UTC()
+	if !k.EventTime.IsZero() {
+		k.EventTime = k.EventTime.UTC()
+	}
+	k.ForChat = false
+	name, err := contract.ThreadFolder(k.Thread)
+	if err != nil {
+		return err
+	}
+	id := k.ID
+	if !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) || strings.ContainsAny(id, `/\`) {
+		return fmt.Errorf("hold an answer of %s: id %q is not of its folder", k.Thread, id)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b, err := json.Marshal(k)
+	if err != nil {
+		return err
+	}
+	path := a.sendingPath(id)
+	if again {
+		if err := fsx.Replace(path, b, false); err != nil {
+			return fmt.Errorf("hold an answer of %s again: %w", k.Thread, err)
+		}
+		return nil
+	}
+	fh, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
+			fh, err = fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+	}
+	_, err = fh.Write(b)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+	}
+	return nil
+}
+
+func (a *Answers) sendingPath(id string) string {
+	return filepath.Join(a.Paths.Chats(), SendingDir, id+".json")
+}
+
+// Sending lists the answers sending, in no order: those whose turn is
+// gone among them, for Settle.
+func (a *Answers) Sending(ctx context.Context) ([]Answer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	all, err := a.holds()
+	if err != nil {
+		return nil, fmt.Errorf("read answers sending: %w", err)
+	}
+	return all, nil
+}
+
+// holds reads the sending files. One that doesn't read as an answer is
+// passed over: a machine's stop may leave one empty, which never held an
+// answer on the disk, and a live turn's may be read mid-write.
+func (a *Answers) holds() ([]Answer, error) {
+	entries, err := os.ReadDir(filepath.Join(a.Paths.Chats(), SendingDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Answer
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || e.IsDir() {
+			continue
+		}
+		b, err := fsx.ReadLimit(a.sendingPath(id), MaxFile)
+		if errors.Is(err, fsx.ErrTooBig) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		var k Answer
+		if json.Unmarshal(b, &k) != nil || k.ID != id {
+			continue
+		}
+		if name, err := contract.ThreadFolder(k.Thread); err != nil || !strings.HasPrefix(id, name+idSep) {
+			continue
+		}
+		out = append(out, k)
+	}
+	return out, nil
+}
+
+// adopt moves each sending answer that skip doesn't name (its turn gone:
+// killed before the caller had it, or it failed) into its conversation's
+// answers.json, synced, then removes its file, so it is handed over as
+// any pending answer is. One already there (a kill between the two) is
+// only removed. One that fails is named in the log and tried again at
+// the next recover.
+func (a *Answers) adopt(ctx context.Context, skip func(id string) bool) error {
+	all, err := a.holds()
+	if err != nil {
+		return fmt.Errorf("read answers sending: %w", err)
+	}
+	for _, k := range all {
+		if skip(k.ID) {
+			continue
+		}
+		err := a.update(ctx, k.Thread, func(pending []Answer) ([]Answer, bool) {
+			if slices.ContainsFunc(pending, func(o Answer) bool { return o.ID == k.ID }) {
+				return pending, false
+			}
+			return append(pending, k), true
+		})
+		if err == nil {
+			err = a.release(k.ID)
+		}
+		if err != nil {
+			a.logger().LogAttrs(ctx, slog.LevelWarn, "adopt an answer its turn left", slog.String("thread", k.Thread), slog.String("err", err.Error()))
+		}
+	}
+	return nil
+}
+
+// release removes the sending file of id, syncing nothing; an id that
+// names none is passed over.
+func (a *Answers) release(id string) error {
+	if !strings.Contains(id, idSep) || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
+		return nil
+	}
+	if err := os.Remove(a.sendingPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("let a sent answer go: %w", err)
+	}
+	return nil
+}
+
+// isSending says whether id is of an answer this process is sending: its
+// turn runs, or returned less than Grace ago.
+func (a *Answers) isSending(id string) bool {
+	v, ok := a.sending.Load(id)
+	if !ok {
+		return false
+	}
+	returned := v.(time.Time)
+	return returned.IsZero() || a.now().Sub(returned) < Grace
+}
+
+// Turn is one turn's answer on its way to a caller who waits, from the
+// append that stores it to the prompt's response.
+type Turn struct {
+	a      *Answers
+	thread string
+	id     string // the sending answer whose event was stored last, "" for none
+}
+
+// Begin begins the delivery of a turn's answer in thread.
+func (a *Answers) Begin(thread string) *Turn { return &Turn{a: a, thread: thread} }
+
+// Hook is told of the append of the event of an answer that ends a round
+// without calls (the harness's append hook): before each try, with the
+// event numbered and timed (done false), and once after the last (done
+// true, err what it came to). It holds text as sending just before the
+// event is stored, naming its number and time, and writes the hold over
+// at a retry under another number, so a recover can tell whether the
+// event was stored (Settle). An answer held by an earlier round of the
+// turn is let go once the new one's event is stored: until then it is
+// the one whose event is. Nothing is synced (docs/decisions.md, "The
+// answer delivered, or kept").
+func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done bool, err error) {
+	a := t.a
+	id := ""
+	return func(e store.Event, done bool, err error) {
+		switch {
+		case done && id == "":
+		case done && err != nil:
+			// Stored or not, the event decides at a recover: no longer
+			// passed over.
+			a.sending.Delete(id)
+		case done:
+			if t.id != "" && t.id != id {
+				t.drop(ctx, t.id)
+			}
+			t.id = id
+		default:
+			again := id != ""
+			if !again {
+				if id, err = NewID(t.thread); err != nil {
+					id = ""
+					break
+				}
+				a.sending.Store(id, time.Time{}) // passed over while the turn runs
+			}
+			k := Answer{ID: id, Thread: t.thread, Text: text, At: a.now(), Seq: e.Seq, EventTime: e.Time}
+			if err = a.Hold(ctx, k, again); err != nil {
+				t.drop(ctx, id) // what an earlier try held named another number
+				id = ""
+			}
+		}
+		if err != nil && !done {
+			a.logger().LogAttrs(ctx, slog.LevelWarn, "hold an answer while it is sent", slog.String("thread", t.thread), slog.String("err", err.Error()))
+		}
+	}
+}
+
+// End ends the turn's part of its answer's way, text its whole answer and
+// seq its event's number. An answer whose caller went is kept pending,
+// and one a message of lnk agent chat send joined (forChat) is kept for
+// that message; either way its sending file goes once the pending one is
+// on the disk (left for a recover when that keep failed: err says so).
+// For a caller still there, delivered is what lets the answer go once the
+// prompt's response is written: until then, and Grace after End, this
+// process's HandOver passes it over. delivered is nil when there is
+// nothing to let go.
+func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forChat bool) (delivered func(), err error) {
+	switch {
+	case forChat:
+		_, err = t.a.KeepForChat(ctx, t.thread, text, time.Time{}, seq)
+	case callerGone:
+		_, err = t.a.Keep(ctx, t.thread, text, time.Time{}, seq)
+	}
+	id := t.id
+	switch {
+	case id == "":
+	case !callerGone:
+		t.a.sending.Store(id, t.a.now()) // passed over a while yet
+		wctx := context.WithoutCancel(ctx)
+		return func() { t.drop(wctx, id) }, err
+	case err == nil:
+		t.drop(ctx, id) // pending now, as a caller gone's is
+	default:
+		t.a.sending.Delete(id) // left for a recover to adopt
+	}
+	return nil, err
+}
+
+// Failed ends a turn that failed: its caller got an error, not the
+// answer, so one held is left for a recover to settle.
+func (t *Turn) Failed() {
+	if t.id != "" {
+		t.a.sending.Delete(t.id)
+	}
+}
+
+// drop lets the sending answer id go: a recover no longer passes it over.
+func (t *Turn) drop(ctx context.Context, id string) {
+	if err := t.a.release(id); err != nil {
+		t.a.logger().LogAttrs(ctx, slog.LevelWarn, "let a sent answer go", slog.String("thread", t.thread), slog.String("err", err.Error()))
+	}
+	t.a.sending.Delete(id)
+}
