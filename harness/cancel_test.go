@@ -147,8 +147,9 @@ func TestCancelDuringCall(t *testing.T) {
 	if err := x.c.Cancel(t.Context(), thread); err != nil {
 		t.Fatal(err)
 	}
-	// The call's context isn't the caller's: it runs on.
-	time.Sleep(20 * time.Millisecond)
+	// The call's context isn't the caller's: it runs on, past the end
+	// asked.
+	eventually(t, "the end asked", func() bool { return r.endAsked(thread) })
 	close(gate)
 	if got := wait(t, first); got.StopReason != acp.StopCancelled {
 		t.Fatalf("stop reason %q, want cancelled", got.StopReason)
