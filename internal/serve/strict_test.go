@@ -14,6 +14,7 @@ import (
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/delivery"
 )
 
 // testKey is the endpoint key of the tests' servers.
@@ -131,7 +132,7 @@ func TestRecoverUnknownKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &store.Folders{Paths: p}
+	f := &delivery.Answers{Paths: p}
 	if _, err := f.Keep(t.Context(), "telegram:42", "the answer nobody took", time.Now(), 0); err != nil {
 		t.Fatal(err)
 	}
