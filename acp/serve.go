@@ -62,7 +62,10 @@ func (s *server) handle(ctx context.Context, r *Request) {
 		s.mu.Lock()
 		s.initialized = true
 		s.mu.Unlock()
+		meta := &InitializeMeta{}
+		meta.Link.Threads = true
 		r.Reply(ctx, InitializeResult{
+			Meta:            meta,
 			ProtocolVersion: ProtocolVersion,
 			AgentCapabilities: AgentCapabilities{
 				LoadSession:         true,

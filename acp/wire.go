@@ -47,6 +47,18 @@ type InitializeResult struct {
 	ProtocolVersion   int               `json:"protocolVersion"`
 	AgentCapabilities AgentCapabilities `json:"agentCapabilities"`
 	AuthMethods       []json.RawMessage `json:"authMethods"`
+	Meta              *InitializeMeta   `json:"_meta,omitempty"`
+}
+
+// InitializeMeta is what Serve says of itself beyond ACP, in its
+// initialize answer's _meta: under link, that its sessions are Link's
+// threads (a session/resume of any thread takes it up, made when new, and
+// each prompt's _meta.link is read), so a hub in front of it names each
+// session by its thread and passes _link/recover on.
+type InitializeMeta struct {
+	Link struct {
+		Threads bool `json:"threads"`
+	} `json:"link"`
 }
 
 // AgentCapabilities are what an endpoint says it does.

@@ -262,6 +262,9 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.LinkMeta, pro
 			return
 		}
 	}
+	if h.caps.threads {
+		said = contract.LinkMeta{} // it reads _meta.link itself: nothing written into the text
+	}
 	params, err := b.forwarded(r.Params, session, said, prompt)
 	if err != nil {
 		r.Fail(wctx, err)

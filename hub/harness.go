@@ -40,6 +40,10 @@ type capabilities struct {
 	resume  bool            // session/resume
 	mcpHTTP bool            // MCP servers over HTTP
 	prompt  json.RawMessage // promptCapabilities, passed on to the bridge
+	// threads: its sessions are Link's threads (Link Harness): each
+	// thread's session is the thread itself, taken up by session/resume,
+	// and it reads _meta.link and answers _link/recover itself.
+	threads bool
 }
 
 func newHarness(hb *Hub) *harness {
@@ -163,6 +167,11 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 				HTTP bool `json:"http"`
 			} `json:"mcpCapabilities"`
 		} `json:"agentCapabilities"`
+		Meta struct {
+			Link struct {
+				Threads bool `json:"threads"`
+			} `json:"link"`
+		} `json:"_meta"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("initialize: its answer is no InitializeResponse: %w", err)
@@ -175,8 +184,20 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 		resume:  len(r.Caps.Session.Resume) > 0 && string(r.Caps.Session.Resume) != "null",
 		mcpHTTP: r.Caps.MCP.HTTP,
 		prompt:  r.Caps.Prompt,
+		threads: r.Meta.Link.Threads,
 	}
 	return nil
+}
+
+// agreedThreads says whether it agreed on ACP, runs, and its sessions are
+// Link's threads.
+func (h *harness) agreedThreads() bool {
+	select {
+	case <-h.agreed:
+		return h.ok() && h.caps.threads
+	default:
+		return false
+	}
 }
 
 // shutdown ends the run: its connection is closed, so the run ends its

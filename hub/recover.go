@@ -2,7 +2,9 @@ package hub
 
 import (
 	"context"
+	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/lnk-dev/link/acp"
@@ -18,6 +20,10 @@ type keptAnswers struct {
 	next int
 	list []contract.RecoveredAnswer
 }
+
+// hubIDPrefix starts the ids of the answers the hub keeps, told apart
+// from a harness's own in a done list.
+const hubIDPrefix = "hub-"
 
 // maxKept bounds the answers kept: past it the oldest goes.
 const maxKept = 1024
@@ -65,12 +71,45 @@ func (k *keptAnswers) recover(p contract.RecoverParams) contract.RecoverResult {
 	return res
 }
 
-// recover answers a bridge's _link/recover from the answers kept.
+// recover answers a bridge's _link/recover from the answers kept, and,
+// for a harness whose sessions are threads (it keeps answers of turns a
+// crash cut short, finished after), from the harness's too: its ids go
+// to it, the hub's stay here.
 func (b *bridge) recover(ctx context.Context, r *acp.Request) {
 	p, err := contract.ParseRecoverParams(r.Params)
 	if err != nil {
 		r.Fail(ctx, err)
 		return
 	}
-	r.Reply(ctx, b.hb.answers.recover(p))
+	hb := b.hb
+	var own, theirs contract.RecoverParams
+	own.TwoPhase, theirs.TwoPhase = p.TwoPhase, p.TwoPhase
+	for _, id := range p.Done {
+		if strings.HasPrefix(id, hubIDPrefix) {
+			own.Done = append(own.Done, id)
+		} else {
+			theirs.Done = append(theirs.Done, id)
+		}
+	}
+	res := hb.answers.recover(own)
+	if len(p.Done) > 0 && len(own.Done) > 0 && len(theirs.Done) == 0 {
+		r.Reply(ctx, res)
+		return
+	}
+	hb.mu.Lock()
+	h := hb.cur
+	hb.mu.Unlock()
+	if h != nil && h.agreedThreads() {
+		raw, err := h.call(ctx, contract.MethodRecover, theirs)
+		var more contract.RecoverResult
+		if err == nil && json.Unmarshal(raw, &more) == nil {
+			res.Answers = append(res.Answers, more.Answers...)
+		} else if err != nil {
+			hb.cfg.Logger.Warn("harness recover failed", "err", err)
+		}
+	}
+	if len(p.Done) > 0 {
+		res.Answers = []contract.RecoveredAnswer{}
+	}
+	r.Reply(ctx, res)
 }

@@ -13,6 +13,9 @@ import (
 // reset says a session the thread had could not be taken up.
 func (h *harness) session(ctx context.Context, thread string) (session string, reset bool, err error) {
 	hb := h.hb
+	if h.caps.threads {
+		return h.threadSession(ctx, thread)
+	}
 	kept := hb.sessions.get(thread)
 	if kept != "" {
 		h.mu.Lock()
@@ -62,6 +65,22 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 	}
 	h.opened(res.SessionID)
 	return res.SessionID, reset, nil
+}
+
+// threadSession takes up thread as its own session in a harness whose
+// sessions are Link's threads: nothing to keep, nothing to reset.
+func (h *harness) threadSession(ctx context.Context, thread string) (string, bool, error) {
+	h.mu.Lock()
+	open := h.open[thread]
+	h.mu.Unlock()
+	if open {
+		return thread, false, nil
+	}
+	if _, err := h.call(ctx, "session/resume", h.sessionParams(thread)); err != nil {
+		return "", false, fmt.Errorf("session/resume: %w", h.endedErr(err))
+	}
+	h.opened(thread)
+	return thread, false, nil
 }
 
 // opened marks session made or taken up in this run.

@@ -49,17 +49,31 @@ func (s *syncBuffer) String() string {
 // scripted agent behind it.
 func start(t *testing.T, env map[string]string, args ...string) (*Main, []byte) {
 	t.Helper()
-	dir := t.TempDir()
-	keyFile := filepath.Join(dir, "key")
-	key := []byte("lnk-acp-test-key")
-	os.WriteFile(keyFile, append(key, '\n'), 0o600)
 	full := map[string]string{stdioagent.Role: "agent", stdioagent.EnvState: t.TempDir()}
 	for k, v := range env {
 		full[k] = v
 	}
+	return runACP(t, full, args, os.Args[0])
+}
+
+// startCommand runs lnk-acp in the test's process on port 0, command
+// behind it with env alone.
+func startCommand(t *testing.T, env map[string]string, command ...string) (*Main, []byte) {
+	t.Helper()
+	return runACP(t, env, nil, command...)
+}
+
+// runACP runs lnk-acp with flags and command.
+func runACP(t *testing.T, env map[string]string, flags []string, command ...string) (*Main, []byte) {
+	t.Helper()
+	dir := t.TempDir()
+	keyFile := filepath.Join(dir, "key")
+	key := []byte("lnk-acp-test-key")
+	os.WriteFile(keyFile, append(key, '\n'), 0o600)
 	var stderr syncBuffer
-	m := NewMain(&syncBuffer{}, &stderr, full)
-	if err := m.ParseFlags(append([]string{"--home", dir, "--key-file", keyFile, "--port", "0"}, append(args, "--", os.Args[0])...)); err != nil {
+	m := NewMain(&syncBuffer{}, &stderr, env)
+	args := append([]string{"--home", dir, "--key-file", keyFile, "--port", "0"}, flags...)
+	if err := m.ParseFlags(append(append(args, "--"), command...)); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

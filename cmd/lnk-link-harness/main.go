@@ -59,6 +59,7 @@ func environ() map[string]string {
 // Main is the program: ParseFlags, then Run until its context ends (or
 // Close), so tests run the real program on port 0.
 type Main struct {
+	Stdin          io.Reader // read by serve --stdio: os.Stdin unless a test says another
 	Stdout, Stderr io.Writer
 	Env            map[string]string
 
@@ -68,6 +69,9 @@ type Main struct {
 	// AgentsFile, when not "", names the agents this process answers
 	// (serve --agents), in place of Agent, AgentID, KeyFile and Port.
 	AgentsFile string
+	// Stdio speaks ACP on Stdin and Stdout for the one agent, in place of
+	// the endpoint (serve --stdio).
+	Stdio bool
 
 	ready chan struct{} // closed once listening
 	url   string        // the endpoint's address once listening
@@ -79,7 +83,7 @@ type Main struct {
 
 // NewMain makes the program with its output and environment.
 func NewMain(stdout, stderr io.Writer, env map[string]string) *Main {
-	return &Main{Stdout: stdout, Stderr: stderr, Env: env, ready: make(chan struct{}), done: make(chan struct{})}
+	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Env: env, ready: make(chan struct{}), done: make(chan struct{})}
 }
 
 const usage = `usage: lnk-link-harness serve [flags]
@@ -114,6 +118,7 @@ func (m *Main) ParseFlags(args []string) error {
 	port := fs.String("port", m.Env[contract.EnvPort], "the endpoint's port on 127.0.0.1 ($LNK_PORT, else 18800; 0 picks a free one)")
 	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
 	fs.StringVar(&m.Model, "model", m.Env["LNK_MODEL"], "the agent's model, over its config.json's ($LNK_MODEL); offline for the offline model")
+	fs.BoolVar(&m.Stdio, "stdio", false, "speak ACP on standard input and output for the one agent (an editor's ACP client, or lnk-acp), in place of the endpoint; the key file is then optional")
 	fs.StringVar(&m.AgentsFile, "agents", "", "answer the agents this file names, a JSON line each (name, id, home, port, key_file, env), in place of --agent, --agent-id, --key-file and --port")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -122,6 +127,9 @@ func (m *Main) ParseFlags(args []string) error {
 		return fmt.Errorf("serve takes no words: %q", fs.Args())
 	}
 	if m.AgentsFile != "" {
+		if m.Stdio {
+			return errors.New("--stdio serves one agent: say --agent, not --agents")
+		}
 		return m.agentsFlags(fs)
 	}
 	if m.Agent == "" {
@@ -144,7 +152,7 @@ func (m *Main) ParseFlags(args []string) error {
 		}
 		m.Port = p
 	}
-	if m.KeyFile == "" {
+	if m.KeyFile == "" && !m.Stdio {
 		return errors.New("no key file: say --key-file or $LNK_KEY_FILE")
 	}
 	if m.Home == "" {
@@ -175,6 +183,9 @@ func (m *Main) Run(ctx context.Context) error {
 	defer cancel()
 	if m.AgentsFile != "" {
 		return m.runAgents(ctx)
+	}
+	if m.Stdio {
+		return m.runStdio(ctx)
 	}
 
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
