@@ -14,9 +14,10 @@ import (
 // goes to Stderr. Without a key file, a key of its own proves the store's
 // children (the only use of the key here).
 func (m *Main) runStdio(ctx context.Context) error {
+	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var key []byte
 	if m.KeyFile != "" {
-		k, err := readKey(m.KeyFile)
+		k, err := serve.ReadKey(m.KeyFile, logger)
 		if err != nil {
 			return err
 		}
@@ -35,7 +36,6 @@ func (m *Main) runStdio(ctx context.Context) error {
 		}
 	}
 	close(m.ready)
-	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	return serve.ServeStdio(ctx, serve.Config{
 		Home:    m.Home,
 		Agent:   m.Agent,
