@@ -12,19 +12,12 @@ import (
 // call makes a round's calls, all at once. Each is streamed as a
 // tool_call titled with the tool's name, then its tool_call_update; each
 // answer, kept up to 32 KiB, is an event of its own, written as it comes.
-// A call to a tool the conversation isn't offered is answered as one
-// there isn't, and never made.
+// A call to a tool the round didn't offer is answered as one there
+// isn't, and never made.
 func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
-	narrowed, err := t.c.readTools(ctx) // tools_keep.go
-	if err != nil {
-		return err
-	}
-	offered, err := t.h.cfg.Tools.Offer(ctx, t.c.agent, narrowed)
-	if err != nil {
-		return err
-	}
-	names := make([]string, len(offered))
-	for i, o := range offered {
+	narrowed := t.tools.narrowed
+	names := make([]string, len(t.tools.tools))
+	for i, o := range t.tools.tools {
 		names[i] = o.Name
 	}
 	meta := CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName(), Specs: t.specs(narrowed)}

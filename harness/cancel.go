@@ -58,12 +58,15 @@ func (h *Harness) Cancel(ctx context.Context, agent, thread string) error {
 func turnKey(agent, thread string) string { return agent + "\x00" + thread }
 
 // running notes t as its conversation's turn running here, for Cancel to
-// reach, until done is called: from when it holds the lease, before its
+// reach, until ran is called: from when it holds the lease, before its
 // message is stored, so a cancel that comes meanwhile isn't missed.
-func (h *Harness) running(t *turn) (done func()) {
-	k := turnKey(t.c.agent, t.c.thread)
-	h.turns.Store(k, t)
-	return func() { h.turns.CompareAndDelete(k, t) }
+func (h *Harness) running(t *turn) {
+	h.turns.Store(turnKey(t.c.agent, t.c.thread), t)
+}
+
+// ran notes that t no longer runs here.
+func (h *Harness) ran(t *turn) {
+	h.turns.CompareAndDelete(turnKey(t.c.agent, t.c.thread), t)
 }
 
 // ending is how a turn running here is asked to end: asked, the cancel

@@ -168,7 +168,7 @@ func (t *turn) command(ctx context.Context, cmd *command, held bool) (string, er
 	if cmd.arg == "" {
 		if held {
 			t.resume()
-			defer t.keepEvents()
+			defer t.keep(t.h.cfg.Now)
 		}
 		if err := t.refresh(ctx); err != nil {
 			return "", err

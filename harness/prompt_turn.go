@@ -11,55 +11,50 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-// Prompt answers one prompt of agent p.Agent: it narrows the
-// conversation's tools, sets its model if the message says one, stores
-// the message with its header, tells _link/taken, and runs the turn,
-// streaming its answer. A message that comes while a turn of its
-// conversation runs (here or in another process) joins that turn: it is
-// stored as steered and answered at once, steered. The turn runs on the
+// Prompt answers one prompt of agent p.Agent in three steps: it steers
+// the running turn or begins one (steerOrBegin), runs the turn, streaming
+// its answer, and delivers the answer (deliver). The turn runs on the
 // harness's own life, not the caller's: a caller gone leaves it running,
 // and its answer is kept for _link/recover. An answer to a caller still
 // there is held, from just before its event is stored, until Serve has
 // written the response (acp.Answer.Delivered lets it go), so a kill in
-// between loses nothing (store/delivery). A prompt of the owner's whose whole text is one of the
-// owner's commands is done, not sent to the model (commands.go).
+// between loses nothing (store/delivery).
 func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
 	if !h.begin() {
 		return acp.Answer{}, ErrClosing
 	}
 	defer h.end()
-	c, err := h.open(ctx, p.Agent, p.Thread)
+	t, ans, err := h.steerOrBegin(ctx, p, s)
+	if t == nil {
+		return ans, err
+	}
+	defer h.ran(t) // noted running by steerOrBegin (cancel.go)
+	// From here the turn is the harness's: it runs to its end whatever
+	// the caller does.
+	tctx, cancel := context.WithCancel(h.life)
+	defer cancel()
+	final, err := t.run(tctx)
+	return t.deliver(tctx, final, err)
+}
+
+// steerOrBegin takes a prompt as far as its turn: it narrows the
+// conversation's tools, sets its model if the message says one, and
+// stores the message with its header and tells _link/taken. A message
+// that comes while a turn of its conversation runs (here or in another
+// process) joins that turn: it is stored as steered and answered at once,
+// steered, with no turn of its own (t nil, ans its answer). A prompt of
+// the owner's whose whole text is one of the owner's commands is done,
+// not sent to the model (commands.go), the same way. Else it holds the
+// conversation's lease and returns the turn begun, noted running for
+// Cancel from before its message is stored.
+func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) (t *turn, ans acp.Answer, err error) {
+	c, cmd, err := h.prepare(ctx, p)
 	if err != nil {
-		return acp.Answer{}, err
-	}
-	cmd, err := h.ownerCommand(c, p) // nil for a message
-	if err != nil {
-		return acp.Answer{}, err
-	}
-	// The connection's Link-Tools narrow the conversation as its message's
-	// list does, and are kept with it the same way. With neither, the
-	// tools kept are read once, so a tools.json that doesn't read refuses
-	// the message before it is written.
-	if p.Link.Tools == nil && p.Tools == nil {
-		if _, err := c.readTools(ctx); err != nil { // tools_keep.go
-			return acp.Answer{}, err
-		}
-	}
-	for _, said := range []*[]string{p.Link.Tools, p.Tools} {
-		if said == nil {
-			continue
-		}
-		if _, err := c.narrowTools(ctx, said); err != nil {
-			return acp.Answer{}, err
-		}
-	}
-	if p.Link.Model != "" {
-		if err := h.setModel(ctx, c, p.Link.Model, p.Link.From); err != nil {
-			return acp.Answer{}, err
-		}
+		return nil, acp.Answer{}, err
 	}
 	if cmd != nil {
-		return h.command(ctx, c, cmd, s) // commands.go
+		ans, err := h.command(ctx, c, cmd, s) // commands.go
+		return nil, ans, err
 	}
 	msg := messageEvent(p, h.cfg.Now(), h.cfg.Location)
 	holder := h.holder()
@@ -70,57 +65,108 @@ func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 		// sees to that).
 		msg.Steered = true
 		if _, err := h.append(ctx, c, msg); err != nil {
-			return acp.Answer{}, err
+			return nil, acp.Answer{}, err
 		}
 		s.Taken(ctx)
-		return acp.Answer{StopReason: acp.StopEndTurn, Steered: true}, nil
+		return nil, acp.Answer{StopReason: acp.StopEndTurn, Steered: true}, nil
 	}
 	if err != nil {
-		return acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
+		return nil, acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
-	// The conversation is read first, under the lease, so the message
-	// takes the number after its last event without asking, and the
-	// turn's first round needn't read again.
-	t := h.newTurn(c, holder)
-	defer h.running(t)() // for Cancel to reach (cancel.go)
-	t.resume()
-	err = t.refresh(ctx)
-	var ev store.Event
-	if err == nil {
-		ev, err = h.append(ctx, c, msg)
-	}
-	if err == nil {
-		err = c.pin() // begun now, if it wasn't
-	}
-	if err != nil {
+	t = h.newTurn(c, holder)
+	h.running(t) // until Prompt returns
+	if err := t.store(ctx, msg); err != nil {
+		h.ran(t)
 		c.release(context.WithoutCancel(ctx), holder)
-		return acp.Answer{}, err
+		return nil, acp.Answer{}, err
 	}
-	t.start = ev.Seq
-	t.current = t.follows(ev)
 	s.Taken(ctx)
-
-	// From here the turn is the harness's: it runs to its end whatever
-	// the caller does.
-	tctx, cancel := context.WithCancel(h.life)
-	defer cancel()
 	t.out = newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
-	out := t.out
-	final, err := t.run(tctx)
+	return t, acp.Answer{}, nil
+}
+
+// prepare opens the prompt's conversation and does what a prompt asks of
+// it before its message: the connection's Link-Tools narrow it as its
+// message's list does, kept with it the same way (with neither, the tools
+// kept are read once, so a tools.json that doesn't read refuses the
+// message before it is written), and a model the message names is set.
+// cmd is the owner's command the prompt is, nil for a message.
+func (h *Harness) prepare(ctx context.Context, p acp.Prompt) (*conv, *command, error) {
+	c, err := h.open(ctx, p.Agent, p.Thread)
 	if err != nil {
-		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "turn failed", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
+		return nil, nil, err
+	}
+	cmd, err := h.ownerCommand(c, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if p.Link.Tools == nil && p.Tools == nil {
+		if _, err := c.readTools(ctx); err != nil { // tools_keep.go
+			return nil, nil, err
+		}
+	}
+	for _, said := range []*[]string{p.Link.Tools, p.Tools} {
+		if said == nil {
+			continue
+		}
+		if _, err := c.narrowTools(ctx, said); err != nil {
+			return nil, nil, err
+		}
+	}
+	if p.Link.Model != "" {
+		if err := h.setModel(ctx, c, p.Link.Model, p.Link.From); err != nil {
+			return nil, nil, err
+		}
+	}
+	return c, cmd, nil
+}
+
+// store stores the message that begins the turn, under its lease. The
+// conversation is read first, so the message takes the number after its
+// last event without asking, and the turn's first round needn't read
+// again.
+func (t *turn) store(ctx context.Context, msg store.Event) error {
+	t.resume()
+	if err := t.refresh(ctx); err != nil {
+		return err
+	}
+	ev, err := t.h.append(ctx, t.c, msg)
+	if err != nil {
+		return err
+	}
+	if err := t.c.pin(); err != nil { // begun now, if it wasn't
+		return err
+	}
+	t.begun(ev)
+	return nil
+}
+
+// deliver ends a turn its caller asked for: a turn that failed fails the
+// prompt, unless the caller went; else its answer goes on its way
+// (delivery.Turn.End) and the prompt is answered with how the turn ended.
+func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answer, error) {
+	if err != nil {
+		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "turn failed", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		t.delivery.Failed()
-		if !out.callerGone() {
+		if !t.out.callerGone() {
 			return acp.Answer{}, err
 		}
 		return acp.Answer{StopReason: acp.StopEndTurn}, nil
 	}
-	delivered, err := t.delivery.End(tctx, out.Text(), final.seq, out.callerGone(), t.joinedLink)
-	if err != nil {
-		h.cfg.Logger.LogAttrs(tctx, slog.LevelWarn, "keep an answer", slog.String("agent", c.agent), slog.String("thread", c.thread), slog.String("err", err.Error()))
-	}
-	t.keepEvents()
+	delivered := t.keepAnswer(ctx, final)
+	t.keep(t.h.cfg.Now)
 	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil
+}
+
+// keepAnswer ends the answer's part of the turn (delivery.Turn.End): kept
+// for a caller gone or for lnk agent chat send's message that joined, and
+// for a caller there, what lets its hold go once it has the answer.
+func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()) {
+	delivered, err := t.delivery.End(ctx, t.out.Text(), final.seq, t.out.callerGone(), t.joined)
+	if err != nil {
+		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+	}
+	return delivered
 }
 
 // setModel keeps the conversation's model, named or aliased by the

@@ -232,21 +232,14 @@ func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
 		c.release(context.WithoutCancel(ctx), holder)
 		return
 	}
-	for i := len(t.events) - 1; i >= 0; i-- {
-		if e := t.events[i]; e.Kind == store.KindMessage && !e.Steered {
-			t.start = e.Seq
-			break
-		}
-	}
-	t.noteJoined(t.events)
-	t.current = true
+	t.found()
+	h.running(t)
+	defer h.ran(t)
 	f, err := t.run(ctx)
 	if err != nil {
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))
 		return
 	}
-	if _, err := t.delivery.End(ctx, t.out.Text(), f.seq, true, t.joinedLink); err != nil {
-		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("thread", c.thread), slog.String("err", err.Error()))
-	}
-	t.keepEvents()
+	t.keepAnswer(ctx, f)
+	t.keep(h.cfg.Now)
 }

@@ -16,32 +16,27 @@ import (
 
 // turn is one turn of one conversation, run under its lease.
 type turn struct {
-	h      *Harness
-	c      *conv
-	holder string
-	out    *answer
-	start  int64 // the message that began it
+	reader // its conversation's events, as read so far
 
-	events     []store.Event // the conversation, as read so far
-	joinedLink bool          // a message of lnk agent chat send joined it
-	// current: events were read, or extended by the turn's own append
-	// right after them, just before the turn's rounds begin, under its
-	// lease; the first round needn't read again.
-	current bool
-	// readTo is how many of events, from the first, were read from the
-	// store (the rest begin with one the turn wrote and added itself):
-	// what the harness may keep for the conversation's next turn.
-	readTo int
-	// anchored: events were kept from an earlier turn, and the next read
-	// reads their last again, to prove the conversation is the one kept.
-	anchored bool
+	h        *Harness
+	c        *conv
+	holder   string
+	out      *answer
 	delivery *delivery.Turn // the answer's way to its caller
 	end      ending         // how Cancel asks it to end (cancel.go)
+	tools    offered        // the tools offered this round
+}
+
+// offered is what a round offers the model of the agent's tools: the
+// conversation's narrowing and the tools it leaves, read once a round.
+type offered struct {
+	narrowed *[]string
+	tools    []model.Tool
 }
 
 // newTurn is a turn of c under the lease holder holds.
 func (h *Harness) newTurn(c *conv, holder string) *turn {
-	return &turn{h: h, c: c, holder: holder, delivery: c.answers.Begin(c.thread)}
+	return &turn{h: h, c: c, holder: holder, reader: reader{c: c, hist: h.hist}, delivery: c.answers.Begin(c.thread)}
 }
 
 // finished is how a turn ended: its last answer's event and why.
@@ -58,7 +53,6 @@ var errCapped = errors.New("answer at the bridge's limit")
 // message waits. It lets the lease go, looks once more for a message that
 // joined as it did, and takes the lease again to answer it if one did.
 func (t *turn) run(ctx context.Context) (finished, error) {
-	defer t.h.running(t)() // for Cancel to reach
 	var f finished
 	for {
 		var err error
@@ -94,12 +88,9 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 	stop := t.renew(ctx)
 	defer stop()
 	defer t.endTools(context.WithoutCancel(ctx))
-	if !t.current {
-		if err := t.refresh(ctx); err != nil {
-			return finished{}, err
-		}
+	if err := t.readStale(ctx); err != nil {
+		return finished{}, err
 	}
-	t.current = false
 	rounds := roundsSince(t.events)
 	for {
 		choice := model.ToolAuto
@@ -188,84 +179,6 @@ func (t *turn) renew(ctx context.Context) (stop func()) {
 	}
 }
 
-// resume begins the turn's events with those the harness kept of the
-// conversation after its last turn here, if any.
-func (t *turn) resume() {
-	t.events = t.h.hist.take(t.c.agent, t.c.thread)
-	t.readTo = len(t.events)
-	t.anchored = len(t.events) > 0
-}
-
-// keepEvents keeps the events the turn read for the conversation's next
-// turn here.
-func (t *turn) keepEvents() {
-	t.h.hist.put(t.c.agent, t.c.thread, t.events[:t.readTo], t.h.cfg.Now())
-}
-
-// refresh reads the events written since the turn last read, noting a
-// message of lnk agent chat send that joined the turn. After events kept
-// from an earlier turn, it reads their last again, and reads the whole
-// conversation when that isn't the event kept.
-func (t *turn) refresh(ctx context.Context) error {
-	n := len(t.events)
-	from := int64(1)
-	if n > 0 {
-		from = t.events[n-1].Seq + 1
-	}
-	if t.anchored {
-		from--
-	}
-	more, err := t.c.reader().Read(ctx, t.c.thread, from)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", t.c.thread, err)
-	}
-	if t.anchored {
-		t.anchored = false
-		if len(more) > 0 && same(more[0], t.events[n-1]) {
-			more = more[1:]
-		} else {
-			// Not the conversation kept (made again since): read it whole.
-			t.events, t.readTo, n = nil, 0, 0
-			if more, err = t.c.reader().Read(ctx, t.c.thread, 1); err != nil {
-				return fmt.Errorf("read %s: %w", t.c.thread, err)
-			}
-		}
-	}
-	if t.readTo == n {
-		t.readTo += len(more)
-	}
-	t.events = append(t.events, more...)
-	if n := len(more); n > 0 {
-		t.c.saw(more[n-1].Seq)
-	}
-	t.noteJoined(more)
-	return nil
-}
-
-// follows adds e, the turn's own event just written, to the events read
-// when it is the one right after them (so none came between), and says
-// whether it was.
-func (t *turn) follows(e store.Event) bool {
-	if n := len(t.events); n == 0 || t.events[n-1].Seq+1 != e.Seq {
-		return false
-	}
-	t.events = append(t.events, e)
-	return true
-}
-
-// noteJoined notes whether a message of lnk agent chat send (a link:
-// thread's, steered) joined the turn among events.
-func (t *turn) noteJoined(events []store.Event) {
-	if t.start == 0 || !isLink(t.c.thread) {
-		return
-	}
-	for _, e := range events {
-		if e.Kind == store.KindMessage && e.Steered && e.Seq > t.start {
-			t.joinedLink = true
-		}
-	}
-}
-
 // round asks the model once and stores its answer: the text streams to
 // the caller as it comes, up to the bridge's limit, where the answer is
 // cut and the turn ends. With choice none, calls the model makes anyway
@@ -283,17 +196,12 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	if err != nil {
 		return t.failed(ctx, err)
 	}
-	narrowed, err := t.c.readTools(ctx) // tools_keep.go
-	if err != nil {
+	if err := t.offer(ctx); err != nil {
 		return store.Event{}, false, err
-	}
-	tools, err := t.h.cfg.Tools.Offer(ctx, t.c.agent, narrowed)
-	if err != nil {
-		return store.Event{}, false, fmt.Errorf("list the tools of %s: %w", t.c.agent, err)
 	}
 	takes := func(m model.Modality) bool { return model.Takes(name, m, t.h.cfg.Inputs) }
 	seen := t.lastSeq()
-	req := buildRequest(t.events, route.APIModel, tools, choice, t.c.settings.MaxTokens, takes)
+	req := buildRequest(t.events, route.APIModel, t.tools.tools, choice, t.c.settings.MaxTokens, takes)
 	if t.h.cfg.OnCall != nil {
 		t.h.cfg.OnCall(t.c.agent, t.c.thread, req)
 	}
@@ -334,6 +242,22 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	}
 	ev, err = t.h.append(ctx, t.c, ev, tell)
 	return ev, capped, err
+}
+
+// offer reads the tools the conversation was narrowed to and those of
+// the agent's the round offers, once a round: its calls are made from
+// what it offered.
+func (t *turn) offer(ctx context.Context) error {
+	narrowed, err := t.c.readTools(ctx) // tools_keep.go
+	if err != nil {
+		return err
+	}
+	tools, err := t.h.cfg.Tools.Offer(ctx, t.c.agent, narrowed)
+	if err != nil {
+		return fmt.Errorf("list the tools of %s: %w", t.c.agent, err)
+	}
+	t.tools = offered{narrowed: narrowed, tools: tools}
+	return nil
 }
 
 // failed ends the turn with an answer saying why the model couldn't
@@ -424,14 +348,6 @@ func waiting(events []store.Event) bool {
 		}
 	}
 	return true
-}
-
-// lastSeq is the number of the last event read.
-func (t *turn) lastSeq() int64 {
-	if n := len(t.events); n > 0 {
-		return t.events[n-1].Seq
-	}
-	return 0
 }
 
 // roundsSince counts the rounds of calls made since the message that

@@ -1,0 +1,150 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// reader is a turn's reader of its conversation's events: the events read
+// so far, begun from those the harness kept of the conversation's last
+// turn here, with what the turn learns as it reads them.
+type reader struct {
+	c    *conv
+	hist *history
+
+	events []store.Event // the conversation, as read so far
+	// readTo is how many of events, from the first, were read from the
+	// store (the rest begin with one the turn wrote and added itself):
+	// what the harness may keep for the conversation's next turn.
+	readTo int
+	// anchored: events were kept from an earlier turn, and the next read
+	// reads their last again, to prove the conversation is the one kept.
+	anchored bool
+	// current: events were read, or extended by the turn's own append
+	// right after them, just before the turn's rounds begin, under its
+	// lease; the first round needn't read again.
+	current bool
+	start   int64 // the message that began the turn, 0 for none
+	joined  bool  // a message of lnk agent chat send joined the turn
+}
+
+// resume begins the events with those the harness kept of the
+// conversation after its last turn here, if any.
+func (r *reader) resume() {
+	r.events = r.hist.take(r.c.agent, r.c.thread)
+	r.readTo = len(r.events)
+	r.anchored = len(r.events) > 0
+}
+
+// keep keeps the events read for the conversation's next turn here, as
+// of now.
+func (r *reader) keep(now func() time.Time) {
+	r.hist.put(r.c.agent, r.c.thread, r.events[:r.readTo], now())
+}
+
+// begun notes e, the message that began the turn, just written: when it
+// follows the events read, they are current.
+func (r *reader) begun(e store.Event) {
+	r.start = e.Seq
+	r.current = r.follows(e)
+}
+
+// found begins a turn a crash left unfinished, its events read: its
+// message is the latest not steered, and a message of lnk agent chat send
+// may have joined it already.
+func (r *reader) found() {
+	for i := len(r.events) - 1; i >= 0; i-- {
+		if e := r.events[i]; e.Kind == store.KindMessage && !e.Steered {
+			r.start = e.Seq
+			break
+		}
+	}
+	r.noteJoined(r.events)
+	r.current = true
+}
+
+// readStale reads what was written since the events were last read,
+// unless they are current (the turn's first round after its message);
+// from then on they are not.
+func (r *reader) readStale(ctx context.Context) error {
+	if r.current {
+		r.current = false
+		return nil
+	}
+	return r.refresh(ctx)
+}
+
+// refresh reads the events written since the last read, noting a message
+// of lnk agent chat send that joined the turn. After events kept from an
+// earlier turn, it reads their last again, and reads the whole
+// conversation when that isn't the event kept.
+func (r *reader) refresh(ctx context.Context) error {
+	n := len(r.events)
+	from := int64(1)
+	if n > 0 {
+		from = r.events[n-1].Seq + 1
+	}
+	if r.anchored {
+		from--
+	}
+	more, err := r.c.reader().Read(ctx, r.c.thread, from)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", r.c.thread, err)
+	}
+	if r.anchored {
+		r.anchored = false
+		if len(more) > 0 && same(more[0], r.events[n-1]) {
+			more = more[1:]
+		} else {
+			// Not the conversation kept (made again since): read it whole.
+			r.events, r.readTo, n = nil, 0, 0
+			if more, err = r.c.reader().Read(ctx, r.c.thread, 1); err != nil {
+				return fmt.Errorf("read %s: %w", r.c.thread, err)
+			}
+		}
+	}
+	if r.readTo == n {
+		r.readTo += len(more)
+	}
+	r.events = append(r.events, more...)
+	if n := len(more); n > 0 {
+		r.c.saw(more[n-1].Seq)
+	}
+	r.noteJoined(more)
+	return nil
+}
+
+// follows adds e, the turn's own event just written, to the events read
+// when it is the one right after them (so none came between), and says
+// whether it was.
+func (r *reader) follows(e store.Event) bool {
+	if n := len(r.events); n == 0 || r.events[n-1].Seq+1 != e.Seq {
+		return false
+	}
+	r.events = append(r.events, e)
+	return true
+}
+
+// noteJoined notes whether a message of lnk agent chat send (a link:
+// thread's, steered) joined the turn among events.
+func (r *reader) noteJoined(events []store.Event) {
+	if r.start == 0 || !isLink(r.c.thread) {
+		return
+	}
+	for _, e := range events {
+		if e.Kind == store.KindMessage && e.Steered && e.Seq > r.start {
+			r.joined = true
+		}
+	}
+}
+
+// lastSeq is the number of the last event read.
+func (r *reader) lastSeq() int64 {
+	if n := len(r.events); n > 0 {
+		return r.events[n-1].Seq
+	}
+	return 0
+}
