@@ -19,7 +19,7 @@ import (
 // rig is a hub serving the scripted agent at a real endpoint on
 // 127.0.0.1, and a bridge's client of it.
 type rig struct {
-	t     *testing.T
+	t     testing.TB
 	hub   *Hub
 	cfg   Config
 	url   string

@@ -122,7 +122,7 @@ func TestFlags(t *testing.T) {
 }
 
 // message sends one message as a bridge does and returns its chunks.
-func message(t *testing.T, ctx context.Context, url string, key []byte, thread, text string) string {
+func message(t testing.TB, ctx context.Context, url string, key []byte, thread, text string) string {
 	t.Helper()
 	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: key})
 	if err != nil {
