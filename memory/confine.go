@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
 )
 
 // The areas of the agent's home memory reads, each named as the calls
@@ -28,20 +29,19 @@ const (
 var ErrOutside = errors.New("outside what memory reads")
 
 // place is a path a call named, resolved: its name as the calls give it
-// (files/a.md), its area, its file on disk, and for a conversation its
-// thread.
+// (files/a.md), its area, and for a conversation its thread.
 type place struct {
 	name   string
 	area   string
-	abs    string
 	thread string
 }
 
-// resolve confines name to the agent's home: a path relative to it
-// (files/a.md, skills/x/SKILL.md, instructions/..., memory/notes.md, or
-// chats/<thread>, a conversation's copy), with no "..", no absolute
-// name and no link along it. A conversation's file is found later (its
-// copy may be memory's own).
+// resolve confines name to what memory reads of the agent's home: a
+// path relative to it (files/a.md, skills/x/SKILL.md, instructions/...,
+// memory/notes.md, or chats/<thread>, a conversation's copy), with no
+// ".." and no absolute name. Files refuses a link on the way when it is
+// read. A conversation's file is found later (its copy may be memory's
+// own).
 func (m *Memory) resolve(name string) (place, error) {
 	refuse := func(why string) (place, error) {
 		return place{}, fmt.Errorf("%q: %s: %w", clip(name, 200), why, ErrOutside)
@@ -81,11 +81,10 @@ func (m *Memory) resolve(name string) (place, error) {
 	default:
 		return refuse("memory reads files/, skills/, instructions/, memory/notes.md and chats/<thread>")
 	}
-	abs := filepath.Join(m.paths.Root, filepath.FromSlash(clean))
-	if err := noLinks(m.paths.Root, clean); err != nil {
-		return refuse(err.Error())
+	if err := store.CheckFileName(clean); err != nil {
+		return refuse("not a plain path")
 	}
-	return place{name: clean, area: area, abs: abs}, nil
+	return place{name: clean, area: area}, nil
 }
 
 // threadNamed reads a conversation's name: its thread id (telegram:42)

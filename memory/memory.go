@@ -3,11 +3,14 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/home"
 )
 
 // Config is what a Memory is made of. Paths and Index are needed.
@@ -20,6 +23,9 @@ type Config struct {
 	Conversations store.Conversations
 	// Index is the search index (memory/fts).
 	Index Index
+	// Files reads the agent's files, confined to its home and never
+	// through a link; nil is store/home's, over the home of Paths.
+	Files store.Files
 	// Embedder, when not nil, embeds text with a local model for a
 	// hybrid ranking; EmbedNote says why there is none when nil ("no
 	// OLLAMA_HOST"), said with each search.
@@ -45,6 +51,7 @@ type Memory struct {
 	cfg   Config
 	paths store.Paths
 	idx   Index
+	files store.Files
 
 	syncMu     sync.Mutex           // one sync at a time
 	checked    map[string]time.Time // conversations kept off the machine: when last asked
@@ -69,10 +76,13 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.Files == nil {
+		cfg.Files = home.Files{Home: filepath.Dir(filepath.Dir(cfg.Paths.Root))}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, checked: map[string]time.Time{}, ways: map[string]wayAt{}}, nil
+	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, ways: map[string]wayAt{}}, nil
 }
 
 // Close closes the index.
@@ -93,4 +103,19 @@ func (m *Memory) notesChanged(ctx context.Context) {
 	if err != nil {
 		m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "index the notes", slog.String("agent", m.paths.Agent), slog.String("err", err.Error()))
 	}
+}
+
+// readFile reads the file of the agent's home named (slash-separated,
+// relative to it) through Files, at most max bytes: a longer one gives
+// its first max bytes and cut true. A link on the way, or a name that
+// leaves the home, is ErrOutside.
+func (m *Memory) readFile(ctx context.Context, name string, max int) (b []byte, cut bool, err error) {
+	b, err = m.files.ReadFile(ctx, m.paths.Agent, name, max)
+	switch {
+	case errors.Is(err, store.ErrTooLarge):
+		return b, true, nil
+	case errors.Is(err, store.ErrLink), errors.Is(err, store.ErrBadName):
+		return nil, false, fmt.Errorf("%s: %w: %w", name, err, ErrOutside)
+	}
+	return b, false, err
 }

@@ -1,14 +1,10 @@
 package memory
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/lnk-dev/link/store"
@@ -48,7 +44,7 @@ func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, err
 		n = DefaultLines
 	}
 	n = min(n, MaxLines)
-	file := p.abs
+	file := p.name
 	switch {
 	case p.area == AreaChats && p.thread == "":
 		return Lines{}, fmt.Errorf("read %s: a folder; list it, or read chats/<thread>: %w", p.name, ErrRefused)
@@ -57,49 +53,46 @@ func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, err
 			return Lines{}, fmt.Errorf("read %s: %w", p.name, err)
 		}
 	}
-	f, err := os.Open(file)
+	if info, err := m.files.Stat(ctx, m.paths.Agent, file); err == nil && info.Dir {
+		return Lines{}, fmt.Errorf("read %s: a folder; list it: %w", p.name, ErrRefused)
+	}
+	b, _, err := m.readFile(ctx, file, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Lines{}, fmt.Errorf("read %s: there is no such file: %w", p.name, ErrRefused)
 	}
 	if err != nil {
 		return Lines{}, fmt.Errorf("read %s: %w", p.name, err)
 	}
-	defer f.Close()
-	if info, err := f.Stat(); err == nil && info.IsDir() {
-		return Lines{}, fmt.Errorf("read %s: a folder; list it: %w", p.name, ErrRefused)
+	if !isText(b) {
+		return Lines{}, fmt.Errorf("read %s: not a text file: %w", p.name, ErrRefused)
 	}
-	out := Lines{Name: p.name, From: from, Total: -1}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxFile)
-	size, line := 0, 0
-	for sc.Scan() {
-		line++
-		if line < from {
-			continue
+	out := Lines{Name: p.name, From: from}
+	ls := splitLines(b)
+	out.Total = len(ls)
+	if from > len(ls) && len(ls) > 0 {
+		return Lines{}, fmt.Errorf("read %s: it has %d lines, so none from line %d: %w", p.name, len(ls), from, ErrRefused)
+	}
+	size := 0
+	for _, l := range ls[min(from-1, len(ls)):] {
+		if len(out.Text) == n {
+			break
 		}
-		if len(out.Text) == n || out.Cut {
-			continue // counting the lines to the end
-		}
-		t := sc.Text()
+		t := l.s
 		if size+len(t) > MaxReadBytes {
 			t = clip(t, max(MaxReadBytes-size, 0))
 			out.Cut = true
 		}
 		size += len(t) + 1
 		out.Text = append(out.Text, t)
-	}
-	if err := sc.Err(); err != nil {
-		return Lines{}, fmt.Errorf("read %s: %w", p.name, err)
-	}
-	out.Total = line
-	if from > line && line > 0 {
-		return Lines{}, fmt.Errorf("read %s: it has %d lines, so none from line %d: %w", p.name, line, from, ErrRefused)
+		if out.Cut {
+			break
+		}
 	}
 	return out, nil
 }
 
-// copyOf is the file of thread's copy: a log's chat.md, else memory's
-// own, brought up to date.
+// copyOf is the file of thread's copy, relative to the agent's home: a
+// log's chat.md, else memory's own, brought up to date.
 func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
@@ -115,7 +108,7 @@ func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
 			return "", err
 		}
 	}
-	return filepath.Join(m.paths.Root, filepath.FromSlash(s.File)), nil
+	return s.File, nil
 }
 
 // MaxList bounds the entries a list gives.
@@ -130,11 +123,11 @@ type Entry struct {
 	About  string // a skill's description
 }
 
-// Listing is a list's answer; More says how many entries were left out
-// past MaxList.
+// Listing is a list's answer; More says entries past MaxList were left
+// out.
 type Listing struct {
 	Entries []Entry
-	More    int
+	More    bool
 }
 
 // List lists a folder of files/, skills/ or instructions/ (its skills,
@@ -167,39 +160,43 @@ func (m *Memory) List(ctx context.Context, name string) (Listing, error) {
 		}
 		return l, nil
 	}
-	entries, err := os.ReadDir(p.abs)
+	entries, err := m.files.ReadDir(ctx, m.paths.Agent, p.name, MaxList+1)
 	if errors.Is(err, fs.ErrNotExist) {
 		if p.name == AreaFiles || p.name == AreaSkills || p.name == AreaInstructions {
 			return Listing{}, nil // an area not made yet is empty
 		}
 		return Listing{}, fmt.Errorf("list %s: there is no such folder: %w", p.name, ErrRefused)
 	}
+	if errors.Is(err, store.ErrLink) || errors.Is(err, store.ErrBadName) {
+		return Listing{}, fmt.Errorf("list %s: %w: %w", p.name, err, ErrOutside)
+	}
 	if err != nil {
 		return Listing{}, fmt.Errorf("list %s: %w", p.name, err)
 	}
 	var l Listing
 	for _, e := range entries {
-		if e.Type()&fs.ModeSymlink != 0 || strings.HasPrefix(e.Name(), ".") {
+		if e.Link || strings.HasPrefix(e.Name, ".") {
 			continue
 		}
-		en := Entry{Name: p.name + "/" + e.Name(), Folder: e.IsDir()}
-		if info, err := e.Info(); err == nil && !e.IsDir() {
-			en.Size = info.Size()
+		en := Entry{Name: p.name + "/" + e.Name, Folder: e.Dir}
+		if !e.Dir {
+			if info, err := m.files.Stat(ctx, m.paths.Agent, en.Name); err == nil {
+				en.Size = info.Size
+			}
 		}
-		if p.name == AreaSkills && e.IsDir() {
-			if sk, ok := readSkill(filepath.Join(p.abs, e.Name(), "SKILL.md")); ok && sk.name == e.Name() {
+		if p.name == AreaSkills && e.Dir {
+			if sk, ok := m.readSkill(ctx, en.Name+"/SKILL.md"); ok && sk.name == e.Name {
 				en.About = sk.description
 			}
 		}
 		l.add(en)
 	}
-	sort.Slice(l.Entries, func(i, j int) bool { return l.Entries[i].Name < l.Entries[j].Name })
 	return l, nil
 }
 
 func (l *Listing) add(e Entry) {
 	if len(l.Entries) >= MaxList {
-		l.More++
+		l.More = true
 		return
 	}
 	l.Entries = append(l.Entries, e)
@@ -210,17 +207,14 @@ type skill struct{ name, description string }
 
 // readSkill reads the name and description of a SKILL.md's front matter
 // (--- lines around "name: ..." and "description: ..."), its first 64 KB.
-func readSkill(path string) (skill, bool) {
-	f, err := os.Open(path)
+func (m *Memory) readSkill(ctx context.Context, name string) (skill, bool) {
+	b, _, err := m.readFile(ctx, name, 64<<10)
 	if err != nil {
 		return skill{}, false
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 4096), 64<<10)
 	var s skill
-	for i := 0; sc.Scan(); i++ {
-		l := strings.TrimRight(sc.Text(), " \r")
+	for i, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimRight(l, " \r")
 		if i == 0 {
 			if l != "---" {
 				return skill{}, false
@@ -264,14 +258,14 @@ func (m *Memory) Links(ctx context.Context, name string) (Links, error) {
 	if p.area == AreaChats {
 		return Links{}, fmt.Errorf("links: %s is a conversation; links are a note's or a file's: %w", p.name, ErrRefused)
 	}
-	b, err := os.ReadFile(p.abs)
+	b, cut, err := m.readFile(ctx, p.name, maxFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Links{}, fmt.Errorf("links: %s: there is no such file: %w", p.name, ErrRefused)
 	}
 	if err != nil {
 		return Links{}, fmt.Errorf("links: %w", err)
 	}
-	if len(b) > maxFile || !isText(b) {
+	if cut || !isText(b) {
 		return Links{}, fmt.Errorf("links: %s isn't a text file of at most 1 MiB: %w", p.name, ErrRefused)
 	}
 	if _, err := m.Sync(ctx, m.cfg.SyncBudget); err != nil {
@@ -293,7 +287,7 @@ func (m *Memory) Links(ctx context.Context, name string) (Links, error) {
 		}
 		lo := LinkOut{Link: l}
 		if l.Resolved != "" {
-			if _, err := os.Lstat(filepath.Join(m.paths.Root, filepath.FromSlash(l.Resolved))); err != nil {
+			if _, err := m.files.Stat(ctx, m.paths.Agent, l.Resolved); err != nil {
 				lo.Broken = true
 			}
 		}

@@ -132,12 +132,12 @@ func (m *Memory) doc(ctx context.Context, s Source) (Doc, error) {
 			return Doc{}, err
 		}
 	}
-	b, err := fsx.ReadFile(filepath.Join(m.paths.Root, filepath.FromSlash(s.File)))
+	b, cut, err := m.readFile(ctx, s.File, maxFile)
 	if err != nil {
 		return Doc{}, err
 	}
 	d := Doc{Source: s}
-	if len(b) > maxFile || !isText(b) {
+	if cut || !isText(b) {
 		return d, nil // indexed as nothing, so it isn't read again until it changes
 	}
 	switch s.Kind {

@@ -99,7 +99,7 @@ func (c calls) list(ctx context.Context, _ *mcp.CallToolRequest, in PathIn) (*mc
 		return answer(name+" is empty.", nil)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s holds %d:\n", name, len(l.Entries)+l.More)
+	fmt.Fprintf(&b, "%s holds:\n", name)
 	for _, e := range l.Entries {
 		switch {
 		case e.Folder && e.About != "":
@@ -112,8 +112,8 @@ func (c calls) list(ctx context.Context, _ *mcp.CallToolRequest, in PathIn) (*mc
 			fmt.Fprintf(&b, "%s\n", e.Name)
 		}
 	}
-	if l.More > 0 {
-		fmt.Fprintf(&b, "and %d more, not listed (list a folder within).\n", l.More)
+	if l.More {
+		fmt.Fprintf(&b, "and more past %d, not listed (list a folder within).\n", memory.MaxList)
 	}
 	return answer(strings.TrimSuffix(b.String(), "\n"), nil)
 }
