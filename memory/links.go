@@ -76,7 +76,8 @@ func refDefinition(s string) (string, bool) {
 	if len(f) == 0 {
 		return "", false
 	}
-	return strings.Trim(f[0], "<>"), true
+	t := strings.Trim(f[0], "<>")
+	return t, t != ""
 }
 
 // lineLinks finds the inline and wiki links of one line, outside its
