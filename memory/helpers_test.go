@@ -22,6 +22,12 @@ func newMemory(tb testing.TB, home string) (*memory.Memory, store.Paths) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	return newMemoryWith(tb, p, nil)
+}
+
+// newMemoryWith is newMemory of the agent at p, with an embedder.
+func newMemoryWith(tb testing.TB, p store.Paths, e memory.Embedder) (*memory.Memory, store.Paths) {
+	tb.Helper()
 	if err := os.MkdirAll(filepath.Join(p.Root, "memory"), 0o700); err != nil {
 		tb.Fatal(err)
 	}
@@ -33,7 +39,7 @@ func newMemory(tb testing.TB, home string) (*memory.Memory, store.Paths) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, err := memory.New(memory.Config{Paths: p, Index: idx, Conversations: r, Now: func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }})
+	m, err := memory.New(memory.Config{Paths: p, Index: idx, Conversations: r, Embedder: e, Now: func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,8 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/harness/prompt"
+	"github.com/lnk-dev/link/memory/server"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
+	storehome "github.com/lnk-dev/link/store/home"
 	"github.com/lnk-dev/link/store/log"
 )
 
@@ -74,6 +77,24 @@ func TestChatRemembers(t *testing.T) {
 	}
 	if ans := toolAnswers(t, home, "link:chat"); len(ans) != 1 || ans[0].IsError || !strings.HasPrefix(ans[0].Text, "Remembered.") {
 		t.Fatalf("remember's answer: %+v", ans)
+	}
+	// The next turn's prompt: its notes section holds the note, and its
+	// tools section memory's instructions, whole. (The composer isn't yet
+	// what a turn sends, so it is asked here as a turn will ask it.)
+	c := &prompt.Composer{Files: storehome.Files{Home: home}}
+	pr, err := c.Compose(t.Context(), prompt.Turn{Agent: "main", Tools: []prompt.ToolText{{Tool: "memory", Text: server.Instructions}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := map[string]string{}
+	for _, s := range pr.Sections {
+		sections[s.Name] = s.Text
+	}
+	if got, want := sections[prompt.Notes], "# Your notes\n\n"+strings.TrimSuffix(string(b), "\n"); strings.TrimSuffix(got, "\n") != want {
+		t.Fatalf("notes section %q, want %q", got, want)
+	}
+	if got := sections[prompt.Tools]; !strings.Contains(got, server.Instructions) {
+		t.Fatalf("tools section lacks memory's instructions, whole:\n%s", got)
 	}
 }
 
