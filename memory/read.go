@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"strings"
 
 	"github.com/lnk-dev/link/store"
@@ -56,7 +57,11 @@ func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, err
 	if info, err := m.files.Stat(ctx, m.paths.Agent, file); err == nil && info.Dir {
 		return Lines{}, fmt.Errorf("read %s: a folder; list it: %w", p.name, ErrRefused)
 	}
-	b, _, err := m.readFile(ctx, file, maxFile)
+	most := maxFile
+	if p.area == AreaChats {
+		most = maxCopy
+	}
+	b, _, err := m.readFile(ctx, file, most)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Lines{}, fmt.Errorf("read %s: there is no such file: %w", p.name, ErrRefused)
 	}
@@ -96,7 +101,15 @@ func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, err
 func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	s, ok, err := m.chatSource(ctx, thread)
+	chats, err := os.Open(m.paths.Chats())
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no conversation has been answered there yet: %w", ErrRefused)
+	}
+	if err != nil {
+		return "", err
+	}
+	defer chats.Close()
+	s, ok, err := m.chatSource(ctx, chats, thread)
 	if err != nil {
 		return "", err
 	}

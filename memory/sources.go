@@ -16,15 +16,26 @@ import (
 )
 
 // maxFile bounds a file search reads: a larger one isn't indexed.
-const maxFile = 1 << 20
+// maxCopy bounds a conversation's copy, which grows as long as it goes
+// on: past it, the copy isn't indexed (and search says so).
+const (
+	maxFile = 1 << 20
+	maxCopy = 64 << 20
+)
 
 // copiesDir is where memory keeps its own copies, of the conversations
 // kept compact or by a driver, relative to the agent's home.
 const copiesDir = "memory/copies"
 
 // stamp is a file's modification time and size.
-func stamp(info fs.FileInfo) string {
-	return strconv.FormatInt(info.ModTime().UnixNano(), 36) + "-" + strconv.FormatInt(info.Size(), 36)
+func stamp(info fs.FileInfo) string { return stampOf(info.ModTime().UnixNano(), info.Size()) }
+
+// stampOf is the stamp of a modification time (ns) and a size.
+func stampOf(ns, size int64) string {
+	var b [32]byte
+	out := strconv.AppendInt(b[:0], ns, 36)
+	out = append(out, '-')
+	return string(strconv.AppendInt(out, size, 36))
 }
 
 // statStamp is the stamp of the file at path, "" when there is none.
@@ -79,40 +90,52 @@ func (m *Memory) scan(ctx context.Context) (srcs []Source, skipped []string, err
 	return srcs, append(filesSkipped, chatsSkipped...), nil
 }
 
-// scanFiles lists the files of files/ and skills/.
+// scanFiles lists the files of files/ and skills/: each folder read
+// once, each file looked at in it (statIn), no folder whose name starts
+// with a dot, no link followed.
 func (m *Memory) scanFiles(ctx context.Context) (srcs []Source, skipped []string, err error) {
-	for _, area := range []string{AreaFiles, AreaSkills} {
-		root := filepath.Join(m.paths.Root, area)
-		err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				if path == root && errors.Is(err, fs.ErrNotExist) {
-					return nil
-				}
-				skipped = append(skipped, fmt.Sprintf("%s: %v", m.rel(path), err))
-				return nil
-			}
-			if d.IsDir() {
-				if path != root && strings.HasPrefix(d.Name(), ".") {
-					return filepath.SkipDir
-				}
-				return nil
-			}
-			if !d.Type().IsRegular() {
-				return nil // links and the rest are never followed
-			}
-			info, err := d.Info()
-			if err != nil || info.Size() > maxFile {
-				return nil
-			}
-			name := m.rel(path)
-			srcs = append(srcs, Source{Name: name, Kind: KindFile, File: name, Stamp: stamp(info)})
-			return nil
-		})
-		if err != nil {
-			return nil, nil, err
+	var walk func(dir, name string) error
+	walk = func(dir, name string) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if ctx.Err() != nil {
-			return nil, nil, ctx.Err()
+		f, err := os.Open(dir)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) {
+				skipped = append(skipped, fmt.Sprintf("%s: %v", name, err))
+			}
+			return nil
+		}
+		entries, err := f.ReadDir(-1)
+		if err != nil {
+			f.Close()
+			skipped = append(skipped, fmt.Sprintf("%s: %v", name, err))
+			return nil
+		}
+		var dirs []string
+		for _, e := range entries {
+			switch n := e.Name(); {
+			case e.IsDir():
+				if !strings.HasPrefix(n, ".") {
+					dirs = append(dirs, n)
+				}
+			case e.Type().IsRegular():
+				if s, size, ok := statIn(f, n); ok && size <= maxFile {
+					srcs = append(srcs, Source{Name: name + "/" + n, Kind: KindFile, File: name + "/" + n, Stamp: s})
+				}
+			}
+		}
+		f.Close()
+		for _, d := range dirs {
+			if err := walk(filepath.Join(dir, d), name+"/"+d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, area := range []string{AreaFiles, AreaSkills} {
+		if err := walk(filepath.Join(m.paths.Root, area), area); err != nil {
+			return nil, nil, err
 		}
 	}
 	return srcs, skipped, nil
@@ -121,11 +144,16 @@ func (m *Memory) scanFiles(ctx context.Context) (srcs []Source, skipped []string
 // scanChats lists the conversations.
 func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped []string, err error) {
 	threads, err := store.Threads(ctx, m.paths)
+	if err != nil || len(threads) == 0 {
+		return nil, nil, err
+	}
+	chats, err := os.Open(m.paths.Chats())
 	if err != nil {
 		return nil, nil, err
 	}
+	defer chats.Close()
 	for _, th := range threads {
-		s, ok, err := m.chatSource(ctx, th)
+		s, ok, err := m.chatSource(ctx, chats, th)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("chats/%s: %v", th, err))
 			continue
@@ -152,23 +180,42 @@ func (m *Memory) rel(path string) string {
 // machine by its last event, asked at most every OffMachineEvery. Both
 // are read through memory's own copy, made when the stamp changes. ok
 // is false for a conversation with nothing to read.
-func (m *Memory) chatSource(ctx context.Context, th string) (Source, bool, error) {
+func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Source, bool, error) {
 	dir, err := m.paths.Conversation(th)
 	if err != nil {
 		return Source{}, false, err
+	}
+	src := Source{Name: AreaChats + "/" + th, Kind: KindChat, thread: th}
+	folder := filepath.Base(dir)
+	copyName := AreaChats + "/" + folder + "/" + store.CopyFile
+	// A log's copy, as last seen, is looked at alone, in the open chats
+	// folder: a conversation moved to another way (lnk agent chat
+	// convert) is a new folder put in its place, which the next full look
+	// sees, since a log's copy is never removed but with its folder.
+	if k, ok := m.ways[dir]; ok && k.way == store.Log && k.copy {
+		if s, _, regular := statIn(chats, folder+"/"+store.CopyFile); regular {
+			src.way, src.File, src.Stamp = store.Log, copyName, s
+			return src, true, nil
+		}
 	}
 	way, err := m.wayOf(dir)
 	if err != nil || way == "" {
 		return Source{}, false, err
 	}
-	src := Source{Name: AreaChats + "/" + th, Kind: KindChat, thread: th, way: way}
+	src.way = way
 	switch way {
 	case store.Log:
-		s, err := statStamp(filepath.Join(dir, store.CopyFile))
-		if err != nil || s == "" {
+		info, err := os.Stat(filepath.Join(dir, store.CopyFile))
+		if errors.Is(err, fs.ErrNotExist) {
+			return Source{}, false, nil
+		}
+		if err != nil {
 			return Source{}, false, err
 		}
-		src.File, src.Stamp = m.rel(filepath.Join(dir, store.CopyFile)), s
+		k := m.ways[dir]
+		k.copy = true
+		m.ways[dir] = k
+		src.File, src.Stamp = copyName, stamp(info)
 		return src, true, nil
 	case store.Compact:
 		var parts []string
@@ -253,8 +300,10 @@ func (m *Memory) wayOf(dir string) (string, error) {
 	return way, nil
 }
 
-// wayAt is how a conversation is kept, as known at its folder's time.
+// wayAt is how a conversation is kept, as known at its folder's time,
+// and for a log whether its copy was seen there.
 type wayAt struct {
-	way string
-	at  int64
+	way  string
+	at   int64
+	copy bool
 }

@@ -1,10 +1,12 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -132,11 +134,20 @@ func (m *Memory) doc(ctx context.Context, s Source) (Doc, error) {
 			return Doc{}, err
 		}
 	}
-	b, cut, err := m.readFile(ctx, s.File, maxFile)
+	most := maxFile
+	if s.Kind == KindChat {
+		most = maxCopy
+	}
+	b, cut, err := m.readFile(ctx, s.File, most)
 	if err != nil {
 		return Doc{}, err
 	}
 	d := Doc{Source: s}
+	if cut && s.Kind == KindChat {
+		// A conversation past maxCopy: what fits is indexed.
+		m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "a copy past memory's most is indexed only to it", slog.String("source", s.Name), slog.Int("most", maxCopy))
+		cut, b = false, b[:bytes.LastIndexByte(b, '\n')+1]
+	}
 	if cut || !isText(b) {
 		return d, nil // indexed as nothing, so it isn't read again until it changes
 	}

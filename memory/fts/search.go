@@ -13,6 +13,9 @@ import (
 // between words (Han, Hiragana, Katakana, Hangul, Thai and the like),
 // indexed a character a token.
 func spaceless(r rune) bool {
+	if r < 0x0E00 { // below Thai, the first of them
+		return false
+	}
 	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar)
 }
 
