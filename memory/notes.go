@@ -219,7 +219,7 @@ func (m *Memory) changeNotes(ctx context.Context, change func([]Note) ([]Note, e
 	if len(b) > MaxNotes {
 		return NotesChange{}, fmt.Errorf("%s: %w", overCap(notes, len(old), len(b)), ErrRefused)
 	}
-	if err := replaceFile(path, b); err != nil {
+	if err := fsx.Replace(path, b, true); err != nil {
 		return NotesChange{}, fmt.Errorf("notes: %w", err)
 	}
 	m.notesChanged(ctx)
@@ -259,35 +259,4 @@ func (m *Memory) ReadNotes() ([]Note, error) {
 		return nil, fmt.Errorf("notes: %w", err)
 	}
 	return parseNotes(b), nil
-}
-
-// replaceFile replaces path with b through a file beside it, synced
-// before it is renamed in place and the folder synced after: a crash
-// leaves the old file or the new, and once it returns the new is on the
-// disk.
-func replaceFile(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(0o600)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return fsx.SyncDir(dir)
 }

@@ -208,7 +208,7 @@ func (m *Memory) updateCopy(ctx context.Context, s Source) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(path, store.RenderCopy(all))
+	return fsx.Replace(path, store.RenderCopy(all), false)
 }
 
 // dropCopies removes memory's own copies of the conversations gone.
