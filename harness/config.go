@@ -100,6 +100,11 @@ type Config struct {
 	// which a message's header gives its time in; nil is time.Local.
 	Now      func() time.Time
 	Location *time.Location
+	// AfterFunc runs f in a goroutine of its own once d has passed, as
+	// time.AfterFunc does, unless the stop it returns is called first
+	// (stop says whether it stopped it); nil is time.AfterFunc. The lease's
+	// renewal and the idle release are timed by it, so a test fires them.
+	AfterFunc func(d time.Duration, f func()) (stop func() bool)
 	// Logger gets what goes wrong outside a turn's answer; nil logs
 	// nothing.
 	Logger *slog.Logger
@@ -163,6 +168,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Location == nil {
 		c.Location = time.Local
+	}
+	if c.AfterFunc == nil {
+		c.AfterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

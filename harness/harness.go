@@ -35,6 +35,7 @@ type Harness struct {
 	kill context.CancelFunc
 
 	wg      sync.WaitGroup // turns and tasks running
+	tasks   sync.WaitGroup // tasks alone: sweeps and the turns they finish
 	closing atomic.Bool
 
 	mu       sync.Mutex
@@ -77,7 +78,7 @@ func New(cfg Config) (*Harness, error) {
 		sweeping: map[string]bool{},
 		sweeper:  make(chan struct{}),
 		hist:     newHistory(cfg.KeepEvents),
-		idle:     idle{after: cfg.IdleFree, least: idleLeast},
+		idle:     idle{after: cfg.IdleFree, least: idleLeast, afterFunc: cfg.AfterFunc},
 	}, nil
 }
 
@@ -410,9 +411,16 @@ func (h *Harness) task(fn func(ctx context.Context)) bool {
 	if !h.begin() {
 		return false
 	}
+	h.tasks.Add(1)
 	go func() {
+		defer h.tasks.Done()
 		defer h.end()
 		fn(h.life)
 	}()
 	return true
 }
+
+// waitTasks waits until no task runs: a sweep, with the turns it started
+// finishing (each started from its sweep's task, so counted before that
+// ends), and those begun meanwhile.
+func (h *Harness) waitTasks() { h.tasks.Wait() }

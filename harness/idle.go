@@ -31,10 +31,12 @@ type idle struct {
 	least  uint64
 	active atomic.Int32 // turns and tasks running
 	frees  atomic.Int64 // times memory was given back
+	// afterFunc times the release (Config.AfterFunc).
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
 
-	mu    sync.Mutex
-	timer *time.Timer
-	done  bool
+	mu     sync.Mutex
+	disarm func() bool // the release armed, nil for none
+	done   bool
 }
 
 // enter counts a turn or task in.
@@ -47,13 +49,13 @@ func (i *idle) leave() {
 	}
 	i.mu.Lock()
 	defer i.mu.Unlock()
-	switch {
-	case i.done:
-	case i.timer == nil:
-		i.timer = time.AfterFunc(i.after, i.fire)
-	default:
-		i.timer.Reset(i.after)
+	if i.done {
+		return
 	}
+	if i.disarm != nil {
+		i.disarm()
+	}
+	i.disarm = i.afterFunc(i.after, i.fire)
 }
 
 // fire gives memory back unless something began meanwhile (its end arms
@@ -89,7 +91,7 @@ func (i *idle) stop() {
 	i.mu.Lock()
 	defer i.mu.Unlock()
 	i.done = true
-	if i.timer != nil {
-		i.timer.Stop()
+	if i.disarm != nil {
+		i.disarm()
 	}
 }

@@ -8,11 +8,19 @@ import (
 )
 
 // Memory goes back to the system once nothing has run for IdleFree, and
-// not while a turn runs; each end of a turn arms it again.
+// not while a turn runs; each end of a turn arms it again, once.
 func TestIdleFree(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.IdleFree = 100 * time.Millisecond })
-	r.h.idle.least = 0   // a test's heap is small: give back whatever it holds
-	r.h.Start(testAgent) // its timer runs all along: the harness is idle still
+	const after = 100 * time.Millisecond
+	clock := &timers{}
+	r := newRig(t, func(c *Config) { c.IdleFree = after; c.AfterFunc = clock.AfterFunc })
+	r.h.idle.least = 0 // a test's heap is small: give back whatever it holds
+	r.h.Start(testAgent)
+	// Start's timer runs all along, and the harness is idle still: its
+	// first sweep's end arms a release.
+	r.h.waitTasks()
+	if n := clock.fire(after); n != 1 {
+		t.Fatalf("%d idle releases armed after the first sweep, want 1", n)
+	}
 	r.q.Push(model.Response{Text: "hi"}, model.Response{Text: "hi again"})
 	reached, release := r.holdNext()
 	done := make(chan error, 1)
@@ -21,35 +29,47 @@ func TestIdleFree(t *testing.T) {
 		done <- err
 	}()
 	<-reached
-	base := r.h.idle.frees.Load()      // Start's first sweep may have ended before
-	time.Sleep(300 * time.Millisecond) // past IdleFree, with the turn running
-	if n := r.h.idle.frees.Load(); n != base {
-		t.Fatalf("memory given back %d times while a turn ran", n-base)
+	if n := clock.fire(after); n != 0 {
+		t.Fatalf("%d idle releases armed while a turn runs", n)
 	}
 	release()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "memory given back once idle", func() bool { return r.h.idle.frees.Load() == base+1 })
+	r.h.waitTasks()
+	if n := clock.fire(after); n != 1 {
+		t.Fatalf("%d idle releases armed once idle, want 1", n)
+	}
+	if n := r.h.idle.frees.Load(); n != 2 {
+		t.Fatalf("memory given back %d times once idle, want 2", n)
+	}
 	if _, _, err := r.say("telegram:1", "again", nil); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "memory given back after the next turn", func() bool { return r.h.idle.frees.Load() == base+2 })
-	time.Sleep(300 * time.Millisecond)
-	if n := r.h.idle.frees.Load(); n != base+2 {
-		t.Errorf("given back %d times, want 2: once a quiet spell", n-base)
+	r.h.waitTasks()
+	if n := clock.fire(after); n != 1 {
+		t.Fatalf("%d idle releases armed after the next turn, want 1", n)
+	}
+	if n := clock.fire(after); n != 0 {
+		t.Fatalf("%d idle releases armed with nothing run since, want none", n)
+	}
+	if n := r.h.idle.frees.Load(); n != 3 {
+		t.Errorf("given back %d times, want 3: once a quiet spell", n)
 	}
 }
 
-// A negative IdleFree never gives memory back, and a closed harness's
-// timer is stopped.
+// A negative IdleFree never gives memory back: no release is armed.
 func TestIdleFreeNever(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.IdleFree = -1 })
+	clock := &timers{}
+	r := newRig(t, func(c *Config) { c.IdleFree = -1; c.AfterFunc = clock.AfterFunc })
 	r.q.Push(model.Response{Text: "hi"})
 	if _, _, err := r.say("telegram:1", "hello", nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	r.h.waitTasks()
+	if n := clock.fire(-1); n != 0 {
+		t.Errorf("%d releases armed with IdleFree negative", n)
+	}
 	if n := r.h.idle.frees.Load(); n != 0 {
 		t.Errorf("given back %d times with IdleFree negative", n)
 	}
@@ -58,13 +78,18 @@ func TestIdleFreeNever(t *testing.T) {
 // Below the least heap worth it, nothing is given back: a collection of
 // a small heap touches more pages than it frees.
 func TestIdleFreeSmallHeap(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.IdleFree = 50 * time.Millisecond })
+	const after = 50 * time.Millisecond
+	clock := &timers{}
+	r := newRig(t, func(c *Config) { c.IdleFree = after; c.AfterFunc = clock.AfterFunc })
 	r.h.idle.least = 1 << 40
 	r.q.Push(model.Response{Text: "hi"})
 	if _, _, err := r.say("telegram:1", "hello", nil); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond)
+	r.h.waitTasks()
+	if n := clock.fire(after); n != 1 {
+		t.Fatalf("%d releases armed, want 1", n)
+	}
 	if n := r.h.idle.frees.Load(); n != 0 {
 		t.Errorf("given back %d times with a heap under the least", n)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -43,17 +44,15 @@ func TestCrashRecovery(t *testing.T) {
 	crashed(t, r.home, "telegram:3", msg, store.Event{Kind: store.KindAnswer, Text: "answered", Seen: 1})
 	r.q.Push(model.Response{Text: "finished after the crash"}, model.Response{Text: "finished after the crash"})
 	r.h.Start(testAgent)
+	r.h.waitTasks() // the sweep, and the turns it finished
 
 	got := map[string]string{}
-	deadline := time.Now().Add(10 * time.Second)
-	for len(got) < 2 && time.Now().Before(deadline) {
-		for _, a := range r.recover(t, map[string]any{}).Answers {
-			got[a.Thread] = a.Text
-		}
-		time.Sleep(20 * time.Millisecond)
+	for _, a := range r.recover(t, map[string]any{}).Answers {
+		got[a.Thread] = a.Text
 	}
-	if got["telegram:1"] != "finished after the crash" || got["telegram:2"] != "finished after the crash" || len(got) != 2 {
-		t.Fatalf("kept %+v", got)
+	want := map[string]string{"telegram:1": "finished after the crash", "telegram:2": "finished after the crash"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("handed over (-want +got):\n%s", diff)
 	}
 	if r.tools.total() != 0 {
 		t.Fatalf("%d calls made again", r.tools.total())
@@ -81,7 +80,7 @@ func TestCrashRecovery(t *testing.T) {
 	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	r.h.waitTasks()
 	if n := len(r.q.Requests()); n != 2 {
 		t.Fatalf("%d model calls after a second sweep", n)
 	}
@@ -99,7 +98,7 @@ func TestSweepLeavesHeld(t *testing.T) {
 	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	r.h.waitTasks()
 	if n := len(r.q.Requests()); n != 0 {
 		t.Fatalf("a turn another process runs was taken: %d calls", n)
 	}

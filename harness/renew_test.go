@@ -2,44 +2,66 @@ package harness
 
 import (
 	"context"
-	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
-	"github.com/lnk-dev/link/store/log"
 )
 
-// A turn longer than its lease's time keeps the lease, renewed every
-// third of it, so no other process takes the conversation meanwhile; the
-// lease goes with the turn's end, and no renewal takes it back after.
+// leaseCounter is a driver that counts the leases taken or renewed
+// through it.
+type leaseCounter struct {
+	store.Conversations
+	n atomic.Int32
+}
+
+func (l *leaseCounter) Lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
+	l.n.Add(1)
+	return l.Conversations.Lease(ctx, thread, holder, ttl)
+}
+
+// A turn longer than its lease's time renews the lease every third of it
+// while it runs, so no other process takes the conversation meanwhile;
+// the renewal stops with the turn, and none takes the lease back after.
 func TestLeaseRenewed(t *testing.T) {
-	const ttl = 1500 * time.Millisecond // renewed every 500 ms: a late timer needs a second to fail it
-	r := newRig(t, func(c *Config) { c.LeaseTTL = ttl })
+	const ttl = 3 * time.Second
+	clock := &timers{}
+	counter := &leaseCounter{}
+	r := newRig(t, func(c *Config) {
+		c.LeaseTTL = ttl
+		c.AfterFunc = clock.AfterFunc
+		c.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
+			d, err := testDrivers(p)
+			counter.Conversations = d[store.Log]
+			d[store.Log] = counter
+			return d, err
+		}
+	})
 	r.q.Push(model.Response{Text: "took a while"})
-	p, err := store.For(r.home, testAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := log.Open(p.Chats())
-	ctx := context.Background()
 	reached, release := r.holdNext()
 	defer release()
 	done, _ := r.promptAsync("telegram:3", "slow, please")
 	<-reached
-	for range 3 {
-		time.Sleep(ttl * 2 / 3)
-		if _, err := other.Lease(ctx, "telegram:3", "another-process", ttl); !errors.Is(err, store.ErrLeaseHeld) {
-			t.Fatalf("another process took the lease of a turn running past its time: %v", err)
+	for i := range 3 {
+		before := counter.n.Load()
+		if n := clock.fire(ttl / 3); n != 1 {
+			t.Fatalf("renewal %d: %d timers of a third of the lease armed, want 1", i, n)
+		}
+		if got := counter.n.Load() - before; got != 1 {
+			t.Fatalf("renewal %d: the lease taken %d times, want once", i, got)
 		}
 	}
 	release()
 	if res := <-done; res.err != nil {
 		t.Fatal(res.err)
 	}
-	time.Sleep(ttl) // a renewal that ran on would take it back by now
-	if _, err := other.Lease(ctx, "telegram:3", "another-process", ttl); err != nil {
-		t.Fatalf("the lease after the turn: %v", err)
+	before := counter.n.Load()
+	if n := clock.fire(ttl / 3); n != 0 {
+		t.Fatalf("%d renewals armed after the turn", n)
+	}
+	if got := counter.n.Load(); got != before {
+		t.Fatalf("the lease taken %d times after the turn", got-before)
 	}
 }

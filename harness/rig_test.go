@@ -368,3 +368,48 @@ func count(events []store.Event, f func(store.Event) bool) int {
 }
 
 var errTest = errors.New("test")
+
+// timers is a test's Config.AfterFunc: each timer is kept, to be fired by
+// the test, never by time passing.
+type timers struct {
+	mu  sync.Mutex
+	all []*timer
+}
+
+type timer struct {
+	d     time.Duration
+	f     func()
+	ended bool // fired or stopped
+}
+
+func (c *timers) AfterFunc(d time.Duration, f func()) func() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	tm := &timer{d: d, f: f}
+	c.all = append(c.all, tm)
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		was := !tm.ended
+		tm.ended = true
+		return was
+	}
+}
+
+// fire runs, each once and in turn, the timers of d armed and not
+// stopped, and says how many ran. Those they arm wait for the next fire.
+func (c *timers) fire(d time.Duration) int {
+	c.mu.Lock()
+	var due []*timer
+	for _, tm := range c.all {
+		if !tm.ended && tm.d == d {
+			tm.ended = true
+			due = append(due, tm)
+		}
+	}
+	c.mu.Unlock()
+	for _, tm := range due {
+		tm.f()
+	}
+	return len(due)
+}

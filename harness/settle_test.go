@@ -60,26 +60,27 @@ func isHeld(t *testing.T, r *rig, id string) bool {
 }
 
 // handedOver asks _link/recover until pred holds of all it handed over
-// so far, then twice more, and returns all it handed over.
+// so far, each ask after the tasks the last started (the sweep, the turns
+// it finished) have ended, then twice more, and returns all it handed
+// over. Only a lease left by a killed process needs time to pass.
 func handedOver(t *testing.T, r *rig, what string, pred func(all []string) bool) []string {
 	t.Helper()
 	var all []string
+	ask := func() {
+		for _, a := range r.recover(t, map[string]any{}).Answers {
+			all = append(all, a.Text)
+		}
+		r.h.waitTasks()
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for !pred(all) {
+	for ask(); !pred(all); ask() {
 		if time.Now().After(deadline) {
 			t.Fatalf("waited in vain for %s: handed over %q", what, all)
 		}
-		for _, a := range r.recover(t, map[string]any{}).Answers {
-			all = append(all, a.Text)
-		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // a killed process's lease to run out
 	}
-	for range 2 {
-		time.Sleep(20 * time.Millisecond)
-		for _, a := range r.recover(t, map[string]any{}).Answers {
-			all = append(all, a.Text)
-		}
-	}
+	ask()
+	ask()
 	return all
 }
 
@@ -148,7 +149,7 @@ func TestHeldWithEvent(t *testing.T) {
 	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond)
+	r.h.waitTasks()
 	if n := len(r.q.Requests()); n != 0 {
 		t.Fatalf("the sweep answered again: %d model calls", n)
 	}

@@ -150,17 +150,17 @@ func (t *turn) endTools(ctx context.Context) {
 	t.h.cfg.Tools.EndTurn(ctx, t.c.agent)
 }
 
-// renew renews the lease every third of its time until stop is called.
+// renew renews the lease every third of its time, timed by
+// Config.AfterFunc, until stop is called.
 func (t *turn) renew(ctx context.Context) (stop func()) {
 	every := t.h.cfg.LeaseTTL / 3
 	var (
 		mu      sync.Mutex // held through a renewal, so stop waits for one running
 		stopped bool
-		timer   *time.Timer
+		disarm  func() bool
+		tick    func()
 	)
-	mu.Lock()
-	defer mu.Unlock()
-	timer = time.AfterFunc(every, func() {
+	tick = func() {
 		mu.Lock()
 		defer mu.Unlock()
 		if stopped || ctx.Err() != nil {
@@ -169,13 +169,16 @@ func (t *turn) renew(ctx context.Context) (stop func()) {
 		if _, err := t.c.keeper().Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
 			t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		}
-		timer.Reset(every)
-	})
+		disarm = t.h.cfg.AfterFunc(every, tick)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	disarm = t.h.cfg.AfterFunc(every, tick)
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
 		stopped = true
-		timer.Stop()
+		disarm()
 	}
 }
 
