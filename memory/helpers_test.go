@@ -25,8 +25,9 @@ func newMemory(tb testing.TB, home string) (*memory.Memory, store.Paths) {
 	return newMemoryWith(tb, p, nil)
 }
 
-// newMemoryWith is newMemory of the agent at p, with an embedder.
-func newMemoryWith(tb testing.TB, p store.Paths, e memory.Embedder) (*memory.Memory, store.Paths) {
+// newMemoryWith is newMemory of the agent at p, with an embedder, its
+// config changed by each of edit.
+func newMemoryWith(tb testing.TB, p store.Paths, e memory.Embedder, edit ...func(*memory.Config)) (*memory.Memory, store.Paths) {
 	tb.Helper()
 	if err := os.MkdirAll(filepath.Join(p.Root, "memory"), 0o700); err != nil {
 		tb.Fatal(err)
@@ -39,7 +40,11 @@ func newMemoryWith(tb testing.TB, p store.Paths, e memory.Embedder) (*memory.Mem
 	if err != nil {
 		tb.Fatal(err)
 	}
-	m, err := memory.New(memory.Config{Paths: p, Index: idx, Conversations: r, Embedder: e, Now: func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }})
+	cfg := memory.Config{Paths: p, Index: idx, Conversations: r, Embedder: e, Now: func() time.Time { return time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC) }}
+	for _, f := range edit {
+		f(&cfg)
+	}
+	m, err := memory.New(cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,11 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lnk-dev/link/memory"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/sqlite"
 )
 
 func search(tb testing.TB, m *memory.Memory, q string) memory.Answer {
@@ -171,5 +173,56 @@ func TestSearchStable(t *testing.T) {
 	}
 	if again := sources(search(t, m, "tomatoes soil")); strings.Join(again, " ") != strings.Join(first, " ") {
 		t.Fatalf("the same search gave\n%v\nthen\n%v", first, again)
+	}
+}
+
+// A search made while the index is still taking in what changed (a
+// first search over a large home) says it is behind and how far, rather
+// than answering as if nothing matched; the next catches up.
+func TestSearchBehindSaysSo(t *testing.T) {
+	home := t.TempDir()
+	p, _ := store.For(home, "main")
+	for i := range 300 {
+		write(t, filepath.Join(p.Files(), fmt.Sprintf("f%03d.md", i)), fmt.Sprintf("wombat number %d\n", i))
+	}
+	m, _ := newMemoryWith(t, p, nil, func(c *memory.Config) { c.SyncBudget = time.Nanosecond })
+	a := search(t, m, "wombat")
+	if a.Fresh.Pending != 300 || !a.Fresh.Stale() || len(a.Results) != 0 {
+		t.Fatalf("behind: %+v, %d results", a.Fresh, len(a.Results))
+	}
+	if _, err := m.Sync(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if a := search(t, m, "wombat"); a.Fresh.Stale() || len(a.Results) != 10 {
+		t.Fatalf("caught up: %+v, %d results", a.Fresh, len(a.Results))
+	}
+}
+
+// A conversation kept by a driver (sqlite) is searched through memory's
+// own copy, made from its events.
+func TestSearchDriverConversation(t *testing.T) {
+	home := t.TempDir()
+	p, _ := store.For(home, "main")
+	db, err := sqlite.Open(p.Chats())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r, err := store.NewRouter(p, sqlite.Name, map[string]store.Conversations{store.Log: log.Open(p.Chats()), sqlite.Name: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	say(t, p, r, "signal:5", "the wifi password is correct-horse", "Saved.")
+	m, _ := newMemoryWith(t, p, nil, func(c *memory.Config) { c.Conversations = r })
+	a := search(t, m, "wifi password")
+	if len(a.Results) != 1 || a.Results[0].Source != "chats/signal:5" || a.Results[0].Snippet != "the wifi password is correct-horse" {
+		t.Fatalf("%+v", a.Results)
+	}
+	if _, err := os.Stat(filepath.Join(p.Root, "memory", "copies", "signal-5.md")); err != nil {
+		t.Fatalf("memory's own copy: %v", err)
+	}
+	say(t, p, r, "signal:5", "and the door code is 1234", "Saved too.")
+	if a := search(t, m, "door code"); len(a.Results) != 1 || a.Results[0].Seq != 3 {
+		t.Fatalf("added to since: %+v", a.Results)
 	}
 }
