@@ -226,19 +226,28 @@ func (x *Index) noted(put []memory.Doc, removed []string, chunks int64) {
 	x.chunks += chunks
 }
 
+// begin begins a write of the index.
+func (x *Index) begin(ctx context.Context) (*sql.Tx, error) {
+	db, err := x.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	return tx, nil
+}
+
 // Put indexes docs in one transaction, each replacing its source's
 // chunks and links.
 func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 	if len(docs) == 0 {
 		return nil
 	}
-	db, err := x.live(ctx)
+	tx, err := x.begin(ctx)
 	if err != nil {
 		return err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("index: %w", err)
 	}
 	defer tx.Rollback()
 	stmt := func(q string) *sql.Stmt {
@@ -301,13 +310,9 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 
 // Remove forgets the sources named.
 func (x *Index) Remove(ctx context.Context, names []string) error {
-	db, err := x.live(ctx)
+	tx, err := x.begin(ctx)
 	if err != nil {
 		return err
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("index: %w", err)
 	}
 	defer tx.Rollback()
 	var gone int64
