@@ -18,29 +18,34 @@ const MaxBlocks = 1024
 // refused with a *contract.RuleError naming the rule.
 func DecodeBlocks(raw json.RawMessage) ([]Block, error) {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || string(raw) == "null" {
+	if len(raw) == 0 || string(raw) == "null" || !json.Valid(raw) {
 		return nil, refuse("a prompt is a list of content blocks")
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, refuse("a prompt is a list of content blocks")
-	}
-	if len(items) == 0 {
-		return nil, refuse("a prompt holds at least one content block")
-	}
-	if len(items) > MaxBlocks {
-		return nil, refuse("a prompt is at most %d content blocks", MaxBlocks)
-	}
-	blocks := make([]Block, 0, len(items))
-	for i, item := range items {
+	// Each block is read from its slice of raw: its strings are the one
+	// copy of the prompt made here.
+	var blocks []Block
+	isList, err := eachElement(raw, func(item []byte) error {
+		i := len(blocks)
+		if i == MaxBlocks {
+			return refuse("a prompt is at most %d content blocks", MaxBlocks)
+		}
 		var b Block
 		if err := json.Unmarshal(item, &b); err != nil {
-			return nil, refuse("block %d: a content block is an object with a type and its fields as strings", i)
+			return refuse("block %d: a content block is an object with a type and its fields as strings", i)
 		}
 		if err := checkBlock(b); err != nil {
-			return nil, refuse("block %d: %s", i, err)
+			return refuse("block %d: %s", i, err)
 		}
 		blocks = append(blocks, b)
+		return nil
+	})
+	switch {
+	case !isList:
+		return nil, refuse("a prompt is a list of content blocks")
+	case err != nil:
+		return nil, err
+	case len(blocks) == 0:
+		return nil, refuse("a prompt holds at least one content block")
 	}
 	return blocks, nil
 }

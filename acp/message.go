@@ -73,21 +73,12 @@ func (m *Message) IsNotification() bool { return m.Method != "" && m.ID == nil }
 // IsResponse says whether m answers a request.
 func (m *Message) IsResponse() bool { return m.Method == "" }
 
-// wire is a message as JSON carries it, every member optional.
-type wire struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  *string         `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
-}
-
 // DecodeMessage reads one JSON-RPC 2.0 message. Anything that isn't one
 // (not JSON, a batch, a wrong version, an id that isn't a string or
 // number, a response with both or neither of result and error) is an
 // *Error: CodeParseError for bytes that aren't JSON, CodeInvalidRequest
-// for JSON that isn't a message.
+// for JSON that isn't a message. The message's ID, Params and Result are
+// slices of b, not copies: b is the caller's, and is not changed after.
 func DecodeMessage(b []byte) (*Message, error) {
 	b = bytes.TrimSpace(b)
 	if !json.Valid(b) {
@@ -96,37 +87,59 @@ func DecodeMessage(b []byte) (*Message, error) {
 	if len(b) == 0 || b[0] != '{' {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "a message is a JSON object (batches are not ACP's)"}
 	}
-	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
+	var (
+		version, method    *string
+		id, params, result json.RawMessage
+		rpcErr             *Error
+	)
+	err := eachMember(b, func(key string, v []byte) error {
+		switch key {
+		case "jsonrpc":
+			return json.Unmarshal(v, &version)
+		case "id":
+			id = v
+		case "method":
+			return json.Unmarshal(v, &method)
+		case "params":
+			params = v
+		case "result":
+			result = v
+		case "error":
+			rpcErr = nil
+			return json.Unmarshal(v, &rpcErr)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "a message's members have JSON-RPC's types: " + err.Error()}
 	}
-	if w.JSONRPC != "2.0" {
+	if version == nil || *version != "2.0" {
 		return nil, &Error{Code: CodeInvalidRequest, Message: `a message says "jsonrpc": "2.0"`}
 	}
-	m := &Message{Params: w.Params, Result: w.Result, Error: w.Error}
-	if w.ID != nil && string(w.ID) != "null" {
-		if !validID(w.ID) {
+	m := &Message{Params: params, Result: result, Error: rpcErr}
+	if id != nil && string(id) != "null" {
+		if !validID(id) {
 			return nil, &Error{Code: CodeInvalidRequest, Message: "an id is a string or an integer"}
 		}
-		m.ID = w.ID
+		m.ID = id
 	}
-	if w.Method != nil {
-		if *w.Method == "" {
+	if method != nil {
+		if *method == "" {
 			return nil, &Error{Code: CodeInvalidRequest, Message: "a method is a non-empty string"}
 		}
-		if w.Result != nil || w.Error != nil {
+		if result != nil || rpcErr != nil {
 			return nil, &Error{Code: CodeInvalidRequest, Message: "a request has no result or error"}
 		}
-		m.Method = *w.Method
-		if p := bytes.TrimSpace(w.Params); len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
+		m.Method = *method
+		if p := bytes.TrimSpace(params); len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
 			return nil, &Error{Code: CodeInvalidRequest, Message: "params are an object or an array"}
 		}
 		return m, nil
 	}
-	if (w.Result == nil) == (w.Error == nil) {
+	if (result == nil) == (rpcErr == nil) {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "a response has a result or an error, not both"}
 	}
-	if m.ID == nil && w.Error == nil {
+	if m.ID == nil && rpcErr == nil {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "a response with a result has an id"}
 	}
 	return m, nil

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,13 @@ import (
 // the client closed cleanly). Cancelling ctx cancels the turns too. Serve
 // does not close f.
 func Serve(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent) error {
-	s := &server{agent: agentName, tools: tools, a: a, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}}
+	return ServeBounded(ctx, f, agentName, tools, a, nil)
+}
+
+// ServeBounded is Serve with the agent's prompts in flight bounded by
+// budget, shared by the agent's connections (nil bounds nothing).
+func ServeBounded(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent, budget *Budget) error {
+	s := &server{agent: agentName, tools: tools, a: a, budget: budget, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}}
 	s.conn = NewConn(f, s.handle)
 	s.ctx = ctx
 	err := s.conn.Run(ctx)
@@ -37,12 +44,13 @@ func Serve(ctx context.Context, f Framer, agentName string, tools *[]string, a A
 }
 
 type server struct {
-	agent string
-	tools *[]string
-	a     Agent
-	conn  *Conn
-	ctx   context.Context
-	wg    sync.WaitGroup
+	agent  string
+	tools  *[]string
+	a      Agent
+	budget *Budget
+	conn   *Conn
+	ctx    context.Context
+	wg     sync.WaitGroup
 
 	mu          sync.Mutex
 	initialized bool
@@ -140,8 +148,17 @@ func (s *server) open(params json.RawMessage) (string, error) {
 // prompt checks a session/prompt and runs its turn in a goroutine of its
 // own, so the connection keeps reading (session/cancel).
 func (s *server) prompt(ctx context.Context, r *Request) {
+	size := int64(len(r.Params))
+	if err := s.budget.take(size); err != nil {
+		r.Fail(ctx, err)
+		return
+	}
 	p, err := s.checkPrompt(r.Params)
+	// The prompt's blocks hold its words now: the message read can go
+	// while the turn runs.
+	r.Params = nil
 	if err != nil {
+		s.budget.give(size)
 		r.Fail(ctx, err)
 		return
 	}
@@ -157,6 +174,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel(nil)
+		defer s.budget.give(size)
 		st := &stream{conn: s.conn, thread: p.Thread}
 		ans, err := s.a.Prompt(tctx, p, st)
 		s.mu.Lock()
@@ -197,8 +215,8 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 	if !initialized {
 		return Prompt{}, Errorf(CodeInvalidRequest, "initialize comes first")
 	}
-	var pp promptParams
-	if err := json.Unmarshal(params, &pp); err != nil {
+	pp, err := decodePromptParams(params)
+	if err != nil {
 		return Prompt{}, &contract.RuleError{Field: "session/prompt", Rule: "params are an object with sessionId, prompt and _meta"}
 	}
 	if pp.SessionID == nil {
@@ -223,7 +241,27 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
-	return Prompt{Agent: s.agent, Thread: thread, Link: said, Tools: s.tools, Blocks: blocks, Meta: pp.Meta}, nil
+	// A copy of _meta, small, so the prompt holds nothing of the message.
+	return Prompt{Agent: s.agent, Thread: thread, Link: said, Tools: s.tools, Blocks: blocks, Meta: bytes.Clone(pp.Meta)}, nil
+}
+
+// decodePromptParams reads session/prompt's params, checked valid JSON
+// by DecodeMessage, its prompt and _meta slices of them, not copies.
+func decodePromptParams(params []byte) (promptParams, error) {
+	var pp promptParams
+	err := eachMember(params, func(key string, v []byte) error {
+		switch key {
+		case "sessionId":
+			pp.SessionID = nil
+			return json.Unmarshal(v, &pp.SessionID)
+		case "prompt":
+			pp.Prompt = v
+		case "_meta":
+			pp.Meta = v
+		}
+		return nil
+	})
+	return pp, err
 }
 
 func (s *server) recover(ctx context.Context, r *Request) {

@@ -43,24 +43,90 @@ func (w *WebSocket) Conn() *websocket.Conn { return w.c }
 // limit. Cancelling ctx closes the connection (coder/websocket's rule).
 func (w *WebSocket) ReadMessage(ctx context.Context) ([]byte, error) {
 	for {
-		typ, b, err := w.c.Read(w.watch(ctx))
+		typ, r, err := w.c.Reader(w.watch(ctx))
 		if err != nil {
-			switch websocket.CloseStatus(err) {
-			case websocket.StatusNormalClosure, websocket.StatusGoingAway:
-				return nil, io.EOF
-			}
-			if errors.Is(err, websocket.ErrMessageTooBig) {
-				return nil, fmt.Errorf("read websocket message: %w", ErrTooLong)
-			}
-			if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) {
-				return nil, fmt.Errorf("read websocket message: %w", io.ErrUnexpectedEOF)
-			}
-			return nil, fmt.Errorf("read websocket message: %w", err)
+			return nil, readError(err)
 		}
-		if typ == websocket.MessageText {
-			return b, nil
+		if typ != websocket.MessageText {
+			if _, err := io.Copy(io.Discard, r); err != nil {
+				return nil, readError(err)
+			}
+			continue
+		}
+		b, err := readWhole(r)
+		if err != nil {
+			return nil, readError(err)
+		}
+		return b, nil
+	}
+}
+
+// readError says why a read ended as ReadMessage does.
+func readError(err error) error {
+	switch websocket.CloseStatus(err) {
+	case websocket.StatusNormalClosure, websocket.StatusGoingAway:
+		return io.EOF
+	}
+	if errors.Is(err, websocket.ErrMessageTooBig) {
+		return fmt.Errorf("read websocket message: %w", ErrTooLong)
+	}
+	if errors.Is(err, net.ErrClosed) || errors.Is(err, io.EOF) {
+		return fmt.Errorf("read websocket message: %w", io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("read websocket message: %w", err)
+}
+
+// Reading a message whose length isn't known beforehand: into a first
+// buffer, enough for most; past it into chunks of readChunk bytes, kept
+// for the next message, then into one slice of the message's length. A
+// large message so costs twice its size while it is read, never the
+// copies a slice grown by doubling leaves behind.
+const (
+	readFirst = 8 << 10
+	readChunk = 1 << 20
+)
+
+var readChunks = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
+
+// readWhole reads r to its end into one slice of exactly its length.
+func readWhole(r io.Reader) ([]byte, error) {
+	first := make([]byte, readFirst)
+	n, err := io.ReadFull(r, first)
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return first[:n:n], nil
+	case err != nil:
+		return nil, err
+	}
+	var chunks []*[]byte
+	defer func() {
+		for _, c := range chunks {
+			readChunks.Put(c)
+		}
+	}()
+	total, last := n, 0
+	for {
+		c := readChunks.Get().(*[]byte)
+		chunks = append(chunks, c)
+		last, err = io.ReadFull(r, *c)
+		total += last
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
+	b := make([]byte, 0, total)
+	b = append(b, first...)
+	for i, c := range chunks {
+		if i == len(chunks)-1 {
+			b = append(b, (*c)[:last]...)
+		} else {
+			b = append(b, *c...)
+		}
+	}
+	return b, nil
 }
 
 // WriteMessage sends msg as one text frame. Cancelling ctx closes the

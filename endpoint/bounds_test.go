@@ -213,3 +213,81 @@ func TestRefusalsLogged(t *testing.T) {
 		}
 	}
 }
+
+// held is an agent whose turns run until release is closed, counting
+// the prompts it has had.
+type held struct {
+	echo
+	started chan struct{}
+	release chan struct{}
+}
+
+func (h *held) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+	h.mu.Lock()
+	h.prompts = append(h.prompts, p)
+	h.mu.Unlock()
+	h.started <- struct{}{}
+	<-h.release
+	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+}
+
+// TestPromptBytesBounded: past MaxPromptBytes of prompts in flight for
+// an agent, over its connections, a prompt is refused with a JSON-RPC
+// error saying so and never reaches the agent; once the turns are
+// answered, the same prompt is taken.
+func TestPromptBytesBounded(t *testing.T) {
+	const size = 3 << 20
+	h := &held{started: make(chan struct{}, 4), release: make(chan struct{})}
+	ts := start(t, Config{MaxPromptBytes: 2*size + size/2, Handler: AgentHandler{Agent: h}})
+	ctx := testCtx(t)
+	big := []acp.Block{{Type: "text", Text: strings.Repeat("a", size)}}
+	send := func(thread string) (*acp.Client, chan error) {
+		c, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := acp.NewClient(ctx, c, nil)
+		t.Cleanup(func() { cl.Close() })
+		if _, err := cl.Initialize(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := cl.Resume(ctx, thread); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := cl.Prompt(ctx, thread, big, nil)
+			done <- err
+		}()
+		return cl, done
+	}
+	_, first := send("link:a")
+	<-h.started
+	_, second := send("link:b")
+	<-h.started
+	_, third := send("link:c")
+	err := <-third
+	var e *acp.Error
+	if !errors.As(err, &e) || !strings.Contains(e.Message, "past its bound of 7.5 MiB") {
+		t.Fatalf("a third prompt of %d bytes past the bound: %v", size, err)
+	}
+	if got := len(h.got()); got != 2 {
+		t.Fatalf("the agent had %d prompts, want 2: the refused one never reaches it", got)
+	}
+	close(h.release)
+	for _, done := range []chan error{first, second} {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := ts.Budget("main", "").InFlight(); n != 0 {
+		t.Fatalf("%d bytes still counted in flight after the turns were answered", n)
+	}
+	h.release = make(chan struct{})
+	close(h.release)
+	_, again := send("link:c")
+	<-h.started
+	if err := <-again; err != nil {
+		t.Fatalf("the same prompt once the others were answered: %v", err)
+	}
+}

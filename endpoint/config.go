@@ -15,6 +15,10 @@ const (
 	DefaultPing        = 30 * time.Second
 )
 
+// DefaultMaxPromptBytes bounds an agent's prompts in flight: two of the
+// largest message a connection reads (acp.MaxMessage).
+const DefaultMaxPromptBytes = 2 * acp.MaxMessage
+
 // Config is what an endpoint serves.
 type Config struct {
 	// Agents are the agents it answers for.
@@ -30,6 +34,11 @@ type Config struct {
 	Logger *slog.Logger
 	// ReadLimit bounds one message read; 0 is acp.MaxMessage.
 	ReadLimit int64
+	// MaxPromptBytes bounds the bytes of prompts each agent has in
+	// flight at once, over all its connections (acp.Budget); past it a
+	// prompt is refused with a JSON-RPC error. 0 is
+	// DefaultMaxPromptBytes.
+	MaxPromptBytes int64
 	// MaxUnkeyed bounds the connections held at once that haven't given
 	// a key; past it the oldest is closed. 0 is DefaultMaxUnkeyed.
 	MaxUnkeyed int
@@ -65,6 +74,9 @@ func (c *Config) Validate() error {
 	if c.ReadLimit <= 0 {
 		c.ReadLimit = acp.MaxMessage
 	}
+	if c.MaxPromptBytes <= 0 {
+		c.MaxPromptBytes = DefaultMaxPromptBytes
+	}
 	if c.MaxUnkeyed <= 0 {
 		c.MaxUnkeyed = DefaultMaxUnkeyed
 	}
@@ -87,6 +99,9 @@ type Request struct {
 	AgentID    string    // its ID, "" if it has none
 	Tools      *[]string // the Link-Tools header's names; nil when absent
 	RemoteAddr string    // the client's address
+	// Budget bounds the routed agent's prompts in flight, shared by its
+	// connections.
+	Budget *acp.Budget
 }
 
 // Handler serves an endpoint's connections.
@@ -115,9 +130,10 @@ type AgentHandler struct {
 
 var _ Handler = AgentHandler{}
 
-// ServeACP runs acp.Serve for the routed agent.
+// ServeACP runs acp.Serve for the routed agent, its prompts in flight
+// bounded by req.Budget.
 func (h AgentHandler) ServeACP(ctx context.Context, req Request, f acp.Framer) {
-	err := acp.Serve(ctx, f, req.Agent, req.Tools, h.Agent)
+	err := acp.ServeBounded(ctx, f, req.Agent, req.Tools, h.Agent, req.Budget)
 	if err != nil && h.Logger != nil {
 		h.Logger.LogAttrs(ctx, slog.LevelDebug, "acp connection ended", slog.String("agent", req.Agent), slog.String("remote", req.RemoteAddr), slog.String("err", err.Error()))
 	}

@@ -21,6 +21,7 @@ type Server struct {
 	cfg      Config
 	unkeyed  *unkeyed
 	refusals *refusals
+	budgets  map[routed]*acp.Budget // each agent's prompts in flight
 
 	mu      sync.Mutex
 	closed  bool
@@ -36,13 +37,24 @@ func New(cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	budgets := map[routed]*acp.Budget{}
+	for _, a := range cfg.Agents {
+		budgets[routed{a.Name, a.ID}] = acp.NewBudget(cfg.MaxPromptBytes)
+	}
 	return &Server{
 		cfg:      cfg,
 		unkeyed:  newUnkeyed(cfg.MaxUnkeyed),
 		refusals: newRefusals(cfg.Logger, cfg.LogEvery),
+		budgets:  budgets,
 		servers:  map[*http.Server]struct{}{},
 	}, nil
 }
+
+// routed is an agent as routing tells it: its name and ID.
+type routed struct{ name, id string }
+
+// Budget is the bound of an agent's prompts in flight.
+func (s *Server) Budget(name, id string) *acp.Budget { return s.budgets[routed{name, id}] }
 
 // ListenAndServe listens on addr (host:port) and serves it until ctx is
 // done or Close.
@@ -204,7 +216,7 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 	f := acp.NewWebSocket(c, s.cfg.ReadLimit)
 	ctx := r.Context()
 	defer s.ping(ctx, c)()
-	s.cfg.Handler.ServeACP(ctx, Request{Agent: a.Name, AgentID: a.ID, Tools: tools, RemoteAddr: r.RemoteAddr}, f)
+	s.cfg.Handler.ServeACP(ctx, Request{Agent: a.Name, AgentID: a.ID, Tools: tools, RemoteAddr: r.RemoteAddr, Budget: s.budgets[routed{a.Name, a.ID}]}, f)
 	if ctx.Err() != nil {
 		f.CloseNow()
 		return

@@ -1,0 +1,58 @@
+package acp
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Budget bounds the bytes of prompts one agent has in flight at once,
+// over all its connections: a prompt's bytes count from its read until
+// its turn is answered. A prompt past the bound is refused with an
+// internal error saying so, before anything reaches the agent, so a
+// flood of large prompts costs the memory of the bound, not of the
+// flood. A nil Budget bounds nothing.
+type Budget struct {
+	max int64
+
+	mu   sync.Mutex
+	used int64
+}
+
+// NewBudget bounds prompts in flight to max bytes.
+func NewBudget(max int64) *Budget { return &Budget{max: max} }
+
+// take counts n bytes in flight, or says the bound is reached.
+func (b *Budget) take(n int64) error {
+	if b == nil {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return Errorf(CodeInternalError, "the agent has %s of prompts in flight and this one is %s, past its bound of %s: send it again once they are answered", mib(b.used), mib(n), mib(b.max))
+	}
+	b.used += n
+	return nil
+}
+
+// give lets n bytes taken go.
+func (b *Budget) give(n int64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.used -= n
+	b.mu.Unlock()
+}
+
+// InFlight is the bytes of prompts in flight now.
+func (b *Budget) InFlight() int64 {
+	if b == nil {
+		return 0
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used
+}
+
+func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
