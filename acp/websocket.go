@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"sync"
 
 	"github.com/coder/websocket"
@@ -77,16 +78,15 @@ func readError(err error) error {
 }
 
 // Reading a message whose length isn't known beforehand: into a first
-// buffer, enough for most; past it into chunks of readChunk bytes, kept
-// for the next message, then into one slice of the message's length. A
-// large message so costs twice its size while it is read, never the
-// copies a slice grown by doubling leaves behind.
+// buffer, enough for most; past it into chunks of readChunk bytes, then
+// into one slice of the message's length. A large message so costs twice
+// its size while it is read, never the copies a slice grown by doubling
+// leaves behind.
 const (
 	readFirst = 8 << 10
 	readChunk = 1 << 20
+	gcPast    = 4 << 20 // a message past which its chunks are collected at once
 )
-
-var readChunks = sync.Pool{New: func() any { b := make([]byte, readChunk); return &b }}
 
 // readWhole reads r to its end into one slice of exactly its length.
 func readWhole(r io.Reader) ([]byte, error) {
@@ -98,17 +98,12 @@ func readWhole(r io.Reader) ([]byte, error) {
 	case err != nil:
 		return nil, err
 	}
-	var chunks []*[]byte
-	defer func() {
-		for _, c := range chunks {
-			readChunks.Put(c)
-		}
-	}()
+	var chunks [][]byte
 	total, last := n, 0
 	for {
-		c := readChunks.Get().(*[]byte)
+		c := make([]byte, readChunk)
 		chunks = append(chunks, c)
-		last, err = io.ReadFull(r, *c)
+		last, err = io.ReadFull(r, c)
 		total += last
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
@@ -121,10 +116,18 @@ func readWhole(r io.Reader) ([]byte, error) {
 	b = append(b, first...)
 	for i, c := range chunks {
 		if i == len(chunks)-1 {
-			b = append(b, (*c)[:last]...)
-		} else {
-			b = append(b, *c...)
+			c = c[:last]
 		}
+		b = append(b, c...)
+		chunks[i] = nil
+	}
+	if total >= gcPast {
+		// The chunks are garbage now, as large as the message, and the
+		// next GC is far off: collected at once, their pages hold the
+		// prompt's decoded blocks instead of the heap growing by as
+		// much again (BenchmarkPromptPeakRSS: 3.0 times a 31 MB
+		// prompt's size without, 2.05 with).
+		runtime.GC()
 	}
 	return b, nil
 }
