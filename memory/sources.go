@@ -285,6 +285,9 @@ func (m *Memory) offMachineStamp(ctx context.Context, th, way string) (string, e
 // A conversation not begun is read each time.
 func (m *Memory) wayOf(dir string) (string, error) {
 	info, err := os.Stat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil // no conversation
+	}
 	if err != nil {
 		return "", err
 	}

@@ -6,8 +6,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lnk-dev/link/memory/server"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // Through the go-sdk's client: the calls listed, the instructions at most
@@ -95,5 +98,38 @@ func TestConfined(t *testing.T) {
 	got := ok(t, s, "search", map[string]any{"query": "secret"})
 	if !strings.Contains(got, "Nothing matches") {
 		t.Errorf("search found what a link points at: %s", got)
+	}
+}
+
+// A conversation is listed under chats and read as its copy, by its
+// thread or its folder's name, a range of lines at a time.
+func TestReadConversation(t *testing.T) {
+	url, p := serve(t)
+	s := connect(t, url)
+	lg := log.Open(p.Chats())
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	evs := []store.Event{
+		{Seq: 1, Time: at, Kind: store.KindMessage, Text: "first question"},
+		{Seq: 2, Time: at, Kind: store.KindAnswer, Text: "first answer"},
+	}
+	for _, e := range evs {
+		if err := lg.Append(t.Context(), "telegram:42", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.AppendCopy(t.Context(), p, lg, "telegram:42", "", evs); err != nil {
+		t.Fatal(err)
+	}
+	if got := ok(t, s, "list", map[string]any{"path": "chats"}); got != "chats holds:\nchats/telegram:42" {
+		t.Fatalf("list chats: %q", got)
+	}
+	want := "chats/telegram:42, lines 1-3 of 10 (read on from line 4):\n## Owner · 2026-11-30 09:00 UTC · #1\n\nfirst question"
+	for _, name := range []string{"chats/telegram:42", "chats/telegram-42"} {
+		if got := ok(t, s, "read", map[string]any{"path": name, "lines": 3}); got != want {
+			t.Fatalf("read %s: %q", name, got)
+		}
+	}
+	if got, failed := call(t, s, "read", map[string]any{"path": "chats/telegram:9"}); !failed || !strings.Contains(got, "no conversation") {
+		t.Fatalf("a conversation that isn't: %v %s", failed, got)
 	}
 }
