@@ -16,12 +16,16 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/lnk-dev/link/model"
 )
 
 //go:embed facts.toml
@@ -234,4 +238,34 @@ func (f File) Names() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// UserFile is the user's facts file, ~/.lnk/model-facts.toml.
+func UserFile() (string, error) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("model facts: %w", err)
+	}
+	return filepath.Join(home, ".lnk", "model-facts.toml"), nil
+}
+
+// ForEnv is the resolver Link runs with: the user's file at user (read
+// now; "" reads none), Ollama at OLLAMA_HOST of env (else its own port on
+// this machine, as model.Resolve says) run with env's
+// OLLAMA_CONTEXT_LENGTH, Link's file, and unknown for the rest.
+func ForEnv(user string, env map[string]string, unknown int) (*Resolver, error) {
+	r := &Resolver{Link: Link(), Unknown: unknown}
+	if user != "" {
+		f, err := ReadFile(user)
+		if err != nil {
+			return nil, err
+		}
+		r.User = f
+	}
+	route, err := model.Resolve("ollama/any", env)
+	if err == nil {
+		n, _ := strconv.Atoi(env["OLLAMA_CONTEXT_LENGTH"])
+		r.Runtime = Ollama{BaseURL: route.BaseURL, ContextLength: max(n, 0)}
+	}
+	return r, nil
 }
