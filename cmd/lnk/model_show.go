@@ -83,7 +83,7 @@ func runModelShow(ctx context.Context, args []string, env map[string]string, std
 		fmt.Fprintf(stdout, "  %s   runs it with %s tokens (%s), trained for %s\n", s.Runtime, thousands(s.Runs), s.RunsWhy, thousands(s.Trained))
 	}
 	if rerr != nil {
-		fmt.Fprintf(stdout, "  runtime not asked: %v\n", rerr)
+		fmt.Fprintf(stdout, "  the runtime didn't answer: %v\n", rerr)
 	}
 	size := set.Size(f.Window)
 	fmt.Fprintf(stdout, "  sent    %s tokens  (Link's [window] max %s, held to the model's window; a max you set is sent as set)\n", thousands(size), thousands(set.Max))
