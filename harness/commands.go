@@ -239,5 +239,9 @@ func (t *turn) verbose() *bool {
 			return &v
 		}
 	}
+	if v := t.cp.Verbose; v != nil { // set before the window's start
+		on := *v
+		return &on
+	}
 	return t.c.settings.Verbose
 }

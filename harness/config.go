@@ -8,7 +8,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/facts"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -40,6 +42,9 @@ type Settings struct {
 	// Connections are the connections the agent is reached through, as
 	// the spec's [connections] names them, for the prompt's environment.
 	Connections []string
+	// Window is the spec's [window] table: how much of a conversation the
+	// model sees, and when what leaves is summarized.
+	Window window.Settings
 }
 
 // ToolSpec is tool's table of the spec: its [tool.<name>] over [tools],
@@ -95,6 +100,9 @@ type Config struct {
 	Inputs map[string]model.Inputs
 	// Tools reaches the agent's tools; nil offers none.
 	Tools Tools
+	// Facts says what is known of each model (its window, its longest
+	// answer); nil is Link's file alone.
+	Facts ModelFacts
 
 	// Now is the clock; nil is time.Now. Location is the machine's zone,
 	// which a message's header gives its time in; nil is time.Local.
@@ -162,6 +170,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Tools == nil {
 		c.Tools = NoTools{}
+	}
+	if c.Facts == nil {
+		c.Facts = &facts.Resolver{Link: facts.Link()}
 	}
 	if c.Now == nil {
 		c.Now = time.Now

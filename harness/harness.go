@@ -46,8 +46,12 @@ type Harness struct {
 	locks [64]sync.Mutex // appends of one conversation, in this process
 	hist  *history       // events kept between turns, a cache
 	turns sync.Map       // the turn running here of each conversation, for Cancel
-	idle  idle           // gives free memory back once nothing runs
-	seen  sweepSeen      // conversations a sweep found settled, a saving
+	// compacting holds, by conversation, a channel closed once the turn
+	// summarizing it after its answer lets its lease go: a message that
+	// comes meanwhile waits for it, for a turn of its own.
+	compacting sync.Map
+	idle       idle      // gives free memory back once nothing runs
+	seen       sweepSeen // conversations a sweep found settled, a saving
 }
 
 var _ acp.Agent = (*Harness)(nil)

@@ -55,10 +55,10 @@ func (hs *history) take(agent, thread string) []store.Event {
 	return e.events
 }
 
-// put keeps events (read from the store, in order from the first) of
-// thread as of now, letting the least lately used go past max.
+// put keeps events (read from the store, in order from the window's
+// start) of thread as of now, letting the least lately used go past max.
 func (hs *history) put(agent, thread string, events []store.Event, now time.Time) {
-	if len(events) == 0 || events[0].Seq != 1 || hs.max <= 0 {
+	if len(events) == 0 || hs.max <= 0 {
 		return
 	}
 	size := 0

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"github.com/lnk-dev/link/harness/prompt"
+	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -14,15 +15,23 @@ const BaseSection = prompt.BaseText
 // before the call was answered.
 const unanswered = "Unanswered: the turn was cut short before this call was answered, so whether it ran is not known. It won't be made again unless you call it again."
 
-// buildRequest makes the request of a round: the base section, the
-// conversation's events as messages, the tools offered and the choice.
-// takes says which attachments the model takes; the rest are told in
-// text.
-func buildRequest(events []store.Event, apiModel string, tools []model.Tool, choice model.ToolChoice, maxTokens int, takes func(model.Modality) bool) model.Request {
+// left heads a window that starts with the model's own answer, what came
+// before it having left unsummarized, since a request starts with the
+// user's message.
+const left = "[The start of this conversation has left your window.]"
+
+// buildRequest makes the request of a round: the system prompt, the
+// window's events as messages (a summary first, when it starts with
+// one), the tools offered and the choice. takes says which attachments
+// the model takes; the rest are told in text.
+func buildRequest(events []store.Event, apiModel string, system []model.Section, tools []model.Tool, choice model.ToolChoice, maxTokens int, takes func(model.Modality) bool) model.Request {
 	msgs := messages(events, len(tools) > 0)
+	if len(msgs) > 0 && msgs[0].Role != model.RoleUser {
+		msgs = append([]model.Message{{Role: model.RoleUser, Parts: []model.Part{model.Text(left)}}}, msgs...)
+	}
 	return model.Request{
 		Model:      apiModel,
-		System:     []model.Section{{Text: BaseSection, Cache: true}},
+		System:     system,
 		Messages:   model.Substitute(msgs, takes),
 		Tools:      tools,
 		ToolChoice: choice,
@@ -113,7 +122,7 @@ func messages(events []store.Event, withTools bool) []model.Message {
 				add(model.RoleUser, messageParts(m)...)
 			}
 		case store.KindSummary:
-			add(model.RoleUser, model.Text("[A summary of the conversation before this point]\n"+e.Text))
+			add(model.RoleUser, model.Text(window.SummaryHead+e.Text))
 		}
 	}
 	return out

@@ -57,6 +57,9 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 		return nil, ans, err
 	}
 	msg := messageEvent(p, h.cfg.Now(), h.cfg.Location)
+	if err := h.waitCompacted(ctx, c); err != nil { // window_after.go
+		return nil, acp.Answer{}, err
+	}
 	holder := h.holder()
 	err = c.lease(ctx, holder, h.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
@@ -74,6 +77,7 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 		return nil, acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
 	t = h.newTurn(c, holder)
+	t.answerFirst = true
 	h.running(t) // until Prompt returns
 	if err := t.store(ctx, msg); err != nil {
 		h.ran(t)
@@ -154,7 +158,11 @@ func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answ
 		return acp.Answer{StopReason: acp.StopEndTurn}, nil
 	}
 	delivered := t.keepAnswer(ctx, final)
-	t.keep(t.h.cfg.Now)
+	if t.pending != nil {
+		defer t.afterAnswer() // the answer first, then the summary (window_after.go)
+	} else {
+		t.keep(t.h.cfg.Now)
+	}
 	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -29,20 +30,33 @@ type reader struct {
 	current bool
 	start   int64 // the message that began the turn, 0 for none
 	joined  bool  // a message of lnk agent chat send joined the turn
+	// cp is the window's checkpoint as the latest events read say
+	// (window_turn.go): the events begin at or before its start.
+	cp store.Checkpoint
 }
 
 // resume begins the events with those the harness kept of the
 // conversation after its last turn here, if any.
 func (r *reader) resume() {
 	r.events = r.hist.take(r.c.agent, r.c.thread)
+	if cp, ok := window.Latest(r.events); ok {
+		r.cp = cp
+	} else {
+		r.events = nil
+	}
 	r.readTo = len(r.events)
 	r.anchored = len(r.events) > 0
 }
 
-// keep keeps the events read for the conversation's next turn here, as
-// of now.
+// keep keeps the events read, from the window's start, for the
+// conversation's next turn here, as of now.
 func (r *reader) keep(now func() time.Time) {
-	r.hist.put(r.c.agent, r.c.thread, r.events[:r.readTo], now())
+	read := r.events[:r.readTo]
+	i := 0
+	for i < len(read) && read[i].Seq < r.cp.Start {
+		i++
+	}
+	r.hist.put(r.c.agent, r.c.thread, read[i:], now())
 }
 
 // begun notes e, the message that began the turn, just written: when it
@@ -78,19 +92,24 @@ func (r *reader) readStale(ctx context.Context) error {
 }
 
 // refresh reads the events written since the last read, noting a message
-// of lnk agent chat send that joined the turn. After events kept from an
-// earlier turn, it reads their last again, and reads the whole
-// conversation when that isn't the event kept.
+// of lnk agent chat send that joined the turn and the window's latest
+// checkpoint. With none read yet, it reads the window (readWindow), not
+// the whole conversation. After events kept from an earlier turn, it
+// reads their last again, and reads the window afresh when that isn't the
+// event kept.
 func (r *reader) refresh(ctx context.Context) error {
 	n := len(r.events)
-	from := int64(1)
-	if n > 0 {
-		from = r.events[n-1].Seq + 1
+	var more []store.Event
+	var err error
+	if n == 0 {
+		more, err = r.readWindow(ctx) // window_turn.go
+	} else {
+		from := r.events[n-1].Seq + 1
+		if r.anchored {
+			from--
+		}
+		more, err = r.c.reader().Read(ctx, r.c.thread, from)
 	}
-	if r.anchored {
-		from--
-	}
-	more, err := r.c.reader().Read(ctx, r.c.thread, from)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.c.thread, err)
 	}
@@ -99,13 +118,15 @@ func (r *reader) refresh(ctx context.Context) error {
 		if len(more) > 0 && same(more[0], r.events[n-1]) {
 			more = more[1:]
 		} else {
-			// Not the conversation kept (made again since): read it whole.
+			// Not the conversation kept (made again since): read its window
+			// afresh.
 			r.events, r.readTo, n = nil, 0, 0
-			if more, err = r.c.reader().Read(ctx, r.c.thread, 1); err != nil {
+			if more, err = r.readWindow(ctx); err != nil {
 				return fmt.Errorf("read %s: %w", r.c.thread, err)
 			}
 		}
 	}
+	r.noteCheckpoint(more)
 	if r.readTo == n {
 		r.readTo += len(more)
 	}

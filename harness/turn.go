@@ -25,6 +25,21 @@ type turn struct {
 	delivery *delivery.Turn // the answer's way to its caller
 	end      ending         // how Cancel asks it to end (cancel.go)
 	tools    offered        // the tools offered this round
+
+	// The window (window_turn.go): sent is the checkpoint its last
+	// request was made with, sentTokens that request's conversation's
+	// rough tokens and room its room; last is the request itself and prov
+	// and route where it went, for the summary that continues it.
+	sent       store.Checkpoint
+	sentTokens int
+	room       int
+	last       *model.Request
+	prov       model.Provider
+	route      model.Route
+	// answerFirst: the turn's caller waits, so a summary due after its
+	// answer is left, its lease held, until the caller has it (pending).
+	answerFirst bool
+	pending     *store.Checkpoint
 }
 
 // offered is what a round offers the model of the agent's tools: the
@@ -53,34 +68,53 @@ var errCapped = errors.New("answer at the bridge's limit")
 // message waits. It lets the lease go, looks once more for a message that
 // joined as it did, and takes the lease again to answer it if one did.
 func (t *turn) run(ctx context.Context) (finished, error) {
-	var f finished
 	for {
-		var err error
-		f, err = t.held(ctx)
+		f, err := t.held(ctx)
 		if err == nil {
 			t.addCopy(ctx)
-		}
-		if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
-			err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
-		}
-		if err != nil {
-			return f, err
-		}
-		// A message that joined as the lease went saw the turn running and
-		// was answered steered: it is this turn's to answer.
-		if err := t.refresh(ctx); err != nil {
-			return f, err
-		}
-		if !waiting(t.events) {
-			return f, nil
-		}
-		if err := t.c.lease(ctx, t.holder, t.h.cfg.LeaseTTL); err != nil {
-			if errors.Is(err, store.ErrLeaseHeld) {
-				return f, nil // another turn took it, and answers it
+			if next, ok := t.compactDue(); ok { // window_turn.go
+				if t.answerFirst {
+					t.pending = &next
+					return f, nil // its lease held: summarized once its caller has the answer (afterAnswer)
+				}
+				stop := t.renew(ctx)
+				t.compact(ctx, next)
+				stop()
 			}
+		}
+		again, err := t.letGo(ctx, err)
+		if !again {
 			return f, err
 		}
 	}
+}
+
+// letGo lets the turn's lease go (err, when not nil, is the turn's, and
+// is returned), then looks once more for a message that joined as it
+// went, and takes the lease again to answer it if one did: again says
+// it was taken.
+func (t *turn) letGo(ctx context.Context, err error) (again bool, _ error) {
+	if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
+		err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
+	}
+	if err != nil {
+		return false, err
+	}
+	// A message that joined as the lease went saw the turn running and
+	// was answered steered: it is this turn's to answer.
+	if err := t.refresh(ctx); err != nil {
+		return false, err
+	}
+	if !waiting(t.events) {
+		return false, nil
+	}
+	if err := t.c.lease(ctx, t.holder, t.h.cfg.LeaseTTL); err != nil {
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return false, nil // another turn took it, and answers it
+		}
+		return false, err
+	}
+	return true, nil
 }
 
 // held runs rounds while the lease is held, renewing it.
@@ -203,8 +237,11 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 		return store.Event{}, false, err
 	}
 	takes := func(m model.Modality) bool { return model.Takes(name, m, t.h.cfg.Inputs) }
+	system := []model.Section{{Text: BaseSection, Cache: true}}
+	t.prov, t.route = prov, route
+	req := t.request(ctx, name, route, prov, system, t.tools.tools, choice, takes) // window_turn.go
+	t.last = nil                                                                   // until the model has answered it
 	seen := t.lastSeq()
-	req := buildRequest(t.events, route.APIModel, t.tools.tools, choice, t.c.settings.MaxTokens, takes)
 	if t.h.cfg.OnCall != nil {
 		t.h.cfg.OnCall(t.c.agent, t.c.thread, req)
 	}
@@ -232,13 +269,18 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	case t.end.wasAsked():
 		return store.Event{}, false, errStopped{string(streamed)}
 	case err != nil:
-		return t.failed(ctx, err)
+		return t.failed(ctx, t.tooLong(err, name))
+	}
+	if !capped {
+		t.last = &req // what a summary after the answer continues
 	}
 	if choice == model.ToolNone {
 		resp.Calls = nil
 	}
 	ev := answerEvent(resp, name, route.Provider)
 	ev.Seen = seen
+	sent := t.sent
+	ev.Window = &sent
 	var tell appendHook
 	if len(ev.Calls) == 0 {
 		tell = t.hold(ctx) // the answer that ends the turn, held as it's stored
@@ -315,6 +357,9 @@ func (t *turn) modelName() string {
 		if e := t.events[i]; e.Kind == store.KindModelSet && e.Model != "" {
 			return t.c.settings.Alias(e.Model)
 		}
+	}
+	if t.cp.Model != "" { // set before the window's start
+		return t.c.settings.Alias(t.cp.Model)
 	}
 	return t.c.settings.Alias(t.c.settings.Model)
 }

@@ -65,12 +65,20 @@ func canStart(e store.Event) bool {
 	return e.Kind == store.KindMessage && !e.Steered || e.Kind == store.KindAnswer
 }
 
-// Next is the drop point after cp: the first event at which a turn or a
-// round begins once half of room has gone before it, counted from cp, so
-// the conversation itself fixes it. What the model_set and chat_set
+// Next is the drop point after cp: the first message that began a turn
+// once half of room has gone before it, counted from cp, so the
+// conversation itself fixes it; within one long turn with no such
+// message, the first answer (a round's start) past it. What the model_set and chat_set
 // events leaving set is carried in the checkpoint. ok is false when no
 // such event is among events.
 func Next(events []store.Event, cp store.Checkpoint, room int) (store.Checkpoint, bool) {
+	if next, ok := next(events, cp, room, startsTurn); ok {
+		return next, true
+	}
+	return next(events, cp, room, canStart) // within one long turn, at a round
+}
+
+func next(events []store.Event, cp store.Checkpoint, room int, can func(store.Event) bool) (store.Checkpoint, bool) {
 	half := int64(max(room/2, 1))
 	next := cp
 	var gone int64
@@ -78,7 +86,7 @@ func Next(events []store.Event, cp store.Checkpoint, room int) (store.Checkpoint
 		if e.Seq < cp.Start {
 			continue
 		}
-		if e.Seq > cp.Start && gone >= half && canStart(e) {
+		if e.Seq > cp.Start && gone >= half && can(e) {
 			next.Start, next.StartTime, next.TokensBefore = e.Seq, e.Time, cp.TokensBefore+gone
 			return next, true
 		}
@@ -93,6 +101,9 @@ func Next(events []store.Event, cp store.Checkpoint, room int) (store.Checkpoint
 	}
 	return cp, false
 }
+
+// startsTurn says whether e is a message that began a turn.
+func startsTurn(e store.Event) bool { return e.Kind == store.KindMessage && !e.Steered }
 
 // Fit is where the window must start for what stays, with reserve tokens
 // for a summary before it, to fit room: cp while it does, else the drop

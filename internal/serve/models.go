@@ -1,7 +1,10 @@
 package serve
 
 import (
+	"log/slog"
+
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/facts"
 	"github.com/lnk-dev/link/model/scripted"
 )
 
@@ -39,4 +42,23 @@ func DefaultModel(env map[string]string) Pick {
 		}
 	}
 	return Pick{Model: scripted.OfflineName}
+}
+
+// modelFacts is what the harness knows of models: the user's file
+// (~/.lnk/model-facts.toml, read at start; one that doesn't read is
+// logged and passed over, so Link's facts still hold), Ollama as env
+// says, and Link's file.
+func modelFacts(env map[string]string, logger *slog.Logger) *facts.Resolver {
+	path, err := facts.UserFile()
+	if err != nil {
+		path = ""
+	}
+	r, err := facts.ForEnv(path, env, 0)
+	if err != nil {
+		if logger != nil {
+			logger.Warn("read the model facts", "err", err.Error())
+		}
+		r, _ = facts.ForEnv("", env, 0)
+	}
+	return r
 }

@@ -204,6 +204,7 @@ func newServed(cfg *Config) (*served, error) {
 		Route:    pr.Route,
 		Serves:   pr.Serves,
 		Provider: pr.Provider,
+		Facts:    modelFacts(cfg.Env, cfg.Logger),
 		Tools:    cfg.Tools,
 		Env:      cfg.Env,
 		Logger:   cfg.Logger,

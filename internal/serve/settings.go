@@ -13,6 +13,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	prompts "github.com/lnk-dev/link/harness/prompt"
+	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -28,7 +29,8 @@ import (
 //	  "tools": {"timeout": 30},
 //	  "tool": {"web": {"max_bytes": 1048576}},
 //	  "instructions": {"base": "instructions/base.md", "notes": {"max": 4096}, "now": "none"},
-//	  "connections": {"telegram": {}, "activity": true}
+//	  "connections": {"telegram": {}, "activity": true},
+//	  "window": {"max": 100000, "compact_at": 0.75, "save_notes": true}
 //	}
 //
 // tools is the spec's [tools] table, for every tool, and tool its
@@ -54,6 +56,69 @@ type configFile struct {
 	Tool         json.RawMessage            `json:"tool"`
 	Instructions map[string]json.RawMessage `json:"instructions"`
 	Connections  map[string]json.RawMessage `json:"connections"`
+	Window       windowTable                `json:"window"`
+}
+
+// windowTable is the spec's [window]: how much of a conversation the
+// model sees ("max", in tokens), when what leaves is summarized
+// ("compact_at", a share of the room or "never"), whether notes are
+// saved first ("save_notes"), the answer's and the margin's shares of the
+// window ("answer", "margin") and an unknown model's window ("unknown").
+// What it leaves out is Link's (window.Defaults).
+type windowTable struct {
+	Max       *int            `json:"max"`
+	CompactAt json.RawMessage `json:"compact_at"`
+	SaveNotes *bool           `json:"save_notes"`
+	Answer    *float64        `json:"answer"`
+	Margin    *float64        `json:"margin"`
+	Unknown   *int            `json:"unknown"`
+}
+
+// settings reads the table over Link's defaults, refusing what breaks a
+// rule by its name.
+func (w windowTable) settings() (window.Settings, error) {
+	s := window.Defaults()
+	if w.Max != nil {
+		if *w.Max < 1024 {
+			return s, fmt.Errorf("window.max %d is under 1024 tokens", *w.Max)
+		}
+		s.Max, s.MaxSet = *w.Max, true
+	}
+	if len(w.CompactAt) > 0 {
+		var never string
+		var at float64
+		switch {
+		case json.Unmarshal(w.CompactAt, &never) == nil && never == "never":
+			s.Never = true
+		case json.Unmarshal(w.CompactAt, &at) == nil && at > 0 && at <= 1:
+			s.CompactAt = at
+		default:
+			return s, fmt.Errorf(`window.compact_at %s is neither a share of the room (above 0, at most 1) nor "never"`, w.CompactAt)
+		}
+	}
+	if w.SaveNotes != nil {
+		s.SaveNotes = *w.SaveNotes
+	}
+	for _, f := range []struct {
+		name string
+		v    *float64
+		to   *float64
+	}{{"answer", w.Answer, &s.Answer}, {"margin", w.Margin, &s.Margin}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 0 || *f.v >= 0.5 {
+			return s, fmt.Errorf("window.%s %v is not a share of the window from 0 to under a half", f.name, *f.v)
+		}
+		*f.to = *f.v
+	}
+	if w.Unknown != nil {
+		if *w.Unknown < 1024 {
+			return s, fmt.Errorf("window.unknown %d is under 1024 tokens", *w.Unknown)
+		}
+		s.Unknown = *w.Unknown
+	}
+	return s, nil
 }
 
 // maxConfig bounds config.json.
@@ -62,7 +127,7 @@ const maxConfig = 1 << 20
 // ReadSettings reads the agent's settings from its config.json: a
 // missing file is defaults. model, when not "", is --model's, and wins.
 func ReadSettings(ctx context.Context, p store.Paths, model string) (harness.Settings, error) {
-	s := harness.Settings{Model: model}
+	s := harness.Settings{Model: model, Window: window.Defaults()}
 	b, err := os.ReadFile(p.Config())
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
@@ -131,6 +196,10 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 	if err != nil {
 		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
 	}
+	win, err := c.Window.settings()
+	if err != nil {
+		return harness.Settings{}, fmt.Errorf("config.json: %w", err)
+	}
 	s := harness.Settings{
 		Instructions:  instructions,
 		Connections:   connections(c.Connections),
@@ -141,6 +210,7 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 		MaxTokens:     c.Model.Answer,
 		ToolsSpec:     tools,
 		ToolSpecs:     each,
+		Window:        win,
 	}
 	if model != "" {
 		s.Model = model

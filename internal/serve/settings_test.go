@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	prompts "github.com/lnk-dev/link/harness/prompt"
+	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -175,6 +176,35 @@ func TestInstructionSettings(t *testing.T) {
 		_, err := ParseSettings([]byte(c.config), "")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want a refusal saying %q", c.config, err, c.want)
+		}
+	}
+}
+
+// The spec's [window]: what config.json leaves out is Link's, a max set is
+// taken as set, and each rule broken is refused by its name.
+func TestWindowSettings(t *testing.T) {
+	s, err := ParseSettings([]byte(`{}`), "")
+	if err != nil || s.Window != window.Defaults() {
+		t.Fatalf("defaults: %+v, %v", s.Window, err)
+	}
+	s, err = ParseSettings([]byte(`{"window":{"max":8000,"compact_at":0.5,"save_notes":false,"answer":0.25,"margin":0,"unknown":4096}}`), "")
+	want := window.Settings{Max: 8000, MaxSet: true, CompactAt: 0.5, Answer: 0.25, Margin: 0, Unknown: 4096}
+	if err != nil || s.Window != want {
+		t.Fatalf("got %+v, %v; want %+v", s.Window, err, want)
+	}
+	if s, _ := ParseSettings([]byte(`{"window":{"compact_at":"never"}}`), ""); !s.Window.Never {
+		t.Error(`compact_at "never"`)
+	}
+	for bad, says := range map[string]string{
+		`{"window":{"max":10}}`:             "window.max 10",
+		`{"window":{"compact_at":"later"}}`: "window.compact_at",
+		`{"window":{"compact_at":1.5}}`:     "window.compact_at",
+		`{"window":{"answer":0.9}}`:         "window.answer",
+		`{"window":{"margin":-1}}`:          "window.margin",
+		`{"window":{"unknown":5}}`:          "window.unknown",
+	} {
+		if _, err := ParseSettings([]byte(bad), ""); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("%s: %v, want a refusal naming %s", bad, err, says)
 		}
 	}
 }

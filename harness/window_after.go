@@ -1,0 +1,72 @@
+package harness
+
+import (
+	"context"
+	"log/slog"
+)
+
+// afterAnswer summarizes, once the turn's caller has its answer, what
+// leaves the window at its next drop point (t.pending), still under the
+// turn's lease, renewed; then lets the lease go and answers, nobody
+// waiting, a message another process wrote meanwhile (one that comes
+// here waits for the lease to go, for a turn of its own: waitCompacted).
+// A crash before the summary is written loses only the summary: the
+// window stays where it was, and the next turn summarizes after its
+// answer.
+func (t *turn) afterAnswer() {
+	next := *t.pending
+	t.pending = nil
+	k := turnKey(t.c.agent, t.c.thread)
+	done := make(chan struct{})
+	t.h.compacting.Store(k, done)
+	finish := func() {
+		t.h.compacting.CompareAndDelete(k, done)
+		close(done)
+	}
+	if !t.h.begin() {
+		t.c.release(context.WithoutCancel(t.h.life), t.holder)
+		finish()
+		return
+	}
+	go func() {
+		defer t.h.end()
+		ctx := t.h.life
+		stop := t.renew(ctx)
+		t.compact(ctx, next)
+		stop()
+		t.answerFirst = false
+		t.out = newAnswer(nil, nil, t.h.cfg.MaxAnswer, nil) // its caller gone
+		again, err := t.letGo(ctx, nil)
+		finish()
+		if err == nil && again {
+			t.delivery = t.c.answers.Begin(t.c.thread)
+			var f finished
+			if f, err = t.run(ctx); err == nil {
+				_, err = t.delivery.End(ctx, t.out.Text(), f.seq, true, t.joined) // kept for _link/recover
+			} else {
+				t.delivery.Failed()
+			}
+		}
+		if err != nil {
+			t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "after a summary", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		}
+		t.keep(t.h.cfg.Now)
+	}()
+}
+
+// waitCompacted waits, when a turn here summarizes c after its answer,
+// until it has let its lease go, so the message that came meanwhile is
+// answered in a turn of its own rather than joining one whose answer is
+// given.
+func (h *Harness) waitCompacted(ctx context.Context, c *conv) error {
+	v, ok := h.compacting.Load(turnKey(c.agent, c.thread))
+	if !ok {
+		return nil
+	}
+	select {
+	case <-v.(chan struct{}):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
