@@ -123,6 +123,10 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 // summaryTokens is the most of room a summary takes.
 func summaryTokens(room int) int { return max(room/8, 64) }
 
+// errNothingFits: what leaves a window past its room is one event larger
+// than the room a summary of it may read, so it leaves unsummarized.
+var errNothingFits = errors.New("nothing of what leaves fits the room a summary reads")
+
 // errSummaryCut: the summary reached its bound, so it isn't kept.
 var errSummaryCut = errors.New("the summary was cut short")
 
@@ -172,6 +176,9 @@ func (t *turn) summarize(ctx context.Context, prov model.Provider, route model.R
 	events := leaving
 	if sum != nil {
 		events = append([]store.Event{*sum}, leaving...)
+	}
+	if len(events) == 0 {
+		return errNothingFits
 	}
 	req := buildRequest(events, route.APIModel, system, tools, model.ToolAuto, t.c.settings.MaxTokens, takes)
 	return t.ask(ctx, prov, route, req, window.Of(t.events, from).Events, from, to)
