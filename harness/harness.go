@@ -50,8 +50,11 @@ type Harness struct {
 	// summarizing it after its answer lets its lease go: a message that
 	// comes meanwhile waits for it, for a turn of its own.
 	compacting sync.Map
-	idle       idle      // gives free memory back once nothing runs
-	seen       sweepSeen // conversations a sweep found settled, a saving
+	// onWaitCompacted, when set (by a test), is called as a message begins
+	// to wait for a summary.
+	onWaitCompacted func()
+	idle            idle      // gives free memory back once nothing runs
+	seen            sweepSeen // conversations a sweep found settled, a saving
 }
 
 var _ acp.Agent = (*Harness)(nil)

@@ -63,6 +63,9 @@ func (h *Harness) waitCompacted(ctx context.Context, c *conv) error {
 	if !ok {
 		return nil
 	}
+	if h.onWaitCompacted != nil {
+		h.onWaitCompacted()
+	}
 	select {
 	case <-v.(chan struct{}):
 		return nil

@@ -421,35 +421,32 @@ func TestMessageWhileSummarizing(t *testing.T) {
 	w := &winModel{hold: make(chan struct{}), asked: make(chan struct{})}
 	r := winRig(t, w, small())
 	const thread = "telegram:56"
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range 10 {
-			r.sayOK(thread, fmt.Sprintf("message %d %s", i, strings.Repeat("m", 200)))
-			select {
-			case <-w.asked:
-				return
-			default:
-			}
+	// Talk until a turn's answer leaves a summary to make: its caller
+	// has the answer, and the summary is under way.
+	for i := 0; ; i++ {
+		if i == 10 {
+			t.Fatal("no summary due in 10 turns")
 		}
-	}()
+		r.sayOK(thread, fmt.Sprintf("message %d %s", i, strings.Repeat("m", 200)))
+		if _, ok := r.h.compacting.Load(turnKey(testAgent, thread)); ok {
+			break
+		}
+	}
 	select {
 	case <-w.asked:
 	case <-time.After(20 * time.Second):
 		t.Fatal("no summary asked")
 	}
-	<-done // the turn that asked has answered its caller
 	type said struct {
 		steered bool
 		err     error
 	}
 	got := make(chan said, 1)
+	r.h.onWaitCompacted = func() { close(w.hold) } // the summary ends once the message waits for it
 	go func() {
 		res, _, err := r.say(thread, "while it summarizes", nil)
 		got <- said{res.Steered(), err}
 	}()
-	time.Sleep(100 * time.Millisecond) // the message reaches the harness and waits; nothing is asserted of the wait itself
-	close(w.hold)
 	s := <-got
 	if s.err != nil || s.steered {
 		t.Fatalf("the message: steered %v, %v", s.steered, s.err)
