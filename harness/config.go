@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/lnk-dev/link/harness/prompt"
 	"log/slog"
 	"time"
 
+	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/facts"
