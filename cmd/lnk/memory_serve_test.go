@@ -99,10 +99,11 @@ func TestChatRemembers(t *testing.T) {
 }
 
 // A fact said 500 messages earlier in another conversation is found by a
-// search from this one, naming that conversation and message; and ten
+// search from this one, naming that conversation and message; twenty
 // searches in one conversation never find themselves, the message being
-// answered, or what an earlier search answered: the copy holds no tool's
-// call or answer.
+// answered, or what an earlier search answered (the copy holds no tool's
+// call or answer); and the first search made again after them answers
+// word for word as it did.
 func TestChatSearchesWhatWasSaid(t *testing.T) {
 	home := t.TempDir()
 	p, _ := store.For(home, "main")
@@ -138,17 +139,22 @@ func TestChatSearchesWhatWasSaid(t *testing.T) {
 	var turns []fakeprovider.Turn
 	turns = append(turns,
 		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_k", Name: "memory__search", Input: `{"query":"spare key flowerpot"}`}}},
-		fakeprovider.Turn{Text: "Under the flowerpot."},
+		fakeprovider.Turn{Text: "Found where it is."},
 	)
 	var lines []string
-	lines = append(lines, "where is the spare key?")
-	for i := range 10 {
+	lines = append(lines, "where did I leave it?") // none of the words searched, so what was said adds nothing to the search
+	for i := range 20 {
 		turns = append(turns,
 			fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: fmt.Sprintf("toolu_%d", i), Name: "memory__search", Input: `{"query":"quokka island search"}`}}},
 			fakeprovider.Turn{Text: fmt.Sprintf("Found it, time %d.", i)},
 		)
 		lines = append(lines, fmt.Sprintf("look it up again, island search %d", i))
 	}
+	turns = append(turns,
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_again", Name: "memory__search", Input: `{"query":"spare key flowerpot"}`}}},
+		fakeprovider.Turn{Text: "Same place."},
+	)
+	lines = append(lines, "and where was that again?")
 	fake.Script(turns...)
 	env := map[string]string{"LNK_HOME": home, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL()}
 	code, out, errOut := chatIn(t, env, strings.Join(lines, "\n")+"\n")
@@ -156,8 +162,11 @@ func TestChatSearchesWhatWasSaid(t *testing.T) {
 		t.Fatalf("exit %d, %q: %s", code, out, errOut)
 	}
 	ans := toolAnswers(t, home, "link:chat")
-	if len(ans) != 11 {
-		t.Fatalf("%d searches answered, want 11", len(ans))
+	if len(ans) != 22 {
+		t.Fatalf("%d searches answered, want 22", len(ans))
+	}
+	if ans[21].Text != ans[0].Text {
+		t.Fatalf("the first search again, after twenty:\n%s\nwas:\n%s", ans[21].Text, ans[0].Text)
 	}
 	if first := ans[0].Text; !strings.Contains(first, "1. chats/telegram:7, message #1 (Owner · 2026-11-01 08:01 UTC)") || !strings.Contains(first, "The spare key is under the blue flowerpot by the shed.") {
 		t.Fatalf("the fact 500 messages back:\n%s", first)
@@ -165,7 +174,7 @@ func TestChatSearchesWhatWasSaid(t *testing.T) {
 	// Each search finds the file, and the owner's earlier messages
 	// (answered, so in the copy) from the second on; never the message it
 	// answers, never a search's answer (its header, its snippets).
-	for i, a := range ans[1:] {
+	for i, a := range ans[1:21] {
 		if a.IsError {
 			t.Fatalf("search %d failed: %s", i, a.Text)
 		}
