@@ -3,8 +3,6 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
 	"path/filepath"
 	"strings"
@@ -94,27 +92,6 @@ func threadNamed(s string) (string, error) {
 		return s, nil
 	}
 	return contract.FolderThread(s)
-}
-
-// noLinks refuses a link anywhere along rel under root: each element is
-// looked at without following it. An element that doesn't exist ends the
-// walk (what follows can't be a link either).
-func noLinks(root, rel string) error {
-	at := root
-	for _, el := range strings.Split(rel, "/") {
-		at = filepath.Join(at, el)
-		info, err := os.Lstat(at)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if info.Mode()&fs.ModeSymlink != 0 {
-			return errors.New("a link; memory follows none, so nothing outside the agent's home is reached through one")
-		}
-	}
-	return nil
 }
 
 // clip cuts s to at most n bytes, on a rune's boundary, marking the cut.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
 )
 
 // MaxNotes bounds memory/notes.md, in bytes of UTF-8, every note's date,
@@ -198,8 +199,9 @@ func (m *Memory) changeNotes(ctx context.Context, change func([]Note) ([]Note, e
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return NotesChange{}, fmt.Errorf("notes: %w", err)
 	}
-	if err := noLinks(m.paths.Root, NotesName); err != nil {
-		return NotesChange{}, fmt.Errorf("notes: %w: %w", err, ErrOutside)
+	// Never written through a link, on the way or as the file.
+	if fi, err := m.files.Stat(ctx, m.paths.Agent, NotesName); err == nil && fi.Link || errors.Is(err, store.ErrLink) {
+		return NotesChange{}, fmt.Errorf("notes: %s is reached through a link, and memory writes through none: %w", NotesName, ErrOutside)
 	}
 	unlock, err := fsx.LockDir(ctx, dir)
 	if err != nil {

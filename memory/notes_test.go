@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -114,5 +115,32 @@ func TestNotesCap(t *testing.T) {
 	// Full: a replacement that makes room is taken in one call.
 	if _, err := m.Remember(ctx, "all the é notes: merged", []string{note + "A", note + "B"}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The notes are never written through a link: a notes.md, or a memory
+// folder, that is a link is refused, and what it points at is left as
+// it was.
+func TestNotesNotThroughALink(t *testing.T) {
+	ctx := context.Background()
+	for _, link := range []string{"memory/notes.md", "memory"} {
+		m, p := newMemory(t, t.TempDir())
+		outside := filepath.Join(t.TempDir(), "elsewhere")
+		write(t, filepath.Join(outside, "notes.md"), "theirs\n")
+		at := filepath.Join(p.Root, filepath.FromSlash(link))
+		os.RemoveAll(at)
+		target := outside
+		if link == "memory/notes.md" {
+			target = filepath.Join(outside, "notes.md")
+		}
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := m.Remember(ctx, "a note", nil); !errors.Is(err, memory.ErrOutside) {
+			t.Errorf("%s a link: %v", link, err)
+		}
+		if b, _ := os.ReadFile(filepath.Join(outside, "notes.md")); string(b) != "theirs\n" {
+			t.Errorf("%s a link: what it points at is now %q", link, b)
+		}
 	}
 }

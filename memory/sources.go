@@ -165,15 +165,6 @@ func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped []string
 	return srcs, skipped, ctx.Err()
 }
 
-// rel is path relative to the agent's home, slash-separated.
-func (m *Memory) rel(path string) string {
-	r, err := filepath.Rel(m.paths.Root, path)
-	if err != nil {
-		return filepath.ToSlash(path)
-	}
-	return filepath.ToSlash(r)
-}
-
 // chatSource is thread's conversation as a source. A log's is its own
 // copy, chat.md, stamped by it. One kept compact is stamped by its
 // events' files; one kept by sqlite by its database's; one kept off the
