@@ -29,7 +29,7 @@
 // never a Go error) and EndTurn, at each turn's end; tools that keep each
 // conversation's sessions apart (ThreadEnder) are told EndThreadTurn
 // instead, so one conversation's end leaves another's turn its sessions.
-// harness/tools fills it over MCP.
+// harness/mcptools fills it over MCP.
 //
 // # A turn
 //

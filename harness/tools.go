@@ -9,9 +9,9 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-// Tools is the seam through which a turn reaches the agent's tools; MCP
-// fills it in a later issue. A round's calls are made at once, so Call is
-// called from several goroutines.
+// Tools is the seam through which a turn reaches the agent's tools;
+// harness/mcptools fills it over MCP. A round's calls are made at once, so
+// Call is called from several goroutines.
 type Tools interface {
 	// Offer lists the tools the agent's model is offered this turn, in a
 	// stable order (by name), only those narrowed allows (nil: every

@@ -24,7 +24,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
-	"github.com/lnk-dev/link/harness/tools"
+	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/hub/actions"
 	"github.com/lnk-dev/link/model"
@@ -222,7 +222,7 @@ func (m *Main) Run(ctx context.Context) error {
 	// A Link-owned action's route is a call of one of Link's tools, as
 	// Link Harness names it (task__list), given the text after the
 	// command.
-	tl, err := tools.New(tools.Config{
+	tl, err := mcptools.New(mcptools.Config{
 		Env:    func(string) map[string]string { return m.Env },
 		Paths:  func(agent string) (store.Paths, error) { return store.For(m.Home, agent) },
 		Logger: logger,
@@ -240,7 +240,7 @@ func (m *Main) Run(ctx context.Context) error {
 		return text, nil
 	}
 	var linkTools []hub.Tool
-	for _, s := range tools.Servers(m.Env) {
+	for _, s := range mcptools.Servers(m.Env) {
 		linkTools = append(linkTools, hub.Tool{Name: s.Name, URL: s.Addr})
 	}
 	env := make([]string, 0, len(m.Env))

@@ -21,7 +21,7 @@ import (
 	"syscall"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/harness/tools"
+	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/store"
 )
@@ -204,7 +204,7 @@ func (m *Main) Run(ctx context.Context) error {
 	}
 	// The agent's tools are the MCP servers its environment names
 	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...): this process's, for its one agent.
-	tl, err := tools.New(tools.Config{
+	tl, err := mcptools.New(mcptools.Config{
 		Env:    func(string) map[string]string { return m.Env },
 		Paths:  func(agent string) (store.Paths, error) { return store.For(m.Home, agent) },
 		Logger: logger,

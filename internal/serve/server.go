@@ -13,7 +13,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
-	"github.com/lnk-dev/link/harness/tools"
+	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -36,7 +36,7 @@ type Config struct {
 	// Env holds the providers' keys and addresses.
 	Env map[string]string
 	// Tools reaches the agent's tools; nil is the MCP servers Env names
-	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...), through harness/tools, closed
+	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...), through harness/mcptools, closed
 	// with the server.
 	Tools harness.Tools
 	// Logger gets what goes wrong outside a turn's answer; nil logs
@@ -77,7 +77,7 @@ type Server struct {
 type served struct {
 	name, id string
 	h        *harness.Harness
-	tools    *tools.Tools // the tools Start made, closed with it
+	tools    *mcptools.Tools // the tools Start made, closed with it
 	srv      *endpoint.Server
 	url      string
 	done     chan struct{} // closed once srv stopped serving
@@ -177,11 +177,11 @@ func newServed(cfg *Config) (*served, error) {
 		}
 		cfg.LeaseTTL = d
 	}
-	var own *tools.Tools
+	var own *mcptools.Tools
 	if cfg.Tools == nil {
 		env := cfg.Env
 		home := cfg.Home
-		t, err := tools.New(tools.Config{
+		t, err := mcptools.New(mcptools.Config{
 			Env:    func(string) map[string]string { return env },
 			Paths:  func(agent string) (store.Paths, error) { return store.For(home, agent) },
 			Logger: cfg.Logger,
@@ -299,7 +299,7 @@ func (s *Server) closeHarnesses() error {
 }
 
 // closeTools closes the tools Start made, if it made them.
-func closeTools(t *tools.Tools) error {
+func closeTools(t *mcptools.Tools) error {
 	if t == nil {
 		return nil
 	}

@@ -93,10 +93,10 @@ func kindOf(raw json.RawMessage) string {
 	return "a number"
 }
 
-// maxToolName bounds a tool's name, as harness/tools does.
+// maxToolName bounds a tool's name, as harness/mcptools does.
 const maxToolName = 64
 
-// toolName says whether name can name a tool, as harness/tools offers
+// toolName says whether name can name a tool, as harness/mcptools offers
 // them: 1 to 64 lowercase letters, digits and '_', never two '_'
 // together, nor one at an end.
 func toolName(name string) bool {

@@ -1,4 +1,4 @@
-package tools
+package mcptools
 
 import (
 	"bufio"
@@ -16,7 +16,7 @@ import (
 )
 
 // everythingDir holds the MCP project's reference server, installed by
-// .ci/run (npm ci --prefix harness/tools/testdata/everything).
+// .ci/run (npm ci --prefix harness/mcptools/testdata/everything).
 const everythingDir = "testdata/everything"
 
 // startEverything runs @modelcontextprotocol/server-everything over
@@ -29,7 +29,7 @@ func startEverything(t *testing.T) string {
 	}
 	entry := everythingDir + "/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 	if _, err := os.Stat(entry); err != nil {
-		missing(t, "server-everything is not installed: npm ci --prefix harness/tools/testdata/everything")
+		missing(t, "server-everything is not installed: npm ci --prefix harness/mcptools/testdata/everything")
 	}
 	for try := 0; ; try++ {
 		port := freePort(t)

@@ -1,7 +1,7 @@
-// Package tools is Link Harness's tools: an MCP client (Streamable HTTP,
-// github.com/modelcontextprotocol/go-sdk) of the servers Link's tool bridge
-// already runs, filling the turn's harness.Tools seam. Link Harness runs no
-// code of its own for a tool.
+// Package mcptools is Link Harness's tools, reached over MCP: a client
+// (Streamable HTTP, github.com/modelcontextprotocol/go-sdk) of the servers
+// Link's tool bridge already runs, filling the turn's harness.Tools seam.
+// Link Harness runs no code of its own for a tool.
 //
 // The servers are the ones an agent's environment names: $LNK_MEMORY
 // (memory), $LNK_SCHEDULER (scheduler), $LNK_RUN, $LNK_FILE and $LNK_CODE
@@ -30,4 +30,4 @@
 //
 // Everything is keyed by agent: each agent has its own environment
 // (Config.Env), lists, file and sessions.
-package tools
+package mcptools
