@@ -84,6 +84,7 @@ func refDefinition(s string) (string, bool) {
 // code spans.
 func lineLinks(n int, l string) []rawLink {
 	var out []rawLink
+	open := 0 // brackets opened, not escaped, not yet closed
 	for i := 0; i < len(l); i++ {
 		switch {
 		case l[i] == '\\':
@@ -112,7 +113,13 @@ func lineLinks(n int, l string) []rawLink {
 				out = append(out, rawLink{line: n, target: name, wiki: true})
 			}
 			i += 2 + end + 1
-		case l[i] == ']' && i+1 < len(l) && l[i+1] == '(':
+		case l[i] == '[':
+			open++
+		case l[i] == ']' && open > 0:
+			open--
+			if i+1 >= len(l) || l[i+1] != '(' {
+				continue
+			}
 			t, end := inlineTarget(l[i+2:])
 			if end < 0 {
 				continue
