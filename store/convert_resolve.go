@@ -122,7 +122,7 @@ func (c *Converter) resolveOne(ctx context.Context, chats, name string) (forgot 
 		if !dir.has {
 			continue
 		}
-		kind, err := Detect(dir.path)
+		kind, err := KindOf(dir.path)
 		if err != nil {
 			return false, err
 		}

@@ -18,7 +18,7 @@ import (
 var ErrNoDriver = errors.New("no such driver")
 
 // Router keeps the conversations of one agent, each the way its folder
-// says (Detect), and begins a new one the way the spec's [storage]
+// says (KindOf), and begins a new one the way the spec's [storage]
 // conversations says. It holds nothing of a conversation between calls:
 // each call reads the folder again (one ReadDir), so a conversation
 // converted under it is read where it now is.
@@ -81,10 +81,11 @@ func (r *Router) Kind(thread string) (string, error) {
 	return kind, nil
 }
 
-// KindOf is Detect for a conversation that may have a folder and no
-// events yet: a folder holding only what isn't an event (its tools, a
-// lease taken before the first event) is a conversation not begun, "".
-// For any folder with events it says what Detect says.
+// KindOf says how the conversation in dir is kept: the driver an empty
+// store.<driver> names, compact where events.zst is, else the log. A
+// folder that doesn't exist, or holds only what isn't an event (its
+// tools, a lease taken before the first event), is a conversation not
+// begun: "".
 func KindOf(dir string) (string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {

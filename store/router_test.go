@@ -90,7 +90,7 @@ func TestRouterFolderWithoutEvents(t *testing.T) {
 		}
 		appendAll(t, r, th, conversation(1, kind))
 		dir, _ := p.Conversation(th)
-		if got, err := store.Detect(dir); got != kind || err != nil {
+		if got, err := store.KindOf(dir); got != kind || err != nil {
 			t.Fatalf("detect after the first event: %q, %v; want %q", got, err, kind)
 		}
 		if err := r.Release(ctx, th, "turn"); err != nil {

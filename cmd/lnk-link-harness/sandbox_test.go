@@ -236,7 +236,7 @@ func testSQLite(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind, err := store.Detect(dir); err != nil || kind != sqlite.Name {
+	if kind, err := store.KindOf(dir); err != nil || kind != sqlite.Name {
 		t.Fatalf("the conversation is kept %q (%v), want sqlite", kind, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil {
@@ -295,7 +295,7 @@ func testGCS(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind, err := store.Detect(dir); err != nil || kind != "gcs" {
+	if kind, err := store.KindOf(dir); err != nil || kind != "gcs" {
 		t.Fatalf("the conversation is kept %q (%v), want gcs", kind, err)
 	}
 	objs, _, err := srv.ListObjectsWithOptions("chats", fakestorage.ListOptions{})

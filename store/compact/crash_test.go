@@ -368,7 +368,7 @@ func TestLeaseClock(t *testing.T) {
 		t.Fatalf("lease for h1 by another driver: %v, want ErrLeaseHeld", err)
 	}
 	// A lease begins the conversation, so its folder says it's compact.
-	if kind, err := store.Detect(c.dir()); err != nil || kind != store.Compact {
+	if kind, err := store.KindOf(c.dir()); err != nil || kind != store.Compact {
 		t.Fatalf("detect after a lease: %q, %v", kind, err)
 	}
 }

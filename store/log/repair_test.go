@@ -198,7 +198,7 @@ func TestFolders(t *testing.T) {
 	if strings.Join(names, " ") != "events.jsonl lease.json" {
 		t.Fatalf("folder holds %v, want events.jsonl and lease.json", names)
 	}
-	if kind, err := store.Detect(dir); err != nil || kind != store.Log {
+	if kind, err := store.KindOf(dir); err != nil || kind != store.Log {
 		t.Fatalf("detect: %q, %v; want %q", kind, err, store.Log)
 	}
 	// A read of a conversation not begun makes no folder.
