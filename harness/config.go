@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/facts"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/home"
 )
 
 // Settings are the agent's settings a turn reads, read afresh at each
@@ -103,6 +104,10 @@ type Config struct {
 	// Facts says what is known of each model (its window, its longest
 	// answer); nil is Link's file alone.
 	Facts ModelFacts
+	// Files reads the agent's own files (its instructions, notes, skills
+	// and files folder), which the prompt is composed of; nil is
+	// store/home's Files of Home.
+	Files store.Files
 
 	// Now is the clock; nil is time.Now. Location is the machine's zone,
 	// which a message's header gives its time in; nil is time.Local.
@@ -173,6 +178,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Facts == nil {
 		c.Facts = &facts.Resolver{Link: facts.Link()}
+	}
+	if c.Files == nil {
+		c.Files = home.Files{Home: c.Home}
 	}
 	if c.Now == nil {
 		c.Now = time.Now

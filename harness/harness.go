@@ -15,6 +15,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
 )
@@ -55,6 +56,7 @@ type Harness struct {
 	onWaitCompacted func()
 	idle            idle      // gives free memory back once nothing runs
 	seen            sweepSeen // conversations a sweep found settled, a saving
+	prompts         *prompt.Composer
 }
 
 var _ acp.Agent = (*Harness)(nil)
@@ -86,6 +88,7 @@ func New(cfg Config) (*Harness, error) {
 		sweeper:  make(chan struct{}),
 		hist:     newHistory(cfg.KeepEvents),
 		idle:     idle{after: cfg.IdleFree, least: idleLeast, afterFunc: cfg.AfterFunc},
+		prompts:  &prompt.Composer{Files: cfg.Files},
 	}, nil
 }
 

@@ -3,8 +3,8 @@ package harness
 import (
 	"context"
 	"encoding/json"
-	"github.com/lnk-dev/link/harness/prompt"
 
+	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )

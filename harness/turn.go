@@ -40,6 +40,11 @@ type turn struct {
 	// answer is left, its lease held, until the caller has it (pending).
 	answerFirst bool
 	pending     *store.Checkpoint
+
+	// sys is the system prompt as last composed, for the model and the
+	// tools sysKey names (system.go); nil: compose it at the next round.
+	sys    []model.Section
+	sysKey string
 }
 
 // offered is what a round offers the model of the agent's tools: the
@@ -122,6 +127,7 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 	stop := t.renew(ctx)
 	defer stop()
 	defer t.endTools(context.WithoutCancel(ctx))
+	t.recompose() // the turn's start: its files and settings read anew
 	if err := t.readStale(ctx); err != nil {
 		return finished{}, err
 	}
@@ -237,7 +243,10 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 		return store.Event{}, false, err
 	}
 	takes := func(m model.Modality) bool { return model.Takes(name, m, t.h.cfg.Inputs) }
-	system := []model.Section{{Text: BaseSection, Cache: true}}
+	system, err := t.system(ctx, name, t.tools.tools) // system.go
+	if err != nil {
+		return store.Event{}, false, err
+	}
 	t.prov, t.route = prov, route
 	req := t.request(ctx, name, route, prov, system, t.tools.tools, choice, takes) // window_turn.go
 	t.last = nil                                                                   // until the model has answered it
