@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
@@ -159,4 +163,39 @@ func startWith(t *testing.T, home, model string, env map[string]string) *Main {
 		<-errc
 	})
 	return m
+}
+
+// What a tool says of itself (its MCP initialize instructions) is in the
+// prompt's tools section, under its name, and stays there, the same
+// bytes, after a restart with the tool down: kept beside its listing.
+func TestToolsSectionKept(t *testing.T) {
+	web := mcp.NewServer(&mcp.Implementation{Name: "web", Version: "1"}, &mcp.ServerOptions{Instructions: "Fetch a page before you quote it."})
+	web.AddTool(&mcp.Tool{Name: "fetch", Description: "fetch a page", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the page"}}}, nil
+		})
+	mcpSrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return web }, nil))
+	defer mcpSrv.Close()
+	fake := fakeprovider.New()
+	defer fake.Close()
+	home := t.TempDir()
+	env := map[string]string{"LNK_TOOL_WEB": mcpSrv.URL, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL()}
+	ask := func(m *Main) fakeprovider.Request {
+		t.Helper()
+		fake.Script(fakeprovider.Turn{Text: "ok"})
+		n := len(fake.Requests())
+		say(t, m.URL(), "telegram:1", "hi")
+		return fake.Requests()[n]
+	}
+	m := startWith(t, home, "anthropic/claude-test", env)
+	first := ask(m)
+	if !strings.Contains(first.System, "# Your tools\n\n## web\n\nFetch a page before you quote it.") {
+		t.Fatalf("no tools section of web's words:\n%s", first.System)
+	}
+	m.Close()
+	mcpSrv.Close() // web is down from here
+	again := ask(startWith(t, home, "anthropic/claude-test", env))
+	if !bytes.Equal(system(t, again), system(t, first)) {
+		t.Fatalf("with web down after a restart the prompt differs:\n%s\nwant\n%s", again.System, first.System)
+	}
 }
