@@ -44,12 +44,18 @@ const testKey = "cmd-test-key-0123456789"
 // stop is called.
 func start(t *testing.T, home string, extra ...string) (m *Main, out *syncBuffer, stop func()) {
 	t.Helper()
+	return startEnv(t, home, map[string]string{}, extra...)
+}
+
+// startEnv is start with the environment env.
+func startEnv(t *testing.T, home string, env map[string]string, extra ...string) (m *Main, out *syncBuffer, stop func()) {
+	t.Helper()
 	keyFile := filepath.Join(t.TempDir(), "key")
 	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out = &syncBuffer{}
-	m = NewMain(out, &syncBuffer{}, map[string]string{})
+	m = NewMain(out, &syncBuffer{}, env)
 	args := append([]string{"serve", "--home", home, "--agent", "main", "--port", "0", "--key-file", keyFile, "--model", "offline"}, extra...)
 	if err := m.ParseFlags(args); err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -62,7 +61,7 @@ func TestSystemPromptStable(t *testing.T) {
 			write("files/AGENTS.md", "Run make test.")
 			write("config.json", `{"connections": {"telegram": {}}}`)
 
-			m := startWith(t, home, tc.model, tc.env(fake.URL()))
+			m, _, _ := startEnv(t, home, tc.env(fake.URL()), "--model", tc.model)
 			turn := func(text string) fakeprovider.Request {
 				t.Helper()
 				fake.Script(fakeprovider.Turn{Text: "ok"})
@@ -137,34 +136,6 @@ func system(t *testing.T, r fakeprovider.Request) []byte {
 	return b
 }
 
-// startWith runs the real program over home on port 0 with env, its
-// agent on model, until the test ends.
-func startWith(t *testing.T, home, model string, env map[string]string) *Main {
-	t.Helper()
-	keyFile := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(keyFile, []byte(testKey), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	m := NewMain(&syncBuffer{}, &syncBuffer{}, env)
-	if err := m.ParseFlags([]string{"serve", "--home", home, "--agent", "main", "--port", "0", "--key-file", keyFile, "--model", model}); err != nil {
-		t.Fatal(err)
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- m.Run(context.Background()) }()
-	select {
-	case <-m.Ready():
-	case err := <-errc:
-		t.Fatalf("run: %v", err)
-	case <-time.After(10 * time.Second):
-		t.Fatal("not listening")
-	}
-	t.Cleanup(func() {
-		m.Close()
-		<-errc
-	})
-	return m
-}
-
 // What a tool says of itself (its MCP initialize instructions) is in the
 // prompt's tools section, under its name, and stays there, the same
 // bytes, after a restart with the tool down: kept beside its listing.
@@ -187,14 +158,15 @@ func TestToolsSectionKept(t *testing.T) {
 		say(t, m.URL(), "telegram:1", "hi")
 		return fake.Requests()[n]
 	}
-	m := startWith(t, home, "anthropic/claude-test", env)
+	m, _, stop := startEnv(t, home, env, "--model", "anthropic/claude-test")
 	first := ask(m)
 	if !strings.Contains(first.System, "# Your tools\n\n## web\n\nFetch a page before you quote it.") {
 		t.Fatalf("no tools section of web's words:\n%s", first.System)
 	}
-	m.Close()
+	stop()
 	mcpSrv.Close() // web is down from here
-	again := ask(startWith(t, home, "anthropic/claude-test", env))
+	m, _, _ = startEnv(t, home, env, "--model", "anthropic/claude-test")
+	again := ask(m)
 	if !bytes.Equal(system(t, again), system(t, first)) {
 		t.Fatalf("with web down after a restart the prompt differs:\n%s\nwant\n%s", again.System, first.System)
 	}
