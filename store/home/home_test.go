@@ -74,7 +74,12 @@ func TestReadFileBounded(t *testing.T) {
 	}
 }
 
-func TestLinksRefused(t *testing.T) {
+func TestLinksRefused(t *testing.T) { linksRefused(t) }
+
+// linksRefused: a link anywhere on the way to a file is refused, one
+// leading out of the home or into it alike; Stat and ReadDir say what a
+// link is without following it.
+func linksRefused(t *testing.T) {
 	ctx := context.Background()
 	f, root := agentHome(t, map[string]string{"instructions/owner.md": "mine", "files/a.md": "a"})
 	outside := filepath.Join(t.TempDir(), "secret.md")

@@ -1,6 +1,7 @@
 package home
 
 import (
+	"errors"
 	"github.com/lnk-dev/link/store"
 	"io/fs"
 	"os"
@@ -13,86 +14,75 @@ import (
 // sandbox that refuses it): every open goes through os.Root since.
 var noOpenat2 atomic.Bool
 
-// how opens beneath the folder given, refusing every link.
-var how = unix.OpenHow{
-	Flags:   unix.O_RDONLY | unix.O_CLOEXEC,
-	Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-}
+// resolve holds an open beneath the folder given, refusing every link.
+const resolve = unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS
 
 // open opens name of agent's home for reading, a folder when dir.
 func (f Files) open(agent, name string, dir bool) (*os.File, error) {
-	if err := store.CheckFileName(name); err != nil {
-		return nil, err
-	}
-	home, err := f.root(agent)
-	if err != nil {
-		return nil, err
-	}
-	if noOpenat2.Load() {
-		return openRooted(home, name)
-	}
-	hfd, err := retry(func() (int, error) {
-		return unix.Open(home, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_PATH, 0)
-	})
-	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer unix.Close(hfd)
-	h := how
+	flags := uint64(unix.O_RDONLY | unix.O_CLOEXEC)
 	if dir {
-		h.Flags |= unix.O_DIRECTORY
+		flags |= unix.O_DIRECTORY
 	}
-	fd, err := retry(func() (int, error) { return unix.Openat2(hfd, name, &h) })
-	switch err {
-	case nil:
-		return os.NewFile(uintptr(fd), name), nil
-	case unix.ENOSYS, unix.EPERM:
-		noOpenat2.Store(true)
+	file, home, err := f.beneath(agent, name, flags)
+	if err == errNoOpenat2 {
 		return openRooted(home, name)
-	case unix.ELOOP, unix.EXDEV:
-		// ELOOP: a link on the way (RESOLVE_NO_SYMLINKS, O_NOFOLLOW);
-		// EXDEV: a way out of the home.
-		return nil, refused(name)
 	}
-	return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	return file, err
 }
 
 // lstat is Lstat of name in agent's home, no link on the way.
 func (f Files) lstat(agent, name string) (fs.FileInfo, error) {
-	if err := store.CheckFileName(name); err != nil {
-		return nil, err
+	// O_PATH with O_NOFOLLOW opens a last element that is a link as the
+	// link itself, so its Stat says it is one.
+	file, home, err := f.beneath(agent, name, unix.O_PATH|unix.O_CLOEXEC|unix.O_NOFOLLOW)
+	if err == errNoOpenat2 {
+		return lstatRooted(home, name)
 	}
-	home, err := f.root(agent)
 	if err != nil {
 		return nil, err
 	}
+	defer file.Close()
+	return file.Stat()
+}
+
+// errNoOpenat2: the system has no openat2(2); go the portable way.
+var errNoOpenat2 = errors.New("no openat2")
+
+// beneath opens name of agent's home with flags by one openat2(2)
+// beneath the home, and gives the home too: errNoOpenat2 asks the caller
+// to go the portable way there.
+func (f Files) beneath(agent, name string, flags uint64) (*os.File, string, error) {
+	if err := store.CheckFileName(name); err != nil {
+		return nil, "", err
+	}
+	home, err := f.root(agent)
+	if err != nil {
+		return nil, "", err
+	}
 	if noOpenat2.Load() {
-		return lstatRooted(home, name)
+		return nil, home, errNoOpenat2
 	}
 	hfd, err := retry(func() (int, error) {
 		return unix.Open(home, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_PATH, 0)
 	})
 	if err != nil {
-		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+		return nil, home, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer unix.Close(hfd)
-	// O_PATH with O_NOFOLLOW opens a last element that is a link as the
-	// link itself, so its Stat says it is one.
-	h := unix.OpenHow{Flags: unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW, Resolve: how.Resolve}
-	fd, err := retry(func() (int, error) { return unix.Openat2(hfd, name, &h) })
+	how := unix.OpenHow{Flags: flags, Resolve: resolve}
+	fd, err := retry(func() (int, error) { return unix.Openat2(hfd, name, &how) })
 	switch err {
 	case nil:
+		return os.NewFile(uintptr(fd), name), home, nil
 	case unix.ENOSYS, unix.EPERM:
 		noOpenat2.Store(true)
-		return lstatRooted(home, name)
+		return nil, home, errNoOpenat2
 	case unix.ELOOP, unix.EXDEV:
-		return nil, refused(name)
-	default:
-		return nil, &fs.PathError{Op: "lstat", Path: name, Err: err}
+		// ELOOP: a link on the way (RESOLVE_NO_SYMLINKS); EXDEV: a way
+		// out of the home.
+		return nil, home, refused(name)
 	}
-	file := os.NewFile(uintptr(fd), name)
-	defer file.Close()
-	return file.Stat()
+	return nil, home, &fs.PathError{Op: "open", Path: name, Err: err}
 }
 
 // retry runs open again while it is interrupted.
