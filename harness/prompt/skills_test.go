@@ -145,3 +145,31 @@ func TestSkillsKept(t *testing.T) {
 		t.Error("a skill removed is still kept")
 	}
 }
+
+// TestComposeConcurrent: turns of one agent compose at once through one
+// Composer, each the same prompt (what was left out is told once).
+func TestComposeConcurrent(t *testing.T) {
+	f, _ := sampleHome(t)
+	c := &Composer{Files: f}
+	want, err := c.Compose(context.Background(), sampleTurn())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c = &Composer{Files: f} // nothing kept: each goroutine reads and keeps
+	got := make(chan string, 8)
+	for range 8 {
+		go func() {
+			p, err := c.Compose(context.Background(), sampleTurn())
+			if err != nil {
+				got <- err.Error()
+				return
+			}
+			got <- render(Prompt{Sections: p.Sections})
+		}()
+	}
+	for range 8 {
+		if g, w := <-got, render(Prompt{Sections: want.Sections}); g != w {
+			t.Fatalf("a concurrent compose differs:\n%s", diff(w, g))
+		}
+	}
+}
