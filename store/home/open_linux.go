@@ -2,12 +2,13 @@ package home
 
 import (
 	"errors"
-	"github.com/lnk-dev/link/store"
 	"io/fs"
 	"os"
 	"sync/atomic"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lnk-dev/link/store"
 )
 
 // noOpenat2 is set once openat2(2) is found missing (an old kernel, a

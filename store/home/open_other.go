@@ -3,9 +3,10 @@
 package home
 
 import (
-	"github.com/lnk-dev/link/store"
 	"io/fs"
 	"os"
+
+	"github.com/lnk-dev/link/store"
 )
 
 // open opens name of agent's home for reading through an os.Root.
