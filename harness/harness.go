@@ -135,109 +135,29 @@ type conv struct {
 	folders  *store.Folders
 	answers  *delivery.Answers
 
-	// held is the driver that keeps the conversation while this turn holds
-	// its lease (nil: ask the router, which looks at the folder at each
-	// call). A convert takes the lease before it moves a conversation, so
-	// under the lease the way it is kept can't change.
-	held store.Conversations
-	// kind is how held keeps it (store.KindOf), "" while none is held.
-	kind string
-	// last is the driver that held it last, kept after the lease went:
-	// what a turn reads through once it let the lease go (reader).
-	last store.Conversations
+	pinned *store.Pinned // its driver, pinned while the turn holds the lease
 	// next is the number its next event likely takes, as last written or
 	// read here (0: not known). An append tries it first: a driver
 	// refuses a number that isn't the next, and the append then asks.
 	next atomic.Int64
 }
 
-// keeper is what the conversation's calls go through: its driver while
-// the turn holds its lease, else the router.
-func (c *conv) keeper() store.Conversations {
-	if c.held != nil {
-		return c.held
-	}
-	return c.router
-}
+// keeper is what the conversation's calls go through (store.Pinned).
+func (c *conv) keeper() store.Conversations { return c.pinned.Keeper() }
 
-// reader is what the turn reads the conversation through: its driver
-// while the lease is held, and the one that held it after (a turn's look,
-// once it let the lease go, for a message that joined as it went: should
-// a convert move the conversation in that moment, the look finds nothing
-// new, and a message that did join is the sweep's to answer), else the
-// router.
-func (c *conv) reader() store.Conversations {
-	if c.held == nil && c.last != nil {
-		return c.last
-	}
-	return c.keeper()
-}
+// reader is what the turn reads the conversation through (store.Pinned).
+func (c *conv) reader() store.Conversations { return c.pinned.Reader() }
 
-// lease takes (or renews) the conversation's lease for holder, and, once
-// held, keeps the conversation through the driver that keeps it: the
-// one its folder names, read once, whose lease it takes (a convert takes
-// the lease before it moves a conversation, so under the lease the way
-// it is kept can't change). One not begun yet stays the router's.
+// lease takes (or renews) the conversation's lease for holder, pinning
+// its driver (store.Pinned).
 func (c *conv) lease(ctx context.Context, holder string, ttl time.Duration) error {
-	if c.held != nil {
-		_, err := c.held.Lease(ctx, c.thread, holder, ttl)
-		return err
-	}
-	kind, err := c.kindOf()
-	if err != nil {
-		return err
-	}
-	d := c.drivers[kind]
-	if d == nil {
-		d = c.router // not begun, or no such driver: the router begins it, or says so
-	}
-	if _, err := d.Lease(ctx, c.thread, holder, ttl); err != nil {
-		return err
-	}
-	c.hold(kind)
-	return nil
-}
-
-// kindOf is how the conversation is kept as its folder says, "" for one
-// not begun (store.KindOf).
-func (c *conv) kindOf() (string, error) {
-	dir, err := c.paths.Conversation(c.thread)
-	if err != nil {
-		return "", err
-	}
-	return store.KindOf(dir)
-}
-
-// pin finds, under the lease, the driver that keeps a conversation begun
-// since the lease was taken (by the turn's first event), for the turn's
-// calls to go straight to.
-func (c *conv) pin() error {
-	if c.held != nil {
-		return nil
-	}
-	kind, err := c.kindOf()
-	if err != nil {
-		return err
-	}
-	c.hold(kind)
-	return nil
-}
-
-// hold keeps the conversation through the driver of kind from now on
-// while the lease is held; "" (not begun) or a kind no driver keeps
-// leaves it the router's.
-func (c *conv) hold(kind string) {
-	if d := c.drivers[kind]; kind != "" && d != nil {
-		c.held, c.kind, c.last = d, kind, d
-	}
+	return c.pinned.Lease(ctx, holder, ttl)
 }
 
 // release lets holder's lease go; from then on the router keeps the
 // conversation again.
 func (c *conv) release(ctx context.Context, holder string) error {
-	err := c.keeper().Release(ctx, c.thread, holder)
-	c.held, c.kind = nil, ""
-	return err
+	return c.pinned.Release(ctx, holder)
 }
 
 // saw notes that the conversation's events run at least to seq.
@@ -267,7 +187,7 @@ func (h *Harness) open(ctx context.Context, agent, thread string) (*conv, error)
 	if err != nil {
 		return nil, err
 	}
-	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders, answers: a.answers}, nil
+	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, pinned: r.Pin(thread), drivers: a.drivers, folders: a.folders, answers: a.answers}, nil
 }
 
 // holder names a new turn's lease: this process and the turn's number.

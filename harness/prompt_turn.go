@@ -138,7 +138,7 @@ func (t *turn) store(ctx context.Context, msg store.Event) error {
 	if err != nil {
 		return err
 	}
-	if err := t.c.pin(); err != nil { // begun now, if it wasn't
+	if err := t.c.pinned.Begun(); err != nil { // begun now, if it wasn't
 		return err
 	}
 	t.begun(ev)

@@ -211,7 +211,7 @@ func openIn(a *agentStore, agent, thread string, set Settings, r *store.Router) 
 	if err := contract.CheckThread(thread); err != nil {
 		return nil, err
 	}
-	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, drivers: a.drivers, folders: a.folders, answers: a.answers}, nil
+	return &conv{agent: agent, thread: thread, paths: a.paths, settings: set, router: r, pinned: r.Pin(thread), drivers: a.drivers, folders: a.folders, answers: a.answers}, nil
 }
 
 // finish runs a turn a crash left unfinished, its lease held by holder,

@@ -17,7 +17,7 @@ import (
 // holding it, else the one its folder names, else, for one not begun, the
 // one a new conversation begins with. Nil when the folder keeps them.
 func (c *conv) toolsKeeper() (store.ToolsKeeper, error) {
-	kind := c.kind
+	kind := c.pinned.Kind()
 	if kind == "" {
 		found := false
 		for _, d := range c.drivers {

@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Pinned is one conversation as a turn reaches it through the router.
+// While the turn holds its lease, its calls go straight to the driver
+// that keeps it, found once: a convert takes the lease before it moves a
+// conversation, so under the lease the way it is kept can't change.
+// Without the lease, they go through the router, which looks at the
+// folder at each call. A Pinned is one turn's: not safe for two at once.
+type Pinned struct {
+	r      *Router
+	thread string
+	held   Conversations // the driver while the lease is held, nil else
+	kind   string        // how held keeps it, "" while none is held
+	last   Conversations // the driver that held it last, kept after the lease went
+}
+
+// Pin is thread's conversation through r, for a turn to pin while it
+// holds the lease.
+func (r *Router) Pin(thread string) *Pinned { return &Pinned{r: r, thread: thread} }
+
+// Keeper is what the conversation's calls go through: its driver while
+// the lease is held, else the router.
+func (p *Pinned) Keeper() Conversations {
+	if p.held != nil {
+		return p.held
+	}
+	return p.r
+}
+
+// Reader is what the turn reads the conversation through: its driver
+// while the lease is held, and the one that held it after, else the
+// router. A turn's look once it let the lease go, for a message that
+// joined as it went, reads through the driver that held it: should a
+// convert move the conversation in that moment, the look finds nothing
+// new, and a message that did join is the sweep's to answer.
+func (p *Pinned) Reader() Conversations {
+	if p.held == nil && p.last != nil {
+		return p.last
+	}
+	return p.Keeper()
+}
+
+// Kind is how the conversation is kept while the lease is held, "" while
+// it isn't (or it isn't begun).
+func (p *Pinned) Kind() string { return p.kind }
+
+// Lease takes (or renews) the conversation's lease for holder and, once
+// held, pins the driver that keeps it: the one its folder names, read
+// once, whose lease it takes. One not begun yet stays the router's.
+func (p *Pinned) Lease(ctx context.Context, holder string, ttl time.Duration) error {
+	if p.held != nil {
+		_, err := p.held.Lease(ctx, p.thread, holder, ttl)
+		return err
+	}
+	kind, err := p.folderKind()
+	if err != nil {
+		return err
+	}
+	d := p.r.drivers[kind]
+	if d == nil {
+		d = p.r // not begun, or no such driver: the router begins it, or says so
+	}
+	if _, err := d.Lease(ctx, p.thread, holder, ttl); err != nil {
+		return err
+	}
+	p.hold(kind)
+	return nil
+}
+
+// Begun pins, under the lease, the driver that keeps a conversation
+// begun since the lease was taken (by the turn's first event).
+func (p *Pinned) Begun() error {
+	if p.held != nil {
+		return nil
+	}
+	kind, err := p.folderKind()
+	if err != nil {
+		return err
+	}
+	p.hold(kind)
+	return nil
+}
+
+// Release lets holder's lease go; from then on the router keeps the
+// conversation again.
+func (p *Pinned) Release(ctx context.Context, holder string) error {
+	err := p.Keeper().Release(ctx, p.thread, holder)
+	p.held, p.kind = nil, ""
+	return err
+}
+
+// folderKind is how the conversation is kept as its folder says, "" for
+// one not begun.
+func (p *Pinned) folderKind() (string, error) {
+	dir, err := p.r.paths.Conversation(p.thread)
+	if err != nil {
+		return "", err
+	}
+	return KindOf(dir)
+}
+
+// hold pins the driver of kind while the lease is held; "" (not begun) or
+// a kind no driver keeps leaves the conversation the router's.
+func (p *Pinned) hold(kind string) {
+	if d := p.r.drivers[kind]; kind != "" && d != nil {
+		p.held, p.kind, p.last = d, kind, d
+	}
+}
