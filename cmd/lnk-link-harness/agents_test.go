@@ -321,3 +321,27 @@ func TestAgentsApart(t *testing.T) {
 		}
 	}
 }
+
+// With every agent asleep, the program ends on its own, cleanly; the
+// next message starts it again (docs/agents.md).
+func TestEndsAsleep(t *testing.T) {
+	home := t.TempDir()
+	agents := []*testAgent{
+		{line: agentLine{Name: "alpha", Home: home}, key: []byte("alpha-key-0123456789abcdef")},
+		{line: agentLine{Name: "beta", Home: home}, key: []byte("beta-key-0123456789abcdef0")},
+	}
+	m, _ := startAgents(t, agents, "--sleep-after", "300ms", "--model", "offline")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if got, err := sayAs(ctx, agents[0].url, agents[0].key, "", "telegram:1", "hello"); err != nil || !strings.Contains(got, "hello") {
+		t.Fatalf("answered %q, %v", got, err)
+	}
+	select {
+	case <-m.done:
+	case <-ctx.Done():
+		t.Fatal("still running with every agent asleep")
+	}
+	if _, err := sayAs(ctx, agents[0].url, agents[0].key, "", "telegram:1", "anyone?"); err == nil {
+		t.Fatal("answered once ended")
+	}
+}

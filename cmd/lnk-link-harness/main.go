@@ -19,9 +19,9 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/store"
 )
@@ -72,6 +72,9 @@ type Main struct {
 	// Stdio speaks ACP on Stdin and Stdout for the one agent, in place of
 	// the endpoint (serve --stdio).
 	Stdio bool
+	// SleepAfter, when positive, is how long an agent goes without a
+	// message before it sleeps; with every agent asleep, Run ends.
+	SleepAfter time.Duration
 
 	ready chan struct{} // closed once listening
 	url   string        // the endpoint's address once listening
@@ -119,6 +122,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
 	fs.StringVar(&m.Model, "model", m.Env["LNK_MODEL"], "the agent's model, over its config.json's ($LNK_MODEL); offline for the offline model")
 	fs.BoolVar(&m.Stdio, "stdio", false, "speak ACP on standard input and output for the one agent (an editor's ACP client, or lnk-acp), in place of the endpoint; the key file is then optional")
+	fs.DurationVar(&m.SleepAfter, "sleep-after", 0, "how long an agent goes without a message before it sleeps (its tool sessions and caches let go, its port still served); with every agent asleep the process ends; 0 never")
 	fs.StringVar(&m.AgentsFile, "agents", "", "answer the agents this file names, a JSON line each (name, id, home, port, key_file, env), in place of --agent, --agent-id, --key-file and --port")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -203,26 +207,18 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	// The agent's tools are the MCP servers its environment names
-	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...): this process's, for its one agent.
-	tl, err := mcptools.New(mcptools.Config{
-		Env:    func(string) map[string]string { return m.Env },
-		Paths:  func(agent string) (store.Paths, error) { return store.For(m.Home, agent) },
-		Logger: logger,
-	})
-	if err != nil {
-		return err
-	}
-	defer tl.Close()
+	// ($LNK_MEMORY, $LNK_TOOL_<NAME>...): serve makes them, this process's
+	// for its one agent, and closes them when it sleeps.
 	srv, err := serve.Start(ctx, serve.Config{
-		Home:    m.Home,
-		Agent:   m.Agent,
-		AgentID: m.AgentID,
-		Key:     key,
-		Addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)),
-		Model:   m.Model,
-		Env:     m.Env,
-		Tools:   tl,
-		Logger:  logger,
+		Home:       m.Home,
+		Agent:      m.Agent,
+		AgentID:    m.AgentID,
+		Key:        key,
+		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(m.Port)),
+		Model:      m.Model,
+		Env:        m.Env,
+		Logger:     logger,
+		SleepAfter: m.SleepAfter,
 	})
 	if err != nil {
 		return err
@@ -230,13 +226,20 @@ func (m *Main) Run(ctx context.Context) error {
 	m.url = srv.URL()
 	fmt.Fprintf(m.Stdout, "endpoint %s\n", m.url)
 	close(m.ready)
+	return m.serveUntil(ctx, srv, logger)
+}
 
+// serveUntil serves until ctx ends, an endpoint stops, or every agent is
+// asleep; then it takes no new connection, answers the ones open until
+// their clients close them, and lets the turns still running (callers
+// gone) end.
+func (m *Main) serveUntil(ctx context.Context, srv *serve.Server, logger *slog.Logger) error {
 	select {
 	case <-ctx.Done():
 	case <-srv.Served():
+	case <-srv.AllAsleep():
+		logger.LogAttrs(ctx, slog.LevelInfo, "every agent asleep: ending; the next message starts it again")
 	}
-	// Stop taking connections and answer the ones open, then let the
-	// turns still running (callers gone) end.
 	return srv.Close()
 }
 

@@ -61,11 +61,7 @@ func (m *Main) runAgents(ctx context.Context) error {
 	}
 	m.url = srv.URL()
 	close(m.ready)
-	select {
-	case <-ctx.Done():
-	case <-srv.Served():
-	}
-	return srv.Close()
+	return m.serveUntil(ctx, srv, logger)
 }
 
 // agentConfig is the serve.Config of one agent's line: its ID the line's,
@@ -91,13 +87,14 @@ func (m *Main) agentConfig(a agentLine, logger *slog.Logger) (serve.Config, erro
 	}
 	maps.Copy(env, a.Env)
 	return serve.Config{
-		Home:    a.Home,
-		Agent:   a.Name,
-		AgentID: id,
-		Key:     key,
-		Addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port)),
-		Model:   m.Model,
-		Env:     env,
-		Logger:  logger.With(slog.String("agent", a.Name)),
+		Home:       a.Home,
+		Agent:      a.Name,
+		AgentID:    id,
+		Key:        key,
+		Addr:       net.JoinHostPort("127.0.0.1", strconv.Itoa(a.Port)),
+		Model:      m.Model,
+		Env:        env,
+		Logger:     logger.With(slog.String("agent", a.Name)),
+		SleepAfter: m.SleepAfter,
 	}, nil
 }

@@ -1,28 +1,24 @@
 package main
 
 import (
-	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+	"text/tabwriter"
 	"time"
-
-	"github.com/lnk-dev/link/acp"
 )
 
 func init() {
 	register(command{
 		words:   "measure",
-		summary: "measure Link Harness: per-message overhead (p50, p99) and an idle agent's memory",
+		summary: "measure Link Harness: start, idle memory for 1 to 100 agents, per-message overhead and turns/s, each beside its floor",
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return runMeasure(ctx, args, stdout, stderr)
 		},
@@ -31,108 +27,175 @@ func init() {
 
 const measureUsage = `usage: lnk measure [flags]
 
-Starts Link Harness (lnk-link-harness serve) for one agent on a home of
-its own, with the offline model, which answers at once, and measures:
+Starts Link Harness (lnk-link-harness serve) on a home of its own with the
+offline model, which answers at once, and measures, --runs times, each
+figure the median of its runs:
 
-  per message: from a WebSocket's open (the proof, then the upgrade) to the
-  prompt answered, over --messages messages: the median, the 99th
-  percentile, the mean, messages a second;
-  idle memory: the process's resident memory (VmRSS), the median of
-  --samples samples, once started and after the messages.
+  start to /health: from the process's start to /health answering 200;
+  idle memory (VmRSS) of 1, 10 and 100 agents in one process (serve
+  --agents), and what each agent past the first adds;
+  per message, WebSocket open (dial, proof, upgrade) to its close, the
+  prompt answered between: p50 and p99 of --messages messages, in
+  conversations already begun (warm) and each the first of its own (cold);
+  turns a second with 1, 8 and 64 conversations at once (--turns in all).
 
-Times on a shared machine are noisy: the machine's load is printed beside
-them. Targets: a median under 2 ms, an idle agent under 20 MB.
+Beside each time is its floor, measured in the same run: the same messages
+to lnk measure floor-server, another process answering the contract's proof,
+upgrade and frames at once over bare WebSockets; and the ratio. The machine
+and its load are printed beside them: on a shared machine times are noisy.
 
 flags:
 `
 
-// Targets of Link Harness's measures.
+// Targets (issue #12).
 const (
-	targetP50 = 2 * time.Millisecond
-	targetRSS = 20 << 20
+	targetStart      = 100 * time.Millisecond
+	targetRSS        = 20 << 20
+	targetRSSExtra   = 1 << 20
+	targetRSS100     = 120 << 20
+	targetFloorRatio = 2.5
+	targetTurnsGain  = 4.0
 )
 
-// measureTurnsPerThread is how many messages one conversation gets before
-// the next begins, so each turn reads about as much.
-const measureTurnsPerThread = 32
+// measureOptions are lnk measure's flags.
+type measureOptions struct {
+	bin, lnk, home     string
+	key                []byte
+	keyFile            string
+	messages, turns    int
+	runs, samples      int
+	idle               time.Duration
+	agentCounts, concs []int
+}
 
 func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("lnk measure", measureUsage, stderr)
-	bin := fs.String("harness", "", "the lnk-link-harness program (default: the one on $PATH, else built from this module with go build)")
-	home := fs.String("home", "", "the Link home it runs on (default: a new folder, removed after)")
-	messages := fs.Int("messages", 500, "how many messages to time")
-	samples := fs.Int("samples", 5, "how many samples of memory to take each time")
-	idle := fs.Duration("idle", 6*time.Second, "how long the agent is left idle before its memory is sampled (past the 5 s after which an idle harness gives its free memory back)")
+	var o measureOptions
+	fs.StringVar(&o.bin, "harness", "", "the lnk-link-harness program (default: the one on $PATH, else built from this module with go build)")
+	fs.StringVar(&o.home, "home", "", "the Link home it runs on (default: a new folder, removed after)")
+	fs.IntVar(&o.messages, "messages", 200, "how many messages to time, warm and cold, each run")
+	fs.IntVar(&o.turns, "turns", 256, "how many turns each concurrency runs, each run")
+	fs.IntVar(&o.runs, "runs", 3, "how many runs each figure is the median of")
+	fs.IntVar(&o.samples, "samples", 3, "how many samples of memory to take each time")
+	fs.DurationVar(&o.idle, "idle", 6*time.Second, "how long agents are left idle before their memory is sampled (past the 5 s after which an idle harness gives its free memory back)")
+	counts := fs.String("agents", "1,10,100", "the numbers of agents in one process whose idle memory is measured")
+	concs := fs.String("concurrency", "1,8,64", "the numbers of conversations at once whose turns a second are measured")
+	asJSON := fs.Bool("json", false, "print the figures as JSON")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
-	if fs.NArg() > 0 || *messages < 1 || *samples < 1 || *idle < 0 {
-		fmt.Fprintln(stderr, "lnk measure: --messages and --samples are at least 1, --idle not negative, and it takes no words")
+	var err error
+	if o.agentCounts, err = positiveInts(*counts); err == nil {
+		o.concs, err = positiveInts(*concs)
+	}
+	if err != nil || fs.NArg() > 0 || o.messages < 1 || o.turns < 1 || o.runs < 1 || o.samples < 1 || o.idle < 0 {
+		fmt.Fprintln(stderr, "lnk measure: --messages, --turns, --runs and --samples are at least 1, --idle not negative, --agents and --concurrency lists of numbers from 1, and it takes no words")
 		return 2
 	}
-	if *bin == "" {
-		path, err := findHarness(ctx, stderr)
-		if err != nil {
+	if o.bin == "" {
+		if o.bin, err = findHarness(ctx, stderr); err != nil {
 			fmt.Fprintf(stderr, "lnk measure: %v\n", err)
 			return 1
 		}
-		*bin = path
 	}
-	if *home == "" {
+	if o.lnk, err = os.Executable(); err != nil {
+		fmt.Fprintf(stderr, "lnk measure: find lnk for the floor: %v\n", err)
+		return 1
+	}
+	if o.home == "" {
 		dir, err := os.MkdirTemp("", "lnk-measure-")
 		if err != nil {
 			fmt.Fprintf(stderr, "lnk measure: %v\n", err)
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		*home = dir
+		o.home = dir
 	}
-	m, err := measure(ctx, *bin, *home, *messages, *samples, *idle)
+	o.keyFile = filepath.Join(o.home, "measure.key")
+	if o.key, err = ensureKey(o.keyFile); err != nil {
+		fmt.Fprintf(stderr, "lnk measure: %v\n", err)
+		return 1
+	}
+	r, err := measure(ctx, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "lnk measure: %v\n", err)
 		return 1
 	}
-	m.print(stdout)
+	if *asJSON {
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+		return 0
+	}
+	r.print(stdout)
 	return 0
 }
 
-// measures are what lnk measure found.
-type measures struct {
-	pid                int
-	messages           int
-	p50, p99, mean     time.Duration
-	perSecond          float64
-	rssStart, rssAfter memory // rss -1 when the system doesn't say
-	samples            int
-	loadStart, loadEnd string
-}
-
-func (m measures) print(w io.Writer) {
-	fmt.Fprintf(w, "Link Harness (lnk-link-harness, pid %d), one agent, the offline model answering at once\n", m.pid)
-	fmt.Fprintf(w, "machine: %s/%s, %d CPUs, load %s at the start, %s at the end\n", runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), m.loadStart, m.loadEnd)
-	fmt.Fprintf(w, "per message, WebSocket open to prompt answered (%d messages): p50 %s, p99 %s, mean %s, %.0f messages/s\n",
-		m.messages, msText(m.p50), msText(m.p99), msText(m.mean), m.perSecond)
-	if m.rssStart.rss < 0 {
-		fmt.Fprintln(w, "idle memory of one agent: not measured (the system has no /proc/<pid>/status)")
-	} else {
-		fmt.Fprintf(w, "idle memory of one agent (VmRSS, median of %d): %s started, %s after %d messages\n", m.samples, m.rssStart, m.rssAfter, m.messages)
+// positiveInts reads a comma-separated list of numbers from 1.
+func positiveInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 4096 {
+			return nil, fmt.Errorf("%q is not a number from 1 to 4096", f)
+		}
+		out = append(out, n)
 	}
-	fmt.Fprintf(w, "targets: p50 under %s: %s; idle memory under %s: %s\n", msText(targetP50), yesNo(m.p50 < targetP50), mbText(targetRSS), yesNo(m.rssAfter.rss >= 0 && m.rssAfter.rss < targetRSS && m.rssStart.rss < targetRSS))
+	return out, nil
 }
 
-// memory is a process's resident memory: all of it (VmRSS), its own
-// (RssAnon) and the program's file pages (RssFile), shared by every
-// process running the same program; bytes.
-type memory struct {
-	rss, anon, file int64
+// report is what lnk measure found.
+type report struct {
+	Machine struct {
+		OS        string `json:"os"`
+		Arch      string `json:"arch"`
+		CPUs      int    `json:"cpus"`
+		LoadStart string `json:"load_start"`
+		LoadEnd   string `json:"load_end"`
+	} `json:"machine"`
+	Runs    int      `json:"runs"`
+	Figures []figure `json:"figures"`
 }
 
-func (m memory) String() string {
-	return fmt.Sprintf("%s (%s its own, %s of the program's file, shared)", mbText(m.rss), mbText(m.anon), mbText(m.file))
+// figure is one measure: its value, the median of the runs', and where
+// it has them, its floor in the same runs, the ratio, and its target.
+type figure struct {
+	Name   string   `json:"name"`
+	Unit   string   `json:"unit"` // ms, MB, turns/s
+	Value  float64  `json:"value"`
+	Floor  *float64 `json:"floor,omitempty"`
+	Ratio  *float64 `json:"ratio,omitempty"`
+	Target string   `json:"target,omitempty"`
+	Met    *bool    `json:"met,omitempty"`
 }
 
-func msText(d time.Duration) string { return strconv.FormatFloat(float64(d)/1e6, 'f', 2, 64) + " ms" }
-func mbText(b int64) string         { return strconv.FormatFloat(float64(b)/(1<<20), 'f', 1, 64) + " MB" }
+func (r report) print(w io.Writer) {
+	fmt.Fprintf(w, "Link Harness (lnk-link-harness), the offline model answering at once; each figure the median of %d runs\n", r.Runs)
+	fmt.Fprintf(w, "machine: %s/%s, %d CPUs, load %s at the start, %s at the end\n\n", r.Machine.OS, r.Machine.Arch, r.Machine.CPUs, r.Machine.LoadStart, r.Machine.LoadEnd)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "what\tharness\tfloor\tratio\ttarget\tmet")
+	for _, f := range r.Figures {
+		floor, ratio, met := "", "", ""
+		if f.Floor != nil {
+			floor = number(*f.Floor, f.Unit)
+		}
+		if f.Ratio != nil {
+			ratio = strconv.FormatFloat(*f.Ratio, 'f', 2, 64) + "×"
+		}
+		if f.Met != nil {
+			met = yesNo(*f.Met)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", f.Name, number(f.Value, f.Unit), floor, ratio, f.Target, met)
+	}
+	tw.Flush()
+}
+
+func number(v float64, unit string) string {
+	prec := 2
+	if unit == "turns/s" {
+		prec = 0
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64) + " " + unit
+}
 
 func yesNo(ok bool) string {
 	if ok {
@@ -167,95 +230,8 @@ func findHarness(ctx context.Context, stderr io.Writer) (string, error) {
 	return bin, nil
 }
 
-// measure runs the harness at bin on home and measures it.
-func measure(ctx context.Context, bin, home string, messages, samples int, idle time.Duration) (measures, error) {
-	m := measures{messages: messages, samples: samples, loadStart: loadAvg()}
-	key, err := ensureKey(filepath.Join(home, "measure.key"))
-	if err != nil {
-		return m, err
-	}
-	cmd := exec.CommandContext(ctx, bin, "serve", "--home", home, "--port", "0", "--key-file", filepath.Join(home, "measure.key"), "--model", "offline")
-	cmd.Env = measureEnv()
-	var errOut strings.Builder
-	cmd.Stderr = &errOut
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return m, err
-	}
-	if err := cmd.Start(); err != nil {
-		return m, fmt.Errorf("start %s: %w", bin, err)
-	}
-	m.pid = cmd.Process.Pid
-	exited := make(chan struct{})
-	line := make(chan string, 1)
-	go func() {
-		defer close(exited)
-		sc := bufio.NewScanner(out)
-		if sc.Scan() {
-			line <- sc.Text()
-		}
-		close(line)
-		io.Copy(io.Discard, out)
-		cmd.Wait()
-	}()
-	stop := func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(10 * time.Second):
-			cmd.Process.Kill()
-			<-exited
-		}
-	}
-	defer stop()
-	var url string
-	select {
-	case l, ok := <-line:
-		if !ok || !strings.HasPrefix(l, "endpoint ") {
-			return m, fmt.Errorf("%s said %q: %s", bin, l, errOut.String())
-		}
-		url = strings.TrimPrefix(l, "endpoint ")
-	case <-time.After(30 * time.Second):
-		return m, fmt.Errorf("%s didn't listen", bin)
-	}
-	a := &agentConn{url: url, key: key, agent: "main"}
-
-	if m.rssStart, err = idleRSS(ctx, m.pid, samples, idle); err != nil {
-		return m, err
-	}
-	// A few messages first, so what's made once is made.
-	for i := range 5 {
-		if _, err := timeMessage(ctx, a, "link:warm", i); err != nil {
-			return m, err
-		}
-	}
-	times := make([]time.Duration, 0, messages)
-	began := time.Now()
-	for i := range messages {
-		d, err := timeMessage(ctx, a, "link:measure-"+strconv.Itoa(i/measureTurnsPerThread), i)
-		if err != nil {
-			return m, err
-		}
-		times = append(times, d)
-	}
-	total := time.Since(began)
-	slices.Sort(times)
-	var sum time.Duration
-	for _, d := range times {
-		sum += d
-	}
-	m.p50, m.p99 = nearestRank(times, 50), nearestRank(times, 99)
-	m.mean = sum / time.Duration(len(times))
-	m.perSecond = float64(len(times)) / total.Seconds()
-	if m.rssAfter, err = idleRSS(ctx, m.pid, samples, idle); err != nil {
-		return m, err
-	}
-	m.loadEnd = loadAvg()
-	return m, nil
-}
-
-// measureEnv is the harness's environment: this one's without a provider
-// key or Link's own variables, so it runs the offline model alone.
+// measureEnv is the programs' environment: this one's without a provider
+// key or Link's own variables, so the harness runs the offline model alone.
 func measureEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
@@ -266,131 +242,4 @@ func measureEnv() []string {
 		env = append(env, kv)
 	}
 	return env
-}
-
-// timeMessage sends one message as a bridge does and times it, from the
-// connection's open to the prompt answered.
-func timeMessage(ctx context.Context, a *agentConn, thread string, i int) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	start := time.Now()
-	conn, err := a.dial(ctx, 0)
-	if err != nil {
-		return 0, err
-	}
-	c := acp.NewClient(ctx, conn, nil)
-	defer c.Close()
-	if _, err := c.Initialize(ctx); err != nil {
-		return 0, err
-	}
-	if err := c.Resume(ctx, thread); err != nil {
-		return 0, err
-	}
-	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "message " + strconv.Itoa(i)}}, nil); err != nil {
-		return 0, fmt.Errorf("message %d: %w", i, err)
-	}
-	return time.Since(start), nil
-}
-
-// idleRSS waits idle, then samples pid's memory samples times and gives
-// the median of each measure; rss -1 when the system doesn't say.
-func idleRSS(ctx context.Context, pid, samples int, idle time.Duration) (memory, error) {
-	if err := sleepCtx(ctx, idle); err != nil {
-		return memory{}, err
-	}
-	var rss, anon, file []int64
-	for i := range samples {
-		if i > 0 {
-			if err := sleepCtx(ctx, 200*time.Millisecond); err != nil {
-				return memory{}, err
-			}
-		}
-		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-		if errors.Is(err, os.ErrNotExist) && i == 0 && runtime.GOOS != "linux" {
-			return memory{rss: -1}, nil
-		}
-		if err != nil {
-			return memory{}, fmt.Errorf("read the harness's memory: %w", err)
-		}
-		m, err := parseStatus(b)
-		if err != nil {
-			return memory{}, err
-		}
-		rss, anon, file = append(rss, m.rss), append(anon, m.anon), append(file, m.file)
-	}
-	return memory{rss: median(rss), anon: median(anon), file: median(file)}, nil
-}
-
-func median(v []int64) int64 {
-	slices.Sort(v)
-	return v[len(v)/2]
-}
-
-// parseStatus reads VmRSS, RssAnon and RssFile from /proc/<pid>/status,
-// in bytes; VmRSS is needed, the others are 0 when absent.
-func parseStatus(status []byte) (memory, error) {
-	var m memory
-	seen := false
-	for _, l := range strings.Split(string(status), "\n") {
-		name, rest, ok := strings.Cut(l, ":")
-		var into *int64
-		switch name {
-		case "VmRSS":
-			into, seen = &m.rss, true
-		case "RssAnon":
-			into = &m.anon
-		case "RssFile":
-			into = &m.file
-		}
-		if !ok || into == nil {
-			continue
-		}
-		f := strings.Fields(rest)
-		if len(f) != 2 || f[1] != "kB" {
-			return m, fmt.Errorf("read %s: %q is not a size in kB", name, strings.TrimSpace(rest))
-		}
-		kb, err := strconv.ParseInt(f[0], 10, 64)
-		if err != nil || kb < 0 || kb > 1<<40 {
-			return m, fmt.Errorf("read %s: %q is not a size in kB", name, f[0])
-		}
-		*into = kb << 10
-	}
-	if !seen {
-		return m, errors.New("read VmRSS: the status has none")
-	}
-	return m, nil
-}
-
-// nearestRank is the pth percentile of sorted, by nearest rank.
-func nearestRank(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p + 99) / 100
-	return sorted[max(0, min(len(sorted)-1, i-1))]
-}
-
-// loadAvg is the machine's load average over 1, 5 and 15 minutes, or
-// "unknown".
-func loadAvg() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

@@ -1,18 +1,34 @@
 package main
 
 import (
+	"context"
+	"encoding/json"
+	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
-	"strconv"
+	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
 
-// lnk measure runs the real program and prints its per-message times and
-// its idle memory, each plausible.
+// TestMain runs lnk's command line when lnk measure starts this test
+// binary as lnk (its floor server).
+func TestMain(m *testing.M) {
+	if os.Getenv(envMeasureRunLnk) != "" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+		code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+		stop()
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}
+
+// lnk measure runs the real program and its floor, and prints each
+// figure, plausible, as a table and as JSON.
 func TestMeasure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real program")
@@ -26,35 +42,54 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("build: %v: %s", err, out)
 	}
 	var out, errb safeBuffer
-	code := runMeasure(t.Context(), []string{"--harness", bin, "--home", t.TempDir(), "--messages", "40", "--samples", "2", "--idle", "100ms"}, &out, &errb)
-	if code != 0 {
+	args := []string{"--harness", bin, "--home", t.TempDir(), "--messages", "10", "--turns", "8", "--runs", "1", "--samples", "1", "--idle", "10ms", "--agents", "1,3", "--concurrency", "1,4", "--json"}
+	if code := runMeasure(t.Context(), args, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	got := out.String()
-	m := regexp.MustCompile(`\((\d+) messages\): p50 ([\d.]+) ms, p99 ([\d.]+) ms, mean ([\d.]+) ms, (\d+) messages/s`).FindStringSubmatch(got)
-	if m == nil || m[1] != "40" {
-		t.Fatalf("no times in %q", got)
+	var r report
+	if err := json.Unmarshal([]byte(out.String()), &r); err != nil {
+		t.Fatalf("%v: %s", err, out.String())
 	}
-	p50, _ := strconv.ParseFloat(m[2], 64)
-	p99, _ := strconv.ParseFloat(m[3], 64)
-	if p50 <= 0 || p99 < p50 || p99 > 5000 {
-		t.Fatalf("p50 %v ms, p99 %v ms", p50, p99)
+	got := map[string]figure{}
+	var names []string
+	for _, f := range r.Figures {
+		got[f.Name] = f
+		names = append(names, f.Name)
+	}
+	want := []string{"start to /health", "per message, warm, p50", "per message, warm, p99", "per message, cold, p50", "per message, cold, p99", "turns/s, 1 at once", "turns/s, 4 at once", "idle RSS, 1 agents", "idle RSS, 3 agents", "idle RSS per agent past the first", "turns/s, 4 at once over 1 at once"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("figures %q, want %q", names, want)
+	}
+	for _, name := range want[:7] {
+		f := got[name]
+		if f.Value <= 0 || f.Floor == nil || *f.Floor <= 0 || f.Ratio == nil || *f.Ratio <= 0 {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	if f := got["per message, warm, p50"]; f.Value > 5000 || f.Target != "≤ 2.5× floor" || f.Met == nil || *f.Met != (*f.Ratio <= 2.5) {
+		t.Errorf("warm p50: %+v", f)
+	}
+	if f := got["start to /health"]; f.Value > 60000 || f.Target != "< 100 ms" || f.Met == nil {
+		t.Errorf("start: %+v", f)
 	}
 	if runtime.GOOS == "linux" {
-		r := regexp.MustCompile(`VmRSS, median of 2\): ([\d.]+) MB \(([\d.]+) MB its own`).FindStringSubmatch(got)
-		if r == nil {
-			t.Fatalf("no memory in %q", got)
-		}
-		rss, _ := strconv.ParseFloat(r[1], 64)
-		own, _ := strconv.ParseFloat(r[2], 64)
-		if rss < 1 || rss > 1024 || own <= 0 || own > rss {
-			t.Fatalf("rss %v MB, its own %v MB", rss, own)
+		one, three := got["idle RSS, 1 agents"], got["idle RSS, 3 agents"]
+		if one.Value < 1 || one.Value > 1024 || three.Value < one.Value/2 || one.Met == nil {
+			t.Errorf("memory: %+v, %+v", one, three)
 		}
 	}
-	if !strings.Contains(got, "load ") || !strings.Contains(got, "targets: p50 under 2.00 ms: ") {
-		t.Fatalf("printed %q", got)
+	if r.Runs != 1 || r.Machine.CPUs < 1 || r.Machine.LoadStart == "" {
+		t.Errorf("machine %+v", r.Machine)
 	}
-	for _, bad := range [][]string{{"--messages", "0"}, {"words"}, {"--idle", "-1s"}} {
+	// The table prints the same figures.
+	out = safeBuffer{}
+	r.print(&out)
+	for _, s := range []string{"what", "harness", "floor", "ratio", "start to /health", "idle RSS per agent past the first", "load "} {
+		if !strings.Contains(out.String(), s) {
+			t.Errorf("the table has no %q: %s", s, out.String())
+		}
+	}
+	for _, bad := range [][]string{{"--messages", "0"}, {"words"}, {"--idle", "-1s"}, {"--agents", "0"}, {"--concurrency", "x"}} {
 		if code := runMeasure(t.Context(), bad, &out, &errb); code != 2 {
 			t.Errorf("%q: exit %d", bad, code)
 		}

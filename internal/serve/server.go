@@ -54,6 +54,11 @@ type Config struct {
 	// Edit, when not nil, changes the harness's config before it is made:
 	// for tests and measures (a model that answers at once).
 	Edit func(*harness.Config)
+	// SleepAfter, when positive, is how long the agent goes without a
+	// connection before it sleeps: its harness and the tools made for it
+	// are closed (no tool session, no cache), its port still served, and
+	// the next connection wakes it (docs/agents.md); 0 never sleeps.
+	SleepAfter time.Duration
 }
 
 // EnvLeaseTTL names the environment's lease time (Config.LeaseTTL).
@@ -71,16 +76,10 @@ type Server struct {
 
 	once sync.Once
 	cerr error
-}
 
-// served is one agent as its Server serves it.
-type served struct {
-	name, id string
-	h        *harness.Harness
-	tools    *mcptools.Tools // the tools Start made, closed with it
-	srv      *endpoint.Server
-	url      string
-	done     chan struct{} // closed once srv stopped serving
+	amu       sync.Mutex
+	asleep    int           // agents asleep now
+	allAsleep chan struct{} // closed the first time every agent is asleep at once
 }
 
 // Start makes the harness, listens, serves its endpoint and begins
@@ -98,21 +97,21 @@ func StartAll(ctx context.Context, cfgs []Config) (*Server, error) {
 	if len(cfgs) == 0 {
 		return nil, errors.New("serve: no agents")
 	}
-	s := &Server{served: make(chan struct{})}
+	s := &Server{served: make(chan struct{}), allAsleep: make(chan struct{})}
 	fail := func(err error) (*Server, error) {
 		s.closeHarnesses()
 		return nil, err
 	}
 	routes := make([]endpoint.Agent, 0, len(cfgs))
-	handlers := make(map[agentKey]endpoint.AgentHandler, len(cfgs))
+	handlers := make(map[agentKey]*served, len(cfgs))
 	for i := range cfgs {
-		a, err := newServed(&cfgs[i])
+		a, err := newServed(cfgs[i], s.slept)
 		if err != nil {
 			return fail(err)
 		}
 		s.agents = append(s.agents, a)
 		routes = append(routes, endpoint.Agent{Name: a.name, ID: a.id, Key: cfgs[i].Key})
-		handlers[agentKey{a.name, a.id}] = endpoint.AgentHandler{Agent: a.h, Logger: cfgs[i].Logger}
+		handlers[agentKey{a.name, a.id}] = a
 	}
 	lns := make([]net.Listener, 0, len(cfgs))
 	closeLns := func() {
@@ -150,14 +149,14 @@ func StartAll(ctx context.Context, cfgs []Config) (*Server, error) {
 		}()
 	}
 	for _, a := range s.agents {
-		a.h.Start(a.name)
+		a.start()
 	}
 	return s, nil
 }
 
 // newServed makes one agent's harness (and its tools, when cfg names
-// none), filling cfg's defaults.
-func newServed(cfg *Config) (*served, error) {
+// none), filling cfg's defaults; slept is told each time it sleeps.
+func newServed(cfg Config, slept func(woke bool)) (*served, error) {
 	if cfg.Agent == "" {
 		cfg.Agent = contract.DefaultAgent
 	}
@@ -177,6 +176,16 @@ func newServed(cfg *Config) (*served, error) {
 		}
 		cfg.LeaseTTL = d
 	}
+	a := &served{name: cfg.Agent, id: cfg.AgentID, cfg: cfg, slept: slept}
+	if err := a.wake(); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// newHarness makes the agent's harness, and its tools when cfg names
+// none (returned to be closed with it).
+func newHarness(cfg Config) (*harness.Harness, *mcptools.Tools, error) {
 	var own *mcptools.Tools
 	if cfg.Tools == nil {
 		env := cfg.Env
@@ -187,7 +196,7 @@ func newServed(cfg *Config) (*served, error) {
 			Logger: cfg.Logger,
 		})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		own, cfg.Tools = t, t
 	}
@@ -216,9 +225,9 @@ func newServed(cfg *Config) (*served, error) {
 	h, err := harness.New(hc)
 	if err != nil {
 		closeTools(own)
-		return nil, err
+		return nil, nil, err
 	}
-	return &served{name: cfg.Agent, id: cfg.AgentID, h: h, tools: own}, nil
+	return h, own, nil
 }
 
 // agentKey is an agent as the endpoint routes it: its name and ID.
@@ -228,17 +237,17 @@ type agentKey struct{ name, id string }
 // the agent the endpoint routed it to (having checked that agent's key),
 // and its health is the port's own agent's.
 type dispatch struct {
-	own endpoint.AgentHandler
-	all map[agentKey]endpoint.AgentHandler
+	own *served
+	all map[agentKey]*served
 }
 
 // ServeACP serves the connection by the routed agent's harness alone.
 func (d dispatch) ServeACP(ctx context.Context, req endpoint.Request, f acp.Framer) {
-	h, ok := d.all[agentKey{req.Agent, req.AgentID}]
+	a, ok := d.all[agentKey{req.Agent, req.AgentID}]
 	if !ok {
 		return // the endpoint routes only to the agents it was given
 	}
-	h.ServeACP(ctx, req, f)
+	a.ServeACP(ctx, req, f)
 }
 
 // Health is the port's own agent's.
@@ -257,8 +266,13 @@ func (s *Server) URLOf(agent string) string {
 	return ""
 }
 
-// Harness is the (first) agent's harness.
-func (s *Server) Harness() *harness.Harness { return s.agents[0].h }
+// Harness is the (first) agent's harness, nil while it sleeps.
+func (s *Server) Harness() *harness.Harness {
+	a := s.agents[0]
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.h
+}
 
 // Served is closed if an endpoint stops serving before Close.
 func (s *Server) Served() <-chan struct{} { return s.served }
@@ -289,12 +303,19 @@ func (s *Server) Close() error {
 	return s.cerr
 }
 
-// closeHarnesses closes each agent's harness and the tools made for it.
+// closeHarnesses closes each agent's harness and the tools made for it,
+// at once.
 func (s *Server) closeHarnesses() error {
-	var errs []error
-	for _, a := range s.agents {
-		errs = append(errs, a.h.Close(), closeTools(a.tools))
+	errs := make([]error, len(s.agents))
+	var wg sync.WaitGroup
+	for i, a := range s.agents {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = a.close()
+		}()
 	}
+	wg.Wait()
 	return errors.Join(errs...)
 }
 

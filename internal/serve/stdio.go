@@ -15,11 +15,11 @@ import (
 // ended (or ctx has) and every turn it began has ended; cfg.Addr and the
 // endpoint are not used.
 func ServeStdio(ctx context.Context, cfg Config, r io.Reader, w io.Writer) error {
-	a, err := newServed(&cfg)
+	a, err := newServed(cfg, func(bool) {})
 	if err != nil {
 		return err
 	}
-	a.h.Start(a.name)
+	a.start()
 	serr := acp.Serve(ctx, acp.NewStdio(r, w, 0), a.name, nil, a.h)
-	return errors.Join(serr, a.h.Close(), closeTools(a.tools))
+	return errors.Join(serr, a.close())
 }

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+)
+
+// measureTurnsPerThread is how many messages a warm conversation gets
+// before the next begins, so each turn reads about as much.
+const measureTurnsPerThread = 32
+
+// timeMessage sends one message as a bridge does and times it: the
+// connection's open (dial, proof, upgrade), its frames, the prompt
+// answered, and the connection's close.
+func timeMessage(ctx context.Context, a *agentConn, thread string, i int) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	start := time.Now()
+	conn, err := a.dial(ctx, 0)
+	if err != nil {
+		return 0, err
+	}
+	c := acp.NewClient(ctx, conn, nil)
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		return 0, err
+	}
+	if err := c.Resume(ctx, thread); err != nil {
+		return 0, err
+	}
+	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "message " + strconv.Itoa(i)}}, nil); err != nil {
+		return 0, fmt.Errorf("message %d: %w", i, err)
+	}
+	c.Close()
+	return time.Since(start), nil
+}
+
+// percentiles are a series' p50 and p99.
+type percentiles struct{ p50, p99 time.Duration }
+
+// warmMessages times n messages to conversations already begun (each
+// one's first message not timed), measureTurnsPerThread each; name keeps
+// this run's threads apart from another's.
+func warmMessages(ctx context.Context, a *agentConn, name string, n int) (percentiles, error) {
+	times := make([]time.Duration, 0, n)
+	for i := 0; len(times) < n; i++ {
+		thread := "link:warm-" + name + "-" + strconv.Itoa(i/(measureTurnsPerThread+1))
+		d, err := timeMessage(ctx, a, thread, i)
+		if err != nil {
+			return percentiles{}, err
+		}
+		if i%(measureTurnsPerThread+1) != 0 {
+			times = append(times, d)
+		}
+	}
+	return percentilesOf(times), nil
+}
+
+// coldMessages times n messages, each the first of its conversation.
+func coldMessages(ctx context.Context, a *agentConn, name string, n int) (percentiles, error) {
+	times := make([]time.Duration, 0, n)
+	for i := range n {
+		d, err := timeMessage(ctx, a, "link:cold-"+name+"-"+strconv.Itoa(i), i)
+		if err != nil {
+			return percentiles{}, err
+		}
+		times = append(times, d)
+	}
+	return percentilesOf(times), nil
+}
+
+func percentilesOf(times []time.Duration) percentiles {
+	slices.Sort(times)
+	return percentiles{nearestRank(times, 50), nearestRank(times, 99)}
+}
+
+// turnsPerSecond runs conc conversations at once, each sending its
+// messages one after another, turns messages in all (at least 2 each),
+// and gives the turns answered a second.
+func turnsPerSecond(ctx context.Context, a *agentConn, name string, conc, turns int) (float64, error) {
+	each := max(2, turns/conc)
+	var wg sync.WaitGroup
+	errs := make([]error, conc)
+	began := time.Now()
+	for g := range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			thread := "link:conc-" + name + "-" + strconv.Itoa(conc) + "-" + strconv.Itoa(g)
+			for i := range each {
+				if _, err := timeMessage(ctx, a, thread, i); err != nil {
+					errs[g] = err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(began)
+	for _, err := range errs {
+		if err != nil {
+			return 0, err
+		}
+	}
+	return float64(conc*each) / elapsed.Seconds(), nil
+}
+
+// nearestRank is the pth percentile of sorted, by nearest rank.
+func nearestRank(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p + 99) / 100
+	return sorted[max(0, min(len(sorted)-1, i-1))]
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// runSamples are each figure's values, one a run, for the harness and
+// for its floor.
+type runSamples struct {
+	order         []string
+	harness, base map[string][]float64
+	units         map[string]string
+}
+
+func (s *runSamples) add(name, unit string, harness float64, floor *float64) {
+	if _, ok := s.units[name]; !ok {
+		s.order = append(s.order, name)
+		s.units[name] = unit
+	}
+	s.harness[name] = append(s.harness[name], harness)
+	if floor != nil {
+		s.base[name] = append(s.base[name], *floor)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+func mb(b int64) float64         { return float64(b) / (1 << 20) }
+func ptr(v float64) *float64     { return &v }
+
+// measure runs o.runs runs and gives each figure's median, with its
+// floor, ratio and target.
+func measure(ctx context.Context, o measureOptions) (report, error) {
+	var r report
+	r.Machine.OS, r.Machine.Arch, r.Machine.CPUs = runtime.GOOS, runtime.GOARCH, runtime.NumCPU()
+	r.Machine.LoadStart = loadAvg()
+	r.Runs = o.runs
+	s := &runSamples{harness: map[string][]float64{}, base: map[string][]float64{}, units: map[string]string{}}
+	for run := range o.runs {
+		if err := measureRun(ctx, o, strconv.Itoa(run), s); err != nil {
+			return r, err
+		}
+	}
+	r.Machine.LoadEnd = loadAvg()
+	values := map[string]float64{}
+	for _, name := range s.order {
+		f := figure{Name: name, Unit: s.units[name], Value: median(s.harness[name])}
+		values[name] = f.Value
+		if b := s.base[name]; len(b) > 0 {
+			f.Floor = ptr(median(b))
+			if *f.Floor > 0 {
+				f.Ratio = ptr(f.Value / *f.Floor)
+			}
+		}
+		r.Figures = append(r.Figures, f)
+	}
+	r.Figures = append(r.Figures, derived(o, values)...)
+	for i := range r.Figures {
+		setTarget(&r.Figures[i], values)
+	}
+	return r, nil
+}
+
+// Names of the figures.
+const (
+	figStart = "start to /health"
+	figWarm  = "per message, warm, "
+	figCold  = "per message, cold, "
+	figTurns = "turns/s, %d at once"
+	figRSS   = "idle RSS, %d agents"
+	figExtra = "idle RSS per agent past the first"
+	figGain  = "turns/s, %d at once over 1 at once"
+)
+
+// derived are the figures made of others: memory per agent past the
+// first, and the gain of turns/s with conversations at once.
+func derived(o measureOptions, v map[string]float64) []figure {
+	var out []figure
+	lo, hi := o.agentCounts[0], o.agentCounts[len(o.agentCounts)-1]
+	if hi > lo {
+		out = append(out, figure{Name: figExtra, Unit: "MB", Value: (v[fmt.Sprintf(figRSS, hi)] - v[fmt.Sprintf(figRSS, lo)]) / float64(hi-lo)})
+	}
+	one := v[fmt.Sprintf(figTurns, o.concs[0])]
+	if last := o.concs[len(o.concs)-1]; last > o.concs[0] && one > 0 {
+		out = append(out, figure{Name: fmt.Sprintf(figGain, last), Unit: "×", Value: v[fmt.Sprintf(figTurns, last)] / one})
+	}
+	return out
+}
+
+// setTarget names f's target and whether it is met, where it has one.
+func setTarget(f *figure, v map[string]float64) {
+	met := func(target string, ok bool) { f.Target, f.Met = target, &ok }
+	switch {
+	case f.Name == figStart:
+		met("< 100 ms", f.Value < ms(targetStart))
+	case f.Name == fmt.Sprintf(figRSS, 1):
+		met("< 20 MB", f.Value < mb(targetRSS))
+	case f.Name == fmt.Sprintf(figRSS, 100):
+		met("< 120 MB", f.Value < mb(targetRSS100))
+	case f.Name == figExtra:
+		met("< 1 MB", f.Value < mb(targetRSSExtra))
+	case strings.HasSuffix(f.Name, "p50") && f.Ratio != nil:
+		met("≤ 2.5× floor", *f.Ratio <= targetFloorRatio)
+	case f.Name == fmt.Sprintf(figGain, 64):
+		met("≥ 4×", f.Value >= targetTurnsGain)
+	}
+}
+
+// measureRun is one run: the floor's figures, then the harness's, then
+// the memory of each number of agents.
+func measureRun(ctx context.Context, o measureOptions, run string, s *runSamples) error {
+	floor, err := measureServer(ctx, o, run, true)
+	if err != nil {
+		return fmt.Errorf("the floor: %w", err)
+	}
+	h, err := measureServer(ctx, o, run, false)
+	if err != nil {
+		return err
+	}
+	for i, name := range h.order {
+		s.add(name, h.units[name], h.values[i], ptr(floor.values[i]))
+	}
+	for _, n := range o.agentCounts {
+		m, err := agentsRSS(ctx, o, run, n)
+		if err != nil {
+			return fmt.Errorf("%d agents: %w", n, err)
+		}
+		s.add(fmt.Sprintf(figRSS, n), "MB", mb(m.rss), nil)
+	}
+	return nil
+}
+
+// serverFigures are one server's figures of a run, in order.
+type serverFigures struct {
+	order  []string
+	units  map[string]string
+	values []float64
+}
+
+func (f *serverFigures) add(name, unit string, v float64) {
+	f.order, f.values = append(f.order, name), append(f.values, v)
+	f.units[name] = unit
+}
+
+// measureServer starts the harness for one agent (or the floor), times
+// its start to /health, and its messages.
+func measureServer(ctx context.Context, o measureOptions, run string, floor bool) (serverFigures, error) {
+	f := serverFigures{units: map[string]string{}}
+	port, err := freePort()
+	if err != nil {
+		return f, err
+	}
+	bin, args, env := o.bin, []string{"serve", "--home", o.home, "--port", strconv.Itoa(port), "--key-file", o.keyFile, "--model", "offline"}, measureEnv()
+	if floor {
+		bin, args, env = o.lnk, []string{"measure", "floor-server", "--key-file", o.keyFile, "--port", strconv.Itoa(port)}, append(env, envMeasureRunLnk+"=1")
+	}
+	p, d, err := startToHealth(ctx, bin, args, env, port)
+	if err != nil {
+		return f, err
+	}
+	defer p.stop()
+	f.add(figStart, "ms", ms(d))
+	a := &agentConn{url: "http://127.0.0.1:" + strconv.Itoa(port) + "/acp", key: o.key, agent: "main"}
+	// A few messages first, so what's made once is made.
+	for i := range 5 {
+		if _, err := timeMessage(ctx, a, "link:first-"+run, i); err != nil {
+			return f, err
+		}
+	}
+	warm, err := warmMessages(ctx, a, run, o.messages)
+	if err != nil {
+		return f, err
+	}
+	cold, err := coldMessages(ctx, a, run, o.messages)
+	if err != nil {
+		return f, err
+	}
+	f.add(figWarm+"p50", "ms", ms(warm.p50))
+	f.add(figWarm+"p99", "ms", ms(warm.p99))
+	f.add(figCold+"p50", "ms", ms(cold.p50))
+	f.add(figCold+"p99", "ms", ms(cold.p99))
+	for _, c := range o.concs {
+		tps, err := turnsPerSecond(ctx, a, run, c, o.turns)
+		if err != nil {
+			return f, err
+		}
+		f.add(fmt.Sprintf(figTurns, c), "turns/s", tps)
+	}
+	return f, nil
+}
+
+// agentsRSS starts one process answering n agents (serve --agents, each
+// on a free port), leaves it idle, and samples its memory.
+func agentsRSS(ctx context.Context, o measureOptions, run string, n int) (memory, error) {
+	var file strings.Builder
+	for i := range n {
+		b, _ := json.Marshal(map[string]any{"name": "agent-" + strconv.Itoa(i), "home": o.home, "port": 0, "key_file": o.keyFile})
+		file.Write(append(b, '\n'))
+	}
+	path := filepath.Join(o.home, "agents-"+run+"-"+strconv.Itoa(n))
+	if err := os.WriteFile(path, []byte(file.String()), 0o600); err != nil {
+		return memory{}, err
+	}
+	p, err := startProc(ctx, o.bin, []string{"serve", "--agents", path, "--model", "offline"}, measureEnv())
+	if err != nil {
+		return memory{}, err
+	}
+	defer p.stop()
+	if _, err := p.waitLines(ctx, n, "endpoint "); err != nil {
+		return memory{}, err
+	}
+	return idleRSS(ctx, p.pid(), o.samples, o.idle)
+}
+
+// envMeasureRunLnk, set, makes a test binary run lnk's command line, so
+// lnk measure run as a test starts the floor from it.
+const envMeasureRunLnk = "LNK_MEASURE_RUN_LNK"
