@@ -105,7 +105,7 @@ func (h *Harness) prepare(ctx context.Context, p acp.Prompt) (*conv, *command, e
 		return nil, nil, err
 	}
 	if p.Link.Tools == nil && p.Tools == nil {
-		if _, err := c.readTools(ctx); err != nil { // tools_keep.go
+		if _, err := c.readTools(ctx); err != nil { // tools_narrowed.go
 			return nil, nil, err
 		}
 	}

@@ -302,7 +302,7 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 // the agent's the round offers, once a round: its calls are made from
 // what it offered.
 func (t *turn) offer(ctx context.Context) error {
-	narrowed, err := t.c.readTools(ctx) // tools_keep.go
+	narrowed, err := t.c.readTools(ctx) // tools_narrowed.go
 	if err != nil {
 		return err
 	}
