@@ -301,6 +301,8 @@ type testTools struct {
 	made  map[string]int
 	names []string
 	gate  chan struct{} // when not nil, each call waits for it
+	// onCall, when not nil, is told of each call before it is answered.
+	onCall func(model.ToolCall)
 }
 
 func newTestTools() *testTools {
@@ -320,8 +322,11 @@ func (tt *testTools) Offer(ctx context.Context, agent string, narrowed *[]string
 func (tt *testTools) Call(ctx context.Context, agent string, call model.ToolCall, meta CallMeta) (string, bool) {
 	tt.mu.Lock()
 	tt.made[call.ID]++
-	gate := tt.gate
+	gate, onCall := tt.gate, tt.onCall
 	tt.mu.Unlock()
+	if onCall != nil {
+		onCall(call)
+	}
 	if gate != nil {
 		select {
 		case <-gate:

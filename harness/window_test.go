@@ -350,6 +350,13 @@ func TestSaveNotes(t *testing.T) {
 	set.SaveNotes = true
 	r := winRig(t, w, set)
 	r.tools.names = append(r.tools.names, "memory__remember")
+	notes := filepath.Join(r.home, "agents", testAgent, "memory", "notes.md")
+	r.tools.onCall = func(c model.ToolCall) { // memory__remember, as Link Memory writes it
+		if c.Name == "memory__remember" {
+			os.MkdirAll(filepath.Dir(notes), 0o755)
+			os.WriteFile(notes, []byte("2026-12-01: likes tea\n"), 0o644)
+		}
+	}
 	const thread = "telegram:54"
 	r.talk(thread, 0, 8)
 	var sum *store.Event
@@ -377,6 +384,28 @@ func TestSaveNotes(t *testing.T) {
 	}
 	if !strings.Contains(msgJSON(t, ask.Messages), "memory__remember") || len(ask.Tools) != len(r.tools.names) {
 		t.Fatalf("the ask doesn't ask for notes, or its tools aren't all offered (%d)", len(ask.Tools))
+	}
+	// The note saved is in the prompt of the requests after the summary,
+	// from the notes section on; not in those before it.
+	asked, after := false, 0
+	for _, q := range w.requests() {
+		if isAsk(q) {
+			asked = true
+			continue
+		}
+		if asked {
+			after++
+		}
+		var sys strings.Builder
+		for _, s := range q.System {
+			sys.WriteString(s.Text)
+		}
+		if has := strings.Contains(sys.String(), "# Your notes\n\n2026-12-01: likes tea"); has != asked {
+			t.Fatalf("a request %s the summary has the note: %v\n%s", map[bool]string{false: "before", true: "after"}[asked], has, sys.String())
+		}
+	}
+	if after == 0 {
+		t.Fatal("no request after the summary")
 	}
 }
 

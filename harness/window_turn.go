@@ -105,6 +105,11 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 				if err := t.summarize(ctx, prov, route, system, tools, takes, t.cp, next); err != nil {
 					t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "summarize what leaves the window", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 				}
+				if t.sys == nil { // a note saved while summarizing: the prompt changes from the notes section on
+					if s, err := t.system(ctx, name, tools); err == nil {
+						system = s
+					}
+				}
 			}
 			t.cp = next
 			v = window.Of(t.events, next)
@@ -235,6 +240,7 @@ func (t *turn) ask(ctx context.Context, prov model.Provider, route model.Route, 
 			text, isErr := t.h.cfg.Tools.Call(ctx, t.c.agent, c, CallMeta{Thread: t.c.thread, Hops: t.hops(), Model: t.modelName()})
 			results = append(results, model.ToolResult(c.ID, text, isErr))
 			kept = append(kept, store.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input})
+			t.recompose() // the notes changed: the next request's prompt is composed again
 		}
 		req.Messages = append(req.Messages, model.Message{Role: model.RoleAssistant, Parts: uses}, model.Message{Role: model.RoleUser, Parts: results})
 		if t.h.cfg.OnCall != nil {
