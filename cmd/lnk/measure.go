@@ -37,7 +37,12 @@ figure the median of its runs:
   per message, WebSocket open (dial, proof, upgrade) to its close, the
   prompt answered between: p50 and p99 of --messages messages, in
   conversations already begun (warm) and each the first of its own (cold);
-  turns a second with 1, 8 and 64 conversations at once (--turns in all).
+  turns a second with 1, 8 and 64 conversations at once (--turns in all);
+  the cached prefix share, once: --prefix-turns messages in one
+  conversation over a 24,000-token window against a fake provider in
+  Anthropic's format, with compaction and without: the share of the
+  requests' bytes that is a byte-identical prefix of the request before
+  (target at least 0.97 with compaction).
 
 Beside each time is its floor, measured in the same run: the same messages
 to lnk measure floor-server, another process answering the contract's proof,
@@ -81,6 +86,7 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	counts := fs.String("agents", "1,10,100", "the numbers of agents in one process whose idle memory is measured")
 	concs := fs.String("concurrency", "1,8,64", "the numbers of conversations at once whose turns a second are measured")
 	asJSON := fs.Bool("json", false, "print the figures as JSON")
+	prefixTurns := fs.Int("prefix-turns", 300, "how many turns the cached prefix measure runs, with compaction and without (0: not measured)")
 	if code, done := parseFlags(fs, args); done {
 		return code
 	}
@@ -88,8 +94,8 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if o.agentCounts, err = positiveInts(*counts); err == nil {
 		o.concs, err = positiveInts(*concs)
 	}
-	if err != nil || fs.NArg() > 0 || o.messages < 1 || o.turns < 1 || o.runs < 1 || o.samples < 1 || o.idle < 0 {
-		fmt.Fprintln(stderr, "lnk measure: --messages, --turns, --runs and --samples are at least 1, --idle not negative, --agents and --concurrency lists of numbers from 1, and it takes no words")
+	if err != nil || fs.NArg() > 0 || o.messages < 1 || o.turns < 1 || o.runs < 1 || o.samples < 1 || o.idle < 0 || *prefixTurns < 0 {
+		fmt.Fprintln(stderr, "lnk measure: --messages, --turns, --runs and --samples are at least 1, --idle and --prefix-turns not negative, --agents and --concurrency lists of numbers from 1, and it takes no words")
 		return 2
 	}
 	if o.bin == "" {
@@ -121,12 +127,29 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "lnk measure: %v\n", err)
 		return 1
 	}
+	var on, off prefixShare
+	if *prefixTurns > 0 {
+		if on, err = measurePrefix(ctx, o.bin, *prefixTurns, "0.75"); err == nil {
+			off, err = measurePrefix(ctx, o.bin, *prefixTurns, `"never"`)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "lnk measure: the cached prefix: %v\n", err)
+			return 1
+		}
+		met := on.share >= targetPrefix
+		r.Figures = append(r.Figures,
+			figure{Name: figPrefixOn, Unit: "share", Value: on.share, Target: fmt.Sprintf("at least %.2f", targetPrefix), Met: &met},
+			figure{Name: figPrefixOff, Unit: "share", Value: off.share})
+	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(r, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return 0
 	}
 	r.print(stdout)
+	if *prefixTurns > 0 {
+		printPrefix(stdout, *prefixTurns, on, off)
+	}
 	return 0
 }
 
@@ -191,8 +214,11 @@ func (r report) print(w io.Writer) {
 
 func number(v float64, unit string) string {
 	prec := 2
-	if unit == "turns/s" {
+	switch unit {
+	case "turns/s":
 		prec = 0
+	case "share":
+		prec = 3
 	}
 	return strconv.FormatFloat(v, 'f', prec, 64) + " " + unit
 }

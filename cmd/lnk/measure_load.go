@@ -19,26 +19,34 @@ const measureTurnsPerThread = 32
 // connection's open (dial, proof, upgrade), its frames, the prompt
 // answered, and the connection's close.
 func timeMessage(ctx context.Context, a *agentConn, thread string, i int) (time.Duration, error) {
+	start := time.Now()
+	if err := sayText(ctx, a, thread, "message "+strconv.Itoa(i)); err != nil {
+		return 0, fmt.Errorf("message %d: %w", i, err)
+	}
+	return time.Since(start), nil
+}
+
+// sayText sends text as a bridge does, on a connection of its own, and
+// waits for its answer.
+func sayText(ctx context.Context, a *agentConn, thread, text string) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	start := time.Now()
 	conn, err := a.dial(ctx, 0)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	c := acp.NewClient(ctx, conn, nil)
 	defer c.Close()
 	if _, err := c.Initialize(ctx); err != nil {
-		return 0, err
+		return err
 	}
 	if err := c.Resume(ctx, thread); err != nil {
-		return 0, err
+		return err
 	}
-	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "message " + strconv.Itoa(i)}}, nil); err != nil {
-		return 0, fmt.Errorf("message %d: %w", i, err)
+	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil); err != nil {
+		return err
 	}
-	c.Close()
-	return time.Since(start), nil
+	return c.Close()
 }
 
 // percentiles are a series' p50 and p99.

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -42,7 +43,7 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("build: %v: %s", err, out)
 	}
 	var out, errb safeBuffer
-	args := []string{"--harness", bin, "--home", t.TempDir(), "--messages", "10", "--turns", "8", "--runs", "1", "--samples", "1", "--idle", "10ms", "--agents", "1,3", "--concurrency", "1,4", "--json"}
+	args := []string{"--harness", bin, "--home", t.TempDir(), "--messages", "10", "--turns", "8", "--runs", "1", "--samples", "1", "--idle", "10ms", "--agents", "1,3", "--concurrency", "1,4", "--prefix-turns", "120", "--json"}
 	if code := runMeasure(t.Context(), args, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -56,7 +57,7 @@ func TestMeasure(t *testing.T) {
 		got[f.Name] = f
 		names = append(names, f.Name)
 	}
-	want := []string{"start to /health", "per message, warm, p50", "per message, warm, p99", "per message, cold, p50", "per message, cold, p99", "turns/s, 1 at once", "turns/s, 4 at once", "idle RSS, 1 agents", "idle RSS, 3 agents", "idle RSS per agent past the first", "turns/s, 4 at once over 1 at once"}
+	want := []string{"start to /health", "per message, warm, p50", "per message, warm, p99", "per message, cold, p50", "per message, cold, p99", "turns/s, 1 at once", "turns/s, 4 at once", "idle RSS, 1 agents", "idle RSS, 3 agents", "idle RSS per agent past the first", "turns/s, 4 at once over 1 at once", figPrefixOn, figPrefixOff}
 	if !slices.Equal(names, want) {
 		t.Fatalf("figures %q, want %q", names, want)
 	}
@@ -77,6 +78,19 @@ func TestMeasure(t *testing.T) {
 		if one.Value < 1 || one.Value > 1024 || three.Value < one.Value/2 || one.Met == nil {
 			t.Errorf("memory: %+v, %+v", one, three)
 		}
+	}
+	for _, name := range []string{figPrefixOn, figPrefixOff} {
+		if f := got[name]; f.Value < 0.9 || f.Value > 1 || f.Unit != "share" {
+			t.Errorf("%s: %+v", name, f)
+		}
+	}
+	if f := got[figPrefixOn]; f.Met == nil || *f.Met != (f.Value >= 0.97) {
+		t.Errorf("%s: %+v", figPrefixOn, f)
+	}
+	var line safeBuffer
+	printPrefix(&line, 120, prefixShare{share: got[figPrefixOn].Value}, prefixShare{share: got[figPrefixOff].Value})
+	if !regexp.MustCompile(`(?m)^cached prefix share: 0\.\d{3} \(120 turns`).MatchString(line.String()) {
+		t.Errorf("printed %q", line.String())
 	}
 	if r.Runs != 1 || r.Machine.CPUs < 1 || r.Machine.LoadStart == "" {
 		t.Errorf("machine %+v", r.Machine)
