@@ -10,11 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/memory/server"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
-	storehome "github.com/lnk-dev/link/store/home"
 	"github.com/lnk-dev/link/store/log"
 )
 
@@ -40,7 +38,8 @@ func toolAnswers(t *testing.T, home, thread string) []store.Event {
 
 // From a fresh home, lnk agent chat starts Link Memory beside the agent:
 // its calls are offered as memory__<call>, and a note the model
-// remembers is in memory/notes.md, dated, for the turns after.
+// remembers is in memory/notes.md, dated, and in the next turn's notes
+// section.
 func TestChatRemembers(t *testing.T) {
 	fake := fakeprovider.New()
 	defer fake.Close()
@@ -78,23 +77,18 @@ func TestChatRemembers(t *testing.T) {
 	if ans := toolAnswers(t, home, "link:chat"); len(ans) != 1 || ans[0].IsError || !strings.HasPrefix(ans[0].Text, "Remembered.") {
 		t.Fatalf("remember's answer: %+v", ans)
 	}
-	// The next turn's prompt: its notes section holds the note, and its
-	// tools section memory's instructions, whole. (The composer isn't yet
-	// what a turn sends, so it is asked here as a turn will ask it.)
-	c := &prompt.Composer{Files: storehome.Files{Home: home}}
-	pr, err := c.Compose(t.Context(), prompt.Turn{Agent: "main", Tools: []prompt.ToolText{{Tool: "memory", Text: server.Instructions}}})
-	if err != nil {
-		t.Fatal(err)
+	// The next turn's prompt, as the provider got it: its notes section
+	// holds the note (the turn that remembered it was composed before),
+	// and its tools section memory's instructions, whole.
+	notes := "# Your notes\n\n" + strings.TrimSuffix(string(b), "\n")
+	if strings.Contains(reqs[1].System, notes) {
+		t.Fatalf("the turn that remembered had the note already:\n%s", reqs[1].System)
 	}
-	sections := map[string]string{}
-	for _, s := range pr.Sections {
-		sections[s.Name] = s.Text
+	if !strings.Contains(reqs[2].System, notes) {
+		t.Fatalf("the next turn's system prompt lacks %q:\n%s", notes, reqs[2].System)
 	}
-	if got, want := sections[prompt.Notes], "# Your notes\n\n"+strings.TrimSuffix(string(b), "\n"); strings.TrimSuffix(got, "\n") != want {
-		t.Fatalf("notes section %q, want %q", got, want)
-	}
-	if got := sections[prompt.Tools]; !strings.Contains(got, server.Instructions) {
-		t.Fatalf("tools section lacks memory's instructions, whole:\n%s", got)
+	if !strings.Contains(reqs[2].System, server.Instructions) {
+		t.Fatalf("the tools section lacks memory's instructions, whole:\n%s", reqs[2].System)
 	}
 }
 
