@@ -109,15 +109,15 @@ func (p *proc) readStderr(r io.Reader, log *slog.Logger) {
 // why says how the process ended, with its last line of standard error;
 // it waits a little for the process's exit and the end of that output.
 func (p *proc) why() string {
-	t := time.NewTimer(200 * time.Millisecond)
-	defer t.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
 	select {
 	case <-p.exited:
-	case <-t.C:
+	case <-ctx.Done():
 	}
 	select {
 	case <-p.stderrDone:
-	case <-t.C:
+	case <-ctx.Done():
 	}
 	var b strings.Builder
 	select {

@@ -83,7 +83,12 @@ func runACP(t *testing.T, env map[string]string, flags []string, command ...stri
 	case err := <-done:
 		t.Fatalf("lnk-acp ended: %v; %s", err, stderr.String())
 	}
-	t.Cleanup(func() { m.Close() })
+	t.Cleanup(func() {
+		m.Close()
+		if t.Failed() {
+			t.Logf("lnk-acp's log:\n%s", stderr.String())
+		}
+	})
 	return m, key
 }
 

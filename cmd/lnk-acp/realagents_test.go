@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/model/fakeprovider"
+)
+
+// EnvRealAgents names the folder where .ci/run installed the real ACP
+// agents from npm (node_modules/.bin/claude-agent-acp, codex-acp,
+// gemini); without it the real agents' tests don't run.
+const EnvRealAgents = "LNK_REAL_AGENTS"
+
+// realAgent is one of the real agents, run offline against the fake
+// provider as shared/real-agents.md says.
+type realAgent struct {
+	name    string
+	command func(bin, fake string) []string
+	env     func(fake string) map[string]string
+	// resumes says the agent takes its session up after a restart.
+	// Gemini CLI 0.61.0 answers session/load "No previous sessions found
+	// for this project": it keeps no chat of an ACP session it can load
+	// in another process, so the hub starts the thread anew and says so.
+	resumes bool
+}
+
+var realAgents = []realAgent{
+	{
+		name:    "claude",
+		command: func(bin, fake string) []string { return []string{filepath.Join(bin, "claude-agent-acp")} },
+		env: func(fake string) map[string]string {
+			return map[string]string{"ANTHROPIC_BASE_URL": fake, "ANTHROPIC_API_KEY": "x", "IS_SANDBOX": "1"}
+		},
+		resumes: true,
+	},
+	{
+		name: "codex",
+		command: func(bin, fake string) []string {
+			return []string{filepath.Join(bin, "codex-acp"), "-c", `model_provider="fake"`,
+				"-c", `model_providers.fake={name="fake",base_url="` + fake + `/v1",env_key="OPENAI_API_KEY",wire_api="responses"}`}
+		},
+		env:     func(fake string) map[string]string { return map[string]string{"OPENAI_API_KEY": "x"} },
+		resumes: true,
+	},
+	{
+		name: "gemini",
+		command: func(bin, fake string) []string {
+			return []string{filepath.Join(bin, "gemini"), "--acp", "-m", "gemini-2.5-pro"}
+		},
+		env: func(fake string) map[string]string {
+			return map[string]string{"GEMINI_API_KEY": "x", "GOOGLE_GEMINI_BASE_URL": fake}
+		},
+	},
+}
+
+// TestRealAgents: each real agent, through lnk-acp and the fake provider,
+// answers a prompt through the endpoint, and after lnk-acp restarts goes
+// on in the same session (the model is sent the first message again:
+// Claude and Codex by session/resume); one that can't take its session up
+// (Gemini's session/load) goes on in a new one, the bridge told.
+func TestRealAgents(t *testing.T) {
+	dir := os.Getenv(EnvRealAgents)
+	if dir == "" {
+		t.Skip("$" + EnvRealAgents + " names no folder of the real agents (.ci/run installs them)")
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	for _, a := range realAgents {
+		t.Run(a.name, func(t *testing.T) {
+			fake := fakeprovider.New()
+			defer fake.Close()
+			home, work := t.TempDir(), t.TempDir()
+			env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "LNK_HOME": home}
+			for k, v := range a.env(fake.URL()) {
+				env[k] = v
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			defer cancel()
+			m, key := runACP(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
+			got := message(t, ctx, m.URL(), key, "telegram:1", "remember the word pelican")
+			if !strings.Contains(got, "pelican") {
+				t.Fatalf("answered %q, want the fake provider's echo of the message", got)
+			}
+			m.Close()
+			m, key = runACP(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
+			got = message(t, ctx, m.URL(), key, "telegram:1", "which word?")
+			if !strings.Contains(got, "which word?") {
+				t.Fatalf("after the restart answered %q", got)
+			}
+			reqs := fake.Requests()
+			last := reqs[len(reqs)-1]
+			switch {
+			case a.resumes && !strings.Contains(string(last.Body), "pelican"):
+				t.Errorf("after the restart the model was not sent the thread's first message: the session was not taken up (%d requests)", len(reqs))
+			case !a.resumes && !strings.HasPrefix(got, "[The agent could not take up this conversation's session"):
+				t.Errorf("after the restart the answer %q does not tell the session was reset", got)
+			}
+		})
+	}
+}
