@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store/delivery"
@@ -35,7 +36,7 @@ func (s *textStream) ToolCallUpdate(context.Context, string, string, *bool) erro
 // Delivered that lets it go.
 func TestAnswerHeldUntilDelivered(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "told at last"})
+	r.q.Push(model.Response{Text: "delivered at last"})
 	ctx := t.Context()
 	s := &textStream{}
 	ans, err := r.h.Prompt(ctx, acp.Prompt{Agent: testAgent, Thread: "telegram:7", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, s)
@@ -46,8 +47,15 @@ func TestAnswerHeldUntilDelivered(t *testing.T) {
 		t.Fatal("an answer to a live caller has no Delivered")
 	}
 	kept, err := r.answers().Pending(ctx)
-	if err != nil || len(kept) != 1 || kept[0].Text != "told at last" || kept[0].Thread != "telegram:7" {
-		t.Fatalf("held before delivered: %+v, %v", kept, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [][2]string
+	for _, k := range kept {
+		got = append(got, [2]string{k.Thread, k.Text})
+	}
+	if diff := cmp.Diff([][2]string{{"telegram:7", "delivered at last"}}, got); diff != "" {
+		t.Fatalf("held before delivered (-want +got):\n%s", diff)
 	}
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
 		t.Fatalf("recovered %+v while it is sent to its caller", got)

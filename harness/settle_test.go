@@ -85,10 +85,10 @@ func handedOver(t *testing.T, r *rig, what string, pred func(all []string) bool)
 }
 
 // The window closed: a turn killed after its answer was held but
-// before its answer's event was stored leaves the keep and its message
-// unanswered. Recover doesn't hand the keep over; the sweep finishes the
+// before its answer's event was stored leaves the held answer and its message
+// unanswered. Recover doesn't hand the held answer over; the sweep finishes the
 // turn, and its answer is the one handed over, once. While the killed
-// process's lease lasts, the keep is passed over, not let go.
+// process's lease lasts, the held answer is passed over, not let go.
 func TestHeldWithoutEvent(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -108,7 +108,7 @@ func TestHeldWithoutEvent(t *testing.T) {
 			r.q.Push(model.Response{Text: "finished by the sweep"})
 			for _, a := range r.recover(t, map[string]any{}).Answers {
 				if a.Text == "never stored" {
-					t.Fatalf("recovered %+v: the keep of an answer never stored", a)
+					t.Fatalf("recovered %+v: the held answer never stored", a)
 				}
 			}
 			if tc.lease > 0 && !isHeld(t, r, id) {
@@ -129,7 +129,7 @@ func TestHeldWithoutEvent(t *testing.T) {
 }
 
 // A turn killed after its answer's event was stored, before the prompt's
-// response: the keep is handed over once, and the sweep, finding the
+// response: the held answer is handed over once, and the sweep, finding the
 // message answered, answers nothing again.
 func TestHeldWithEvent(t *testing.T) {
 	r := newRig(t)
@@ -139,9 +139,9 @@ func TestHeldWithEvent(t *testing.T) {
 		store.Event{Seq: 1, Time: at.Add(-time.Second), Kind: store.KindMessage, Text: "hi"},
 		store.Event{Seq: 2, Time: at, Kind: store.KindAnswer, Text: "stored, never told", Seen: 1})
 	id := held(t, r, thread, 2, at, "stored, never told")
-	all := handedOver(t, r, "the keep", func(all []string) bool { return len(all) > 0 })
+	all := handedOver(t, r, "the held answer", func(all []string) bool { return len(all) > 0 })
 	if len(all) != 1 || all[0] != "stored, never told" {
-		t.Fatalf("handed over %q: want the keep once", all)
+		t.Fatalf("handed over %q: want the held answer once", all)
 	}
 	if isHeld(t, r, id) {
 		t.Error("still held after it was handed over")
@@ -158,7 +158,7 @@ func TestHeldWithEvent(t *testing.T) {
 	}
 }
 
-// A keep whose number another event took (the sweep's answer, or any
+// A held answer whose number another event took (the sweep's answer, or any
 // event that isn't an answer at its time) is let go, never handed over.
 func TestHeldNumberTaken(t *testing.T) {
 	r := newRig(t)
@@ -173,20 +173,20 @@ func TestHeldNumberTaken(t *testing.T) {
 	one := held(t, r, "telegram:23", 2, at.Add(time.Microsecond), "the killed turn's")
 	two := held(t, r, "telegram:24", 2, at, "not an answer's")
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
-		t.Fatalf("recovered %+v: keeps whose number another event took", got)
+		t.Fatalf("recovered %+v: held answers whose number another event took", got)
 	}
 	if isHeld(t, r, one) || isHeld(t, r, two) {
-		t.Error("a keep whose number another event took is still kept")
+		t.Error("an answer held whose number another event took is still held")
 	}
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
 		t.Fatalf("recovered %+v after", got)
 	}
 }
 
-// A live turn's keep, its event not stored yet, in a second harness on
+// A live turn's held answer, its event not stored yet, in a second harness on
 // the same home: the first one's Recover neither hands it over nor lets
 // it go while the turn holds the lease, blocked in the model. Once that
-// turn stored its own answer at the number, the keep is let go.
+// turn stored its own answer at the number, the held answer is let go.
 func TestHeldLiveElsewhere(t *testing.T) {
 	r := newRig(t)
 	other := newRig(t, func(c *Config) { c.Home = r.home })
@@ -227,14 +227,14 @@ func TestHeldLiveElsewhere(t *testing.T) {
 		t.Fatalf("recovered %+v after the turn delivered its answer", got)
 	}
 	if isHeld(t, r, id) {
-		t.Error("the keep is still there after another answer took its number")
+		t.Error("the held answer is still there after another answer took its number")
 	}
 	if n := len(r.q.Requests()); n != 0 {
 		t.Errorf("the first harness answered too: %d model calls", n)
 	}
 }
 
-// The append's hook: the keep names the number and time its answer's
+// The append's hook: the hold names the number and time its answer's
 // event took, even when another writer took the number first and the
 // append tried again.
 func TestHeldNamesItsEvent(t *testing.T) {
