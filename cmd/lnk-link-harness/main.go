@@ -75,6 +75,9 @@ type Main struct {
 	// SleepAfter, when positive, is how long an agent goes without a
 	// message before it sleeps; with every agent asleep, Run ends.
 	SleepAfter time.Duration
+	// Blank, when not "", is a unit's control socket (serve --blank): it
+	// holds nothing of anyone's until a line there binds it to an agent.
+	Blank string
 
 	ready chan struct{} // closed once listening
 	url   string        // the endpoint's address once listening
@@ -123,12 +126,16 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.Model, "model", m.Env["LNK_MODEL"], "the agent's model, over its config.json's ($LNK_MODEL); offline for the offline model")
 	fs.BoolVar(&m.Stdio, "stdio", false, "speak ACP on standard input and output for the one agent (an editor's ACP client, or lnk-acp), in place of the endpoint; the key file is then optional")
 	fs.DurationVar(&m.SleepAfter, "sleep-after", 0, "how long an agent goes without a message before it sleeps (its tool sessions and caches let go, its port still served); with every agent asleep the process ends; 0 never")
+	fs.StringVar(&m.Blank, "blank", "", "start ahead, holding nothing of anyone's, until one line on this control socket (an absolute path) binds the unit to an agent (docs/agents.md)")
 	fs.StringVar(&m.AgentsFile, "agents", "", "answer the agents this file names, a JSON line each (name, id, home, port, key_file, env), in place of --agent, --agent-id, --key-file and --port")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("serve takes no words: %q", fs.Args())
+	}
+	if m.Blank != "" {
+		return m.blankFlags(fs)
 	}
 	if m.AgentsFile != "" {
 		if m.Stdio {
@@ -185,6 +192,9 @@ func (m *Main) Run(ctx context.Context) error {
 	m.cancel = cancel
 	m.mu.Unlock()
 	defer cancel()
+	if m.Blank != "" {
+		return m.runBlank(ctx)
+	}
 	if m.AgentsFile != "" {
 		return m.runAgents(ctx)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/bridge"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
 )
@@ -33,6 +34,10 @@ type Ways struct {
 	Env map[string]string
 	// Logger gets what a child says and when it ends; nil logs nothing.
 	Logger *slog.Logger
+	// Bridges are drivers reached through a store bridge already
+	// running, by name (a blank unit's, given at its binding): dialed at
+	// the first call, in place of a child.
+	Bridges map[string]bridge.Config
 }
 
 // Drivers opens the ways of keeping the agent's conversations at p. None
@@ -43,6 +48,9 @@ func (w Ways) Drivers(p store.Paths) (map[string]store.Conversations, error) {
 	out := map[string]store.Conversations{store.Log: log.Open(p.Chats()), store.Compact: compact.Open(p.Chats())}
 	for name, open := range w.Linked {
 		out[name] = &lazyDriver{open: func() (store.Conversations, error) { return open(p.Chats()) }}
+	}
+	for name, cfg := range w.Bridges {
+		out[name] = &lazyDriver{open: func() (store.Conversations, error) { return bridge.Dial(context.Background(), cfg) }}
 	}
 	for _, name := range childDrivers {
 		if out[name] == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/bridge"
 )
 
 // Config is one agent's Link Harness, served at its endpoint on this
@@ -54,6 +55,12 @@ type Config struct {
 	// Edit, when not nil, changes the harness's config before it is made:
 	// for tests and measures (a model that answers at once).
 	Edit func(*harness.Config)
+	// Settings, when not nil, are the agent's settings, kept in memory
+	// (a blank unit's, given at its binding): config.json isn't read.
+	Settings *harness.Settings
+	// Bridges are store drivers reached through a store bridge already
+	// running, by name (Ways.Bridges).
+	Bridges map[string]bridge.Config
 	// SleepAfter, when positive, is how long the agent goes without a
 	// connection before it sleeps: its harness and the tools made for it
 	// are closed (no tool session, no cache), its port still served, and
@@ -202,14 +209,19 @@ func newHarness(cfg Config) (*harness.Harness, *mcptools.Tools, error) {
 	}
 	pr := NewProviders(cfg.Env)
 	modelName := cfg.Model
-	ways := Ways{Linked: cfg.Linked, Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger}
+	ways := Ways{Linked: cfg.Linked, Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger, Bridges: cfg.Bridges}
+	settings := func(ctx context.Context, p store.Paths) (harness.Settings, error) {
+		return ReadSettings(ctx, p, modelName)
+	}
+	if cfg.Settings != nil {
+		kept := *cfg.Settings
+		settings = func(context.Context, store.Paths) (harness.Settings, error) { return kept, nil }
+	}
 	hc := harness.Config{
-		Home:    cfg.Home,
-		Drivers: ways.Drivers,
-		Openers: ways.Openers,
-		Settings: func(ctx context.Context, p store.Paths) (harness.Settings, error) {
-			return ReadSettings(ctx, p, modelName)
-		},
+		Home:     cfg.Home,
+		Drivers:  ways.Drivers,
+		Openers:  ways.Openers,
+		Settings: settings,
 		Route:    pr.Route,
 		Serves:   pr.Serves,
 		Provider: pr.Provider,
