@@ -87,12 +87,9 @@ func (r *Router) Kind(thread string) (string, error) {
 // tools, a lease taken before the first event), is a conversation not
 // begun: "".
 func KindOf(dir string) (string, error) {
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", nil
-	}
-	if err != nil {
-		return "", fmt.Errorf("detect %s: %w", dir, err)
+	entries, err := readFolder(dir)
+	if entries == nil || err != nil {
+		return "", err
 	}
 	begun := false
 	kind := Log

@@ -1,7 +1,8 @@
 // Package fsx holds the store's file calls where the os package costs more
-// than needed or differs by platform: Open, outside the runtime's poller,
-// SyncDir, a folder's names made durable, and LockDir, a folder's lock
-// between processes.
+// than needed or differs by platform: Open, outside the runtime's poller
+// and never through a symbolic link, SyncDir, a folder's names made
+// durable, LockDir, a folder's lock between processes, and
+// CheckWritable, whether a folder can be written.
 //
 // Open: the store's per-message path opens files without the runtime's
 // poller. On Linux a regular file or a folder is never
@@ -19,6 +20,10 @@ import (
 	"os"
 	"runtime"
 )
+
+// ErrLink is Open's refusal of a name that is a symbolic link: the store
+// never follows one out of its folders.
+var ErrLink = errors.New("a symbolic link, not followed")
 
 // ReadFile reads the whole of name as os.ReadFile does, through Open.
 func ReadFile(name string) ([]byte, error) {

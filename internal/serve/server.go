@@ -176,6 +176,9 @@ func newServed(cfg Config, slept func(woke bool)) (*served, error) {
 	if err := checkKeyLen(cfg.Key); err != nil {
 		return nil, fmt.Errorf("endpoint key: %w", err)
 	}
+	if err := checkHome(cfg.Home); err != nil {
+		return nil, err
+	}
 	if cfg.LeaseTTL == 0 && cfg.Env[EnvLeaseTTL] != "" {
 		d, err := time.ParseDuration(cfg.Env[EnvLeaseTTL])
 		if err != nil || d < 0 {

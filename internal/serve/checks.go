@@ -7,6 +7,7 @@ import (
 	"runtime"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // MinKey is the shortest endpoint key the harness serves with. The
@@ -40,6 +41,19 @@ func ReadKey(path string, logger *slog.Logger) ([]byte, error) {
 func checkKeyLen(key []byte) error {
 	if len(key) < MinKey {
 		return fmt.Errorf("the key is %d bytes, fewer than the %d the harness needs: make a longer one (lnk agent chat makes one of 64)", len(key), MinKey)
+	}
+	return nil
+}
+
+// checkHome refuses a home that can't be written (a read-only file
+// system, a full disk), where every message would fail: it is made, 0700,
+// when it doesn't exist yet.
+func checkHome(home string) error {
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		return fmt.Errorf("the home %s can't be made: %w", home, err)
+	}
+	if err := fsx.CheckWritable(home); err != nil {
+		return fmt.Errorf("the home %s can't be written: %w", home, fsx.Cause(err))
 	}
 	return nil
 }
