@@ -21,18 +21,6 @@ import (
 // conversation of about the same length however many the run sends.
 const promptTurnsPerThread = 32
 
-// quietStream is a caller that takes every chunk and says nothing.
-type quietStream struct{ taken int }
-
-func (s *quietStream) Taken(context.Context) error         { s.taken++; return nil }
-func (s *quietStream) Chunk(context.Context, string) error { return nil }
-func (*quietStream) ToolCall(context.Context, string, string, *bool) error {
-	return nil
-}
-func (*quietStream) ToolCallUpdate(context.Context, string, string, *bool) error {
-	return nil
-}
-
 // BenchmarkPrompt is the harness's own part of a message, with no
 // connection: Prompt called directly with a model that answers at once,
 // its message and answer kept in a log conversation (each synced), the
