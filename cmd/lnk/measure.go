@@ -60,6 +60,7 @@ const (
 	targetRSS100     = 120 << 20
 	targetFloorRatio = 2.5
 	targetTurnsGain  = 4.0
+	targetBind       = 20 * time.Millisecond
 )
 
 // measureOptions are lnk measure's flags.

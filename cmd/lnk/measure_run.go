@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -77,6 +80,7 @@ const (
 	figRSS   = "idle RSS, %d agents"
 	figExtra = "idle RSS per agent past the first"
 	figGain  = "turns/s, %d at once over 1 at once"
+	figBind  = "blank unit, bind to first answer"
 )
 
 // derived are the figures made of others: memory per agent past the
@@ -108,6 +112,8 @@ func setTarget(f *figure, v map[string]float64) {
 		met("< 1 MB", f.Value < mb(targetRSSExtra))
 	case strings.HasSuffix(f.Name, "p50") && f.Ratio != nil:
 		met("≤ 2.5× floor", *f.Ratio <= targetFloorRatio)
+	case f.Name == figBind:
+		met("< 20 ms", f.Value < ms(targetBind))
 	case f.Name == fmt.Sprintf(figGain, 64):
 		met("≥ 4×", f.Value >= targetTurnsGain)
 	}
@@ -127,6 +133,12 @@ func measureRun(ctx context.Context, o measureOptions, run string, s *runSamples
 	for i, name := range h.order {
 		s.add(name, h.units[name], h.values[i], ptr(floor.values[i]))
 	}
+	bound, err := bindToAnswer(ctx, o, run)
+	if err != nil {
+		return fmt.Errorf("a blank unit: %w", err)
+	}
+	// Its floor: the same message, the first of its conversation, to the floor.
+	s.add(figBind, "ms", ms(bound), ptr(floor.values[slices.Index(floor.order, figCold+"p50")]))
 	for _, n := range o.agentCounts {
 		m, err := agentsRSS(ctx, o, run, n)
 		if err != nil {
@@ -217,6 +229,47 @@ func agentsRSS(ctx context.Context, o measureOptions, run string, n int) (memory
 		return memory{}, err
 	}
 	return idleRSS(ctx, p.pid(), o.samples, o.idle)
+}
+
+// bindToAnswer starts a blank unit (serve --blank), and times its bind
+// (one control line, its answer read) and its first message answered.
+func bindToAnswer(ctx context.Context, o measureOptions, run string) (time.Duration, error) {
+	ctl := filepath.Join(o.home, "blank-"+run+".sock")
+	p, err := startProc(ctx, o.bin, []string{"serve", "--blank", ctl, "--model", "offline"}, measureEnv())
+	if err != nil {
+		return 0, err
+	}
+	defer p.stop()
+	if _, err := p.waitLines(ctx, 1, "blank "); err != nil {
+		return 0, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return 0, err
+	}
+	line, _ := json.Marshal(map[string]any{"agent": "main", "home": o.home, "port": port})
+	began := time.Now()
+	c, err := net.Dial("unix", ctl)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	if _, err := c.Write(append(line, '\n')); err != nil {
+		return 0, err
+	}
+	b, err := bufio.NewReader(c).ReadBytes('\n')
+	if err != nil {
+		return 0, fmt.Errorf("bind: %w: %s", err, p.stderr())
+	}
+	var bound struct{ Endpoint, Key, Error string }
+	if err := json.Unmarshal(b, &bound); err != nil || bound.Error != "" || bound.Key == "" {
+		return 0, fmt.Errorf("bind answered %q", b)
+	}
+	if _, err := timeMessage(ctx, &agentConn{url: bound.Endpoint, key: []byte(bound.Key), agent: "main"}, "link:bind-"+run, 0); err != nil {
+		return 0, err
+	}
+	return time.Since(began), nil
 }
 
 // envMeasureRunLnk, set, makes a test binary run lnk's command line, so

@@ -57,11 +57,11 @@ func TestMeasure(t *testing.T) {
 		got[f.Name] = f
 		names = append(names, f.Name)
 	}
-	want := []string{"start to /health", "per message, warm, p50", "per message, warm, p99", "per message, cold, p50", "per message, cold, p99", "turns/s, 1 at once", "turns/s, 4 at once", "idle RSS, 1 agents", "idle RSS, 3 agents", "idle RSS per agent past the first", "turns/s, 4 at once over 1 at once", figPrefixOn, figPrefixOff}
+	want := []string{"start to /health", "per message, warm, p50", "per message, warm, p99", "per message, cold, p50", "per message, cold, p99", "turns/s, 1 at once", "turns/s, 4 at once", "blank unit, bind to first answer", "idle RSS, 1 agents", "idle RSS, 3 agents", "idle RSS per agent past the first", "turns/s, 4 at once over 1 at once", figPrefixOn, figPrefixOff}
 	if !slices.Equal(names, want) {
 		t.Fatalf("figures %q, want %q", names, want)
 	}
-	for _, name := range want[:7] {
+	for _, name := range want[:8] {
 		f := got[name]
 		if f.Value <= 0 || f.Floor == nil || *f.Floor <= 0 || f.Ratio == nil || *f.Ratio <= 0 {
 			t.Errorf("%s: %+v", name, f)
