@@ -224,18 +224,5 @@ func listenControl(path string) (net.Listener, error) {
 // home, key or port until it is bound, so the flags naming them are
 // refused.
 func (m *Main) blankFlags(fs *flag.FlagSet) error {
-	var err error
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "agent", "agent-id", "key-file", "port", "agents", "stdio", "home":
-			err = errors.Join(err, fmt.Errorf("--%s is the binding's with --blank", f.Name))
-		}
-	})
-	if err != nil {
-		return err
-	}
-	if m.Model != "" {
-		return contract.CheckModel(m.Model)
-	}
-	return nil
+	return m.refuseFlags(fs, "the binding's with --blank", "agent", "agent-id", "key-file", "port", "agents", "stdio", "home")
 }

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"maps"
 	"net"
+	"slices"
 	"strconv"
 
 	"github.com/lnk-dev/link/contract"
@@ -19,11 +20,16 @@ import (
 // agent's name, ID, key file and port, so the flags for one agent are
 // refused rather than let be.
 func (m *Main) agentsFlags(fs *flag.FlagSet) error {
+	return m.refuseFlags(fs, "each agent's line's with --agents", "agent", "agent-id", "key-file", "port")
+}
+
+// refuseFlags refuses each of names given on the command line, saying
+// whose it is instead, then checks --model.
+func (m *Main) refuseFlags(fs *flag.FlagSet, whose string, names ...string) error {
 	var err error
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "agent", "agent-id", "key-file", "port":
-			err = errors.Join(err, fmt.Errorf("--%s is each agent's line's with --agents", f.Name))
+		if slices.Contains(names, f.Name) {
+			err = errors.Join(err, fmt.Errorf("--%s is %s", f.Name, whose))
 		}
 	})
 	if err != nil {
