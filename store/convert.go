@@ -297,10 +297,14 @@ func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, 
 			events = events[k:]
 		} else {
 			f, ok := d.(Forgetter)
-			if !ok {
+			var err error
+			if ok {
+				err = f.Forget(ctx, thread)
+			}
+			if !ok || errors.Is(err, errors.ErrUnsupported) {
 				return fmt.Errorf("%s keeps %d other events of %s and can't forget them", c.To, len(rows), thread)
 			}
-			if err := f.Forget(ctx, thread); err != nil {
+			if err != nil {
 				return err
 			}
 		}
@@ -403,7 +407,13 @@ func (c *Converter) forget(ctx context.Context, kind, thread string) (bool, erro
 	if !ok {
 		return false, nil
 	}
-	return true, f.Forget(ctx, thread)
+	if err := f.Forget(ctx, thread); err != nil {
+		if errors.Is(err, errors.ErrUnsupported) {
+			return false, nil
+		}
+		return true, err
+	}
+	return true, nil
 }
 
 func (c *Converter) step(thread, step string) error {

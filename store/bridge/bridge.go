@@ -6,8 +6,8 @@
 // any driver, so the harness neither knows nor cares which driver it is.
 //
 // The calls are the driver's three (append, read from, lease and
-// release), the optional Latest, and the optional store.ToolsKeeper's
-// two (tools, narrow):
+// release), the optional Latest, the optional store.ToolsKeeper's two
+// (tools, narrow), and the optional store.Forgetter's forget:
 //
 //	POST /v1/append?thread=T          body: the event's line (store.MarshalLine)
 //	GET  /v1/read?thread=T&from=N     answer: the events' lines
@@ -16,6 +16,7 @@
 //	POST /v1/release?thread=T&holder=H
 //	GET  /v1/tools?thread=T           answer: {"tools":null} or {"tools":[names]}
 //	POST /v1/narrow?thread=T          body: [names]; answer: as tools's
+//	POST /v1/forget?thread=T
 //	GET  /v1/ping
 //
 // Each call is proved with the agent's key, never sent: Link-Store-Proof
@@ -24,8 +25,9 @@
 // missing, more than MaxSkew from the server's clock, or seen before gets
 // 401 and nothing else. A refusal of the driver's crosses as a status and
 // a code (errorCode), so errors.Is(err, store.ErrSeqTaken), ErrLeaseHeld
-// and ErrCorrupt hold on the client's side as on the driver's, and
-// store.ErrToolsNotKept when the served driver keeps no tools.
+// and ErrCorrupt hold on the client's side as on the driver's,
+// store.ErrToolsNotKept when the served driver keeps no tools, and
+// errors.ErrUnsupported when it can't forget.
 //
 // An append whose answer was lost (the client's deadline passed, the
 // connection broke) may still have landed. Sent again, it succeeds: the
@@ -61,6 +63,7 @@ const (
 	pathPing    = "/v1/ping"
 	pathTools   = "/v1/tools"
 	pathNarrow  = "/v1/narrow"
+	pathForget  = "/v1/forget"
 )
 
 // The proof's headers.

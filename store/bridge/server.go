@@ -162,6 +162,14 @@ func (s *Server) answer(ctx context.Context, w http.ResponseWriter, c call) erro
 		}
 	case pathTools, pathNarrow:
 		return s.tools(ctx, w, c) // tools.go
+	case pathForget:
+		f, ok := s.store.(store.Forgetter)
+		if !ok {
+			return fmt.Errorf("forget %s: %w", c.thread, errors.ErrUnsupported)
+		}
+		if err := f.Forget(ctx, c.thread); err != nil {
+			return err
+		}
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -53,7 +53,7 @@ func decode(method, uri string, body []byte) (call, error) {
 	want := map[string]string{
 		pathAppend: http.MethodPost, pathRead: http.MethodGet, pathLatest: http.MethodGet,
 		pathLease: http.MethodPost, pathRelease: http.MethodPost, pathPing: http.MethodGet,
-		pathTools: http.MethodGet, pathNarrow: http.MethodPost,
+		pathTools: http.MethodGet, pathNarrow: http.MethodPost, pathForget: http.MethodPost,
 	}[c.path]
 	if want == "" {
 		return call{}, fmt.Errorf("%w: no call %q", errBadRequest, c.path)
@@ -64,7 +64,7 @@ func decode(method, uri string, body []byte) (call, error) {
 	args := map[string][]string{
 		pathAppend: {"thread"}, pathRead: {"thread", "from"}, pathLatest: {"thread", "n"},
 		pathLease: {"thread", "holder", "ttl"}, pathRelease: {"thread", "holder"}, pathPing: nil,
-		pathTools: {"thread"}, pathNarrow: {"thread"},
+		pathTools: {"thread"}, pathNarrow: {"thread"}, pathForget: {"thread"},
 	}[c.path]
 	for k, v := range q {
 		if !contains(args, k) {
@@ -158,6 +158,7 @@ const (
 	codeCorrupt    = "corrupt"
 	codeBadRequest = "bad_request"
 	codeNoTools    = "tools_not_kept"
+	codeNoForget   = "unsupported"
 	codeError      = "error"
 )
 
@@ -181,6 +182,8 @@ func errorCode(err error) (code string, status int) {
 		return codeBadRequest, http.StatusBadRequest
 	case errors.Is(err, store.ErrToolsNotKept):
 		return codeNoTools, http.StatusNotImplemented
+	case errors.Is(err, errors.ErrUnsupported):
+		return codeNoForget, http.StatusNotImplemented
 	}
 	return codeError, http.StatusInternalServerError
 }
@@ -204,6 +207,8 @@ func (e *remoteError) Is(target error) bool {
 		return target == store.ErrCorrupt
 	case codeNoTools:
 		return target == store.ErrToolsNotKept
+	case codeNoForget:
+		return target == errors.ErrUnsupported
 	}
 	return false
 }
