@@ -17,9 +17,9 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
-	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
 )

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/model/fakeprovider"
@@ -43,12 +43,8 @@ const (
 // buildHarness builds lnk-link-harness into a folder of the test's.
 func buildHarness(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
 	bin := filepath.Join(t.TempDir(), "lnk-link-harness")
-	cmd := exec.Command(goTool, "build", "-o", bin, ".")
+	cmd := exec.Command(driverstest.GoTool(), "build", "-o", bin, ".")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("build lnk-link-harness: %v\n%s", err, out)
 	}

@@ -16,22 +16,21 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/store"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "endpoint" {
-		os.Exit(runEndpoint(os.Args[2:], environ(), os.Stdout, os.Stderr))
+		os.Exit(runEndpoint(os.Args[2:], serve.Environ(), os.Stdout, os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	m := NewMain(os.Stdout, os.Stderr, environ())
+	m := NewMain(os.Stdout, os.Stderr, serve.Environ())
 	code := 0
 	if err := m.ParseFlags(os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -44,16 +43,6 @@ func main() {
 	}
 	stop()
 	os.Exit(code)
-}
-
-func environ() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }
 
 // Main is the program: ParseFlags, then Run until its context ends (or

@@ -11,8 +11,8 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/store"
 )
 

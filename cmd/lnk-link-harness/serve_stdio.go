@@ -5,7 +5,7 @@ import (
 	"crypto/rand"
 	"log/slog"
 
-	"github.com/lnk-dev/link/internal/serve"
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/store"
 )
 

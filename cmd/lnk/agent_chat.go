@@ -6,20 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
-	"cloud.google.com/go/storage"
-	"google.golang.org/api/option"
-
+	"github.com/lnk-dev/link/cmd/internal/drivers"
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
-	"github.com/lnk-dev/link/store/compact"
-	"github.com/lnk-dev/link/store/gcs"
-	"github.com/lnk-dev/link/store/log"
-	"github.com/lnk-dev/link/store/sqlite"
 )
 
 // The conversation commands that work on an agent's store directly: show,
@@ -33,122 +28,71 @@ func init() {
 // chatFlags are the flags every conversation command takes.
 type chatFlags struct {
 	home, agent string
-	// Google Cloud Storage, for conversations kept there: its bucket, an
-	// endpoint other than Google's (a fake-gcs-server; no credentials are
-	// sent to it), and the agent's prefix in the bucket.
-	gcsBucket, gcsEndpoint, gcsPrefix string
+	// settings are what the drivers' plugins are told, by environment
+	// variable: each driver's settings are flags (--gcs-bucket...).
+	settings map[string]*string
 }
 
 func (c *chatFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.home, "home", "", "the Link home folder (default $LNK_HOME, else the user's config folder/lnk)")
 	fs.StringVar(&c.agent, "agent", "", "the agent (default $"+contract.EnvAgent+", else main)")
-	fs.StringVar(&c.gcsBucket, "gcs-bucket", "", "the Google Cloud Storage bucket of conversations kept by gcs")
-	fs.StringVar(&c.gcsEndpoint, "gcs-endpoint", "", "a Cloud Storage endpoint other than Google's, such as a fake-gcs-server's http://127.0.0.1:4443/storage/v1/ (sent no credentials)")
-	fs.StringVar(&c.gcsPrefix, "gcs-prefix", "", "the agent's prefix in the bucket (default agents/<agent>/chats)")
+	c.settings = map[string]*string{}
+	for _, d := range drivers.Link {
+		for _, s := range d.Settings {
+			c.settings[s.Env] = fs.String(s.Flag, "", s.Usage+" (default $"+s.Env+")")
+		}
+	}
 }
 
 // paths names the agent's files, from the flags, else the environment.
 func (c *chatFlags) paths() (store.Paths, error) {
-	home := c.home
-	if home == "" {
-		home = os.Getenv("LNK_HOME")
-	}
-	if home == "" {
-		dir, err := os.UserConfigDir()
-		if err != nil {
-			return store.Paths{}, fmt.Errorf("find the Link home: %w (say --home)", err)
-		}
-		home = filepath.Join(dir, "lnk")
-	}
-	agent := c.agent
-	if agent == "" {
-		agent = os.Getenv(contract.EnvAgent)
-	}
-	if agent == "" {
-		agent = "main"
-	}
-	return store.For(home, agent)
+	return drivers.AgentPaths(firstOf(c.home, os.Getenv("LNK_HOME")), firstOf(c.agent, os.Getenv(contract.EnvAgent)))
 }
 
-// chatWays are the ways of keeping conversations lnk has.
-var chatWays = []string{store.Compact, gcsName, store.Log, sqlite.Name}
+// drivers are the agent's drivers as lnk's commands reach them: the log
+// and compact here, every other in its plugin, told what the flags say
+// over the process's environment.
+func (c *chatFlags) drivers() drivers.Set { return c.driversWith(serve.Environ()) }
 
-// gcsName is the gcs driver's name, as its marker says it.
-const gcsName = "gcs"
-
-// openers opens each way of keeping conversations lnk has: gcs only with
-// a bucket. closeAll closes what they opened of their own (a gcs client).
-func (c *chatFlags) openers(p store.Paths) (openers map[string]store.Opener, closeAll func()) {
-	openers = map[string]store.Opener{
-		store.Log:     func(chats string) (store.Conversations, error) { return log.Open(chats), nil },
-		store.Compact: func(chats string) (store.Conversations, error) { return compact.Open(chats), nil },
-		sqlite.Name:   func(chats string) (store.Conversations, error) { return sqlite.Open(chats) },
-	}
-	if c.gcsBucket == "" {
-		return openers, func() {}
-	}
-	var client *storage.Client
-	openers[gcsName] = func(string) (store.Conversations, error) {
-		if client == nil {
-			opts := []option.ClientOption{}
-			if c.gcsEndpoint != "" {
-				opts = append(opts, option.WithEndpoint(c.gcsEndpoint), option.WithoutAuthentication())
-			}
-			cl, err := storage.NewClient(context.Background(), opts...)
-			if err != nil {
-				return nil, fmt.Errorf("open cloud storage: %w", err)
-			}
-			client = cl
-		}
-		prefix := c.gcsPrefix
-		if prefix == "" {
-			prefix = "agents/" + p.Agent + "/chats"
-		}
-		return gcs.Open(client, c.gcsBucket, prefix), nil
-	}
-	return openers, func() {
-		if client != nil {
-			client.Close()
+// driversWith is drivers over the environment env.
+func (c *chatFlags) driversWith(env map[string]string) drivers.Set {
+	env = maps.Clone(env)
+	for k, v := range c.settings {
+		if *v != "" {
+			env[k] = *v
 		}
 	}
+	return drivers.Set{Env: env}
 }
 
 // router opens every driver on p's conversations, and a router among
 // them that begins a new conversation kind's way. closeAll closes them.
 func (c *chatFlags) router(p store.Paths, kind string) (r *store.Router, closeAll func(), err error) {
-	openers, closeOpeners := c.openers(p)
-	var open []store.Conversations
-	closeAll = func() {
-		for _, d := range open {
-			if c, ok := d.(store.Closer); ok {
-				c.Close()
-			}
-		}
-		closeOpeners()
+	return c.routerWith(serve.Environ(), p, kind)
+}
+
+// routerWith is router over the environment env.
+func (c *chatFlags) routerWith(env map[string]string, p store.Paths, kind string) (r *store.Router, closeAll func(), err error) {
+	ds, err := c.driversWith(env).Open(p)
+	if err != nil {
+		return nil, nil, err
 	}
-	drivers := map[string]store.Conversations{}
-	for name, o := range openers {
-		if name == sqlite.Name {
-			// sqlite makes its file when opened: open it only for an agent
-			// that has one, or that begins one.
-			if _, err := os.Stat(filepath.Join(p.Chats(), sqlite.File)); err != nil && kind != sqlite.Name {
-				continue
-			}
-		}
-		d, err := o(p.Chats())
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		open = append(open, d)
-		drivers[name] = d
-	}
-	r, err = store.NewRouter(p, kind, drivers)
+	closeAll = func() { closeDrivers(ds) }
+	r, err = store.NewRouter(p, kind, ds)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
 	return r, closeAll, nil
+}
+
+// closeDrivers closes each driver that holds something (a plugin).
+func closeDrivers(ds map[string]store.Conversations) {
+	for _, d := range ds {
+		if c, ok := d.(store.Closer); ok {
+			c.Close()
+		}
+	}
 }
 
 // chatParseFlags parses args with fs, flags and words in any order, and
@@ -189,8 +133,6 @@ func chatExit(stderr io.Writer, what string, err error) int {
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, store.ErrNoDriver):
-		err = fmt.Errorf("%w (conversations kept by gcs need --gcs-bucket)", err)
 	}
 	fmt.Fprintf(stderr, "lnk %s: %v\n", what, err)
 	return 1
@@ -240,7 +182,7 @@ func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer
 
 func runChatConvert(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var cf chatFlags
-	ways := chatWays
+	ways := drivers.Names()
 	fs := chatFlagSet("agent chat convert", "agent chat convert --to "+strings.Join(ways, "|")+" [--home DIR] [--agent NAME] [--gcs-bucket B]\n\n"+
 		"Moves every conversation of the agent that isn't kept the way --to says to that way,\n"+
 		"each written beside its own and put in its place in one rename, with its tools and\n"+
@@ -265,13 +207,9 @@ func chatConvert(ctx context.Context, cf chatFlags, to string, stdout, stderr io
 	if err != nil {
 		return err
 	}
-	openers, closeAll := cf.openers(p)
-	defer closeAll()
+	openers := cf.drivers().Openers(p)
 	if openers[to] == nil {
-		if to == gcsName {
-			return errors.New("conversations kept by gcs need --gcs-bucket")
-		}
-		return fmt.Errorf("no way %q: one of %s", to, strings.Join(chatWays, ", "))
+		return fmt.Errorf("no way %q: one of %s", to, strings.Join(drivers.Names(), ", "))
 	}
 	bar := &chatProgressBar{w: stderr}
 	res, err := store.Convert(ctx, p, to, openers, bar.show)

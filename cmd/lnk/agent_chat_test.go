@@ -10,6 +10,7 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
 )
@@ -69,6 +70,7 @@ func TestChatShowConvert(t *testing.T) {
 	if strings.Contains(want, "the tool said so") {
 		t.Fatalf("show prints a tool's answer:\n%s", want)
 	}
+	driverstest.Build(t, driverstest.Plugin("sqlite"))
 	for _, to := range []string{"compact", "sqlite", "log"} {
 		code, out, errOut := chatRun("agent", "chat", "convert", "--home", home, "--to", to)
 		if code != 0 || !strings.Contains(out, "1 conversations of main converted to "+to) {
@@ -151,6 +153,7 @@ func TestChatConvertGCS(t *testing.T) {
 	}
 	defer srv.Stop()
 	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "chats"})
+	driverstest.Build(t, driverstest.Plugin("gcs"))
 	home, _, _ := chatHome(t)
 	gcsFlags := []string{"--home", home, "--gcs-bucket", "chats", "--gcs-endpoint", srv.URL() + "/storage/v1/"}
 	_, want, _ := chatRun("agent", "chat", "show", "--home", home, "telegram:42")

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/lnk-dev/link/cmd/internal/serve"
 )
 
 func init() {
@@ -16,7 +18,7 @@ func init() {
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			ctx, intr, stop := chatInterrupts(ctx) // Ctrl-C stops an answer (agent_chat_cancel.go)
 			defer stop()
-			return runChat(ctx, args, environ(), os.Stdin, isTerminal(os.Stdin), intr, stdout, stderr)
+			return runChat(ctx, args, serve.Environ(), os.Stdin, isTerminal(os.Stdin), intr, stdout, stderr)
 		},
 	})
 }

@@ -22,9 +22,9 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
-	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -91,17 +91,6 @@ type agentConn struct {
 	agent string
 	local *serve.Server // nil when the endpoint is another process's
 	mem   *memoryServer // the memory started beside local, if it was
-}
-
-// environ is the process's environment as a map.
-func environ() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }
 
 func firstOf(s ...string) string {
@@ -202,7 +191,6 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 		Addr:   addr,
 		Model:  name,
 		Env:    env,
-		Linked: linkedDrivers(),
 		Logger: logger,
 	})
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/lnk-dev/link/cmd/internal/serve"
 )
 
 func init() {
@@ -12,7 +14,7 @@ func init() {
 		words:   "agent chat send",
 		summary: "send the agent one message and print its answer",
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runChatSend(ctx, args, environ(), stdout, stderr)
+			return runChatSend(ctx, args, serve.Environ(), stdout, stderr)
 		},
 	})
 }

@@ -16,8 +16,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lnk-dev/link/cmd/internal/drivers"
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/harness"
-	"github.com/lnk-dev/link/internal/serve"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/model/scripted"
@@ -120,7 +121,7 @@ func waitTurnEnd(t *testing.T, home, thread string) {
 
 func serveDrivers(t *testing.T, p store.Paths) map[string]store.Conversations {
 	t.Helper()
-	d, err := serve.Ways{Linked: linkedDrivers()}.Drivers(p)
+	d, err := drivers.Set{}.Open(p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 // Package main is the lnk command, how a person uses and inspects Link
-// from a terminal: lnk conformance, lnk agent chat, lnk store serve,
-// lnk memory serve, lnk measure.
+// from a terminal: lnk agent chat, lnk conformance, lnk memory serve,
+// lnk measure. The drivers that keep conversations other than as a log
+// or compact run in their plugins (lnk-sqlite, lnk-gcs; cmd/internal/drivers).
 package main
 
 import (

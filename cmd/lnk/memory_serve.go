@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/serve"
 	lnkmemory "github.com/lnk-dev/link/memory"
 	"github.com/lnk-dev/link/memory/fts"
 	"github.com/lnk-dev/link/memory/server"
@@ -63,7 +64,7 @@ func runMemoryServe(ctx context.Context, args []string, stdout, stderr io.Writer
 		return chatExit(stderr, "memory serve", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ms, err := startMemory(ctx, cf, p, environ(), laddr, logger)
+	ms, err := startMemory(ctx, cf, p, serve.Environ(), laddr, logger)
 	if err != nil {
 		return chatExit(stderr, "memory serve", err)
 	}
@@ -94,10 +95,7 @@ func startMemory(ctx context.Context, cf chatFlags, p store.Paths, env map[strin
 	if err := os.MkdirAll(filepath.Join(p.Root, "memory"), 0o700); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
-	if cf.gcsBucket == "" {
-		cf.gcsBucket, cf.gcsEndpoint, cf.gcsPrefix = env["LNK_GCS_BUCKET"], env["LNK_GCS_ENDPOINT"], env["LNK_GCS_PREFIX"]
-	}
-	r, closeAll, err := cf.router(p, store.Log)
+	r, closeAll, err := cf.routerWith(env, p, store.Log)
 	if err != nil {
 		return nil, err
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-// ChildConfig says how to start a store bridge as a child process (lnk
-// store serve) and reach it on its unix socket.
+// ChildConfig says how to start a store bridge as a child process (a
+// driver's plugin, lnk-<name> serve) and reach it on its unix socket.
 type ChildConfig struct {
 	// Path is the program to run and Args its arguments, which make it
 	// listen on Socket and read the agent's key from its standard input.

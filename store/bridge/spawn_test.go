@@ -22,7 +22,7 @@ import (
 )
 
 // The child the tests start is this test binary again, serving a log
-// driver behind a bridge as lnk store serve would: $BRIDGE_CHILD_DIR is
+// driver behind a bridge as a driver's plugin would: $BRIDGE_CHILD_DIR is
 // the log's folder, $BRIDGE_CHILD_SOCKET the socket, the key on stdin.
 // $BRIDGE_CHILD_FAIL makes it say so on stderr and exit 3 instead.
 func TestMain(m *testing.M) {

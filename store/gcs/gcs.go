@@ -33,6 +33,10 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
+// Name is the driver's name, as a conversation folder's marker says it
+// (store.gcs) and its plugin's (lnk-gcs).
+const Name = "gcs"
+
 // Driver keeps the conversations of one agent under a prefix of a bucket.
 // Its methods are safe for concurrent use, and any number of Drivers, in
 // any processes, may share the same prefix.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/cmd/internal/drivers"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
@@ -47,11 +48,6 @@ type Config struct {
 	// another process takes over a turn whose process died; 0 is
 	// $LNK_LEASE_TTL of Env (a Go duration), else the harness's 30 s.
 	LeaseTTL time.Duration
-	// Linked opens each store driver the program links, by name, run in
-	// its process (lnk: sqlite); a conversation kept by another of lnk
-	// store serve's drivers is reached through the store bridge, the
-	// driver run in a child process (Ways).
-	Linked map[string]store.Opener
 	// Edit, when not nil, changes the harness's config before it is made:
 	// for tests and measures (a model that answers at once).
 	Edit func(*harness.Config)
@@ -59,7 +55,7 @@ type Config struct {
 	// (a blank unit's, given at its binding): config.json isn't read.
 	Settings *harness.Settings
 	// Bridges are store drivers reached through a store bridge already
-	// running, by name (Ways.Bridges).
+	// running, by name (drivers.Set.Bridges).
 	Bridges map[string]bridge.Config
 	// SleepAfter, when positive, is how long the agent goes without a
 	// connection before it sleeps: its harness and the tools made for it
@@ -212,7 +208,10 @@ func newHarness(cfg Config) (*harness.Harness, *mcptools.Tools, error) {
 	}
 	pr := NewProviders(cfg.Env)
 	modelName := cfg.Model
-	ways := Ways{Linked: cfg.Linked, Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger, Bridges: cfg.Bridges}
+	// The log and compact run here; every other driver in its plugin,
+	// behind the store bridge, proved with the agent's key, or through a
+	// store bridge already running (Bridges).
+	ds := drivers.Set{Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger, Bridges: cfg.Bridges}
 	settings := func(ctx context.Context, p store.Paths) (harness.Settings, error) {
 		return ReadSettings(ctx, p, modelName)
 	}
@@ -222,8 +221,8 @@ func newHarness(cfg Config) (*harness.Harness, *mcptools.Tools, error) {
 	}
 	hc := harness.Config{
 		Home:     cfg.Home,
-		Drivers:  ways.Drivers,
-		Openers:  ways.Openers,
+		Drivers:  ds.Open,
+		Openers:  ds.Openers,
 		Settings: settings,
 		Route:    pr.Route,
 		Serves:   pr.Serves,

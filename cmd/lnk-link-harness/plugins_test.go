@@ -5,9 +5,7 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -16,63 +14,17 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
-// What lnk-link-harness must not link: the drivers it runs in a child,
-// behind the store bridge (spec: "A conversation kept by another driver
-// than the spec's runs that driver in Link harness's sandbox").
-var notLinked = []string{"modernc.org/sqlite", "cloud.google.com/go/storage", "github.com/lnk-dev/link/store/sqlite", "github.com/lnk-dev/link/store/gcs"}
-
-// goTool is the go command, for building and listing.
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
-}
-
-// The program links neither SQLite nor Cloud Storage: go list of its own
-// dependencies (not the test's, which open SQLite to check) names none.
-func TestLinksNoChildDriver(t *testing.T) {
-	out, err := exec.Command(goTool(), "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) < 50 || !containsPkg(deps, "github.com/lnk-dev/link/internal/serve") {
-		t.Fatalf("go list -deps gave %d packages, without internal/serve", len(deps))
-	}
-	for _, d := range deps {
-		for _, bad := range notLinked {
-			if d == bad || strings.HasPrefix(d, bad+"/") {
-				t.Errorf("lnk-link-harness links %s: run that driver behind the store bridge instead (internal/serve.Ways)", d)
-			}
-		}
-	}
-}
-
-func containsPkg(deps []string, pkg string) bool {
-	for _, d := range deps {
-		if d == pkg {
-			return true
-		}
-	}
-	return false
-}
-
-// buildBoth builds lnk-link-harness and lnk into one folder, as they are
-// installed: the harness finds lnk beside itself. Without DWARF (-w):
-// linking lnk is most of the test's time.
-func buildBoth(t *testing.T) (harness string) {
-	t.Helper()
-	dir := t.TempDir()
-	cmd := exec.Command(goTool(), "build", "-ldflags=-w", "-o", dir+string(filepath.Separator), ".", "../lnk")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build lnk-link-harness and lnk: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "lnk-link-harness")
+// The program links neither SQLite nor Cloud Storage: it runs them in
+// their plugins, behind the store bridge (spec: "A conversation kept by
+// another driver than the spec's runs that driver in Link harness's
+// sandbox").
+func TestLinksNoPlugin(t *testing.T) {
+	driverstest.LinksNoPlugin(t, driverstest.Module+"/cmd/lnk-link-harness", "modernc.org/sqlite")
 }
 
 // childOf finds the one process whose parent is pid (Linux's /proc).
@@ -136,10 +88,10 @@ func waitGone(t *testing.T, pid int, why string) {
 	}
 }
 
-// The drivers lnk-link-harness doesn't link run in lnk store serve, which
-// it starts beside itself as a child on a conversation's first message:
-// SQLite's (testSQLite) and Cloud Storage's against a fake-gcs-server
-// (testGCS). Built once for both.
+// The drivers lnk-link-harness doesn't link run in their plugins, which
+// it finds beside itself and starts as a child on a conversation's first
+// message: SQLite's (testSQLite) and Cloud Storage's against a
+// fake-gcs-server (testGCS). Built once for both.
 func TestDriversInChild(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real programs")
@@ -147,7 +99,7 @@ func TestDriversInChild(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("finds the child in /proc")
 	}
-	bin := buildBoth(t)
+	bin := filepath.Join(driverstest.Build(t, append(driverstest.Plugins(), driverstest.Module+"/cmd/lnk-link-harness")...), "lnk-link-harness")
 	t.Run("sqlite", func(t *testing.T) { testSQLite(t, bin) })
 	t.Run("gcs", func(t *testing.T) { testGCS(t, bin) })
 }

@@ -1,4 +1,4 @@
-package main
+package drivers
 
 import (
 	"bufio"
@@ -23,35 +23,47 @@ import (
 	"github.com/lnk-dev/link/store/storetest"
 )
 
-// envServeArgs, set, makes this test binary lnk with the arguments it
-// holds (JSON), in TestStoreServeHelper: a real process of the command.
-const envServeArgs = "LNK_TEST_STORE_SERVE_ARGS"
+// envServeArgs, set, makes this test binary a plugin with the arguments
+// it holds (JSON: the driver's name, then the plugin's arguments), in
+// TestPluginHelper: a real process of the program.
+const envServeArgs = "LNK_TEST_PLUGIN_ARGS"
 
-// TestStoreServeHelper is lnk itself, run only in a process of its own.
-func TestStoreServeHelper(t *testing.T) {
+// testPlugin is a plugin of the log's or SQLite's, as lnk-sqlite is.
+func testPlugin(name string) Plugin {
+	return Plugin{Name: name, Open: func(_ context.Context, p store.Paths, _ map[string]string) (store.Conversations, error) {
+		if name == sqlite.Name {
+			return sqlite.Open(p.Chats())
+		}
+		return log.Open(p.Chats()), nil
+	}}
+}
+
+// TestPluginHelper is a plugin, run only in a process of its own.
+func TestPluginHelper(t *testing.T) {
 	raw := os.Getenv(envServeArgs)
 	if raw == "" {
-		t.Skip("lnk in a process of its own, for TestStoreServeProcess")
+		t.Skip("a plugin in a process of its own, for TestPluginProcess")
 	}
 	var args []string
 	if err := json.Unmarshal([]byte(raw), &args); err != nil {
 		t.Fatal(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, args, os.Stdout, os.Stderr)
+	code := testPlugin(args[0]).Run(ctx, args[1:], os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// lnkProcess starts lnk with args in a process of its own and waits for
-// its first line; stop sends it SIGTERM and gives its exit status.
-func lnkProcess(t *testing.T, args ...string) (line string, stderr *bytes.Buffer, stop func() error) {
+// pluginProcess starts a plugin with args in a process of its own and
+// waits for its first line; stop sends it SIGTERM and gives its exit
+// status.
+func pluginProcess(t *testing.T, args ...string) (line string, stderr *bytes.Buffer, stop func() error) {
 	t.Helper()
 	raw, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestStoreServeHelper$", "-test.count=1")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestPluginHelper$", "-test.count=1")
 	cmd.Env = append(os.Environ(), envServeArgs+"="+string(raw))
 	stderr = &bytes.Buffer{}
 	cmd.Stderr = stderr
@@ -84,23 +96,23 @@ func lnkProcess(t *testing.T, args ...string) (line string, stderr *bytes.Buffer
 		case <-time.After(20 * time.Second):
 			cmd.Process.Kill()
 			<-exited
-			return errors.New("lnk store serve didn't end within 20s of SIGTERM")
+			return errors.New("the plugin didn't end within 20s of SIGTERM")
 		}
 	}
 	t.Cleanup(func() { stop() })
 	select {
 	case line = <-lines:
 	case <-time.After(30 * time.Second):
-		t.Fatalf("lnk store serve said nothing in 30s; stderr:\n%s", stderr)
+		t.Fatalf("the plugin said nothing in 30s; stderr:\n%s", stderr)
 	}
 	if line == "" {
-		t.Fatalf("lnk store serve ended; stderr:\n%s", stderr)
+		t.Fatalf("the plugin ended; stderr:\n%s", stderr)
 	}
 	return strings.TrimSpace(line), stderr, stop
 }
 
-// storeServeHome is a Link home and a key file for agent main.
-func storeServeHome(t *testing.T) (home, keyFile string, p store.Paths) {
+// pluginHome is a Link home and a key file for agent main.
+func pluginHome(t *testing.T) (home, keyFile string, p store.Paths) {
 	home = t.TempDir()
 	p, err := store.For(home, "main")
 	if err != nil {
@@ -113,15 +125,15 @@ func storeServeHome(t *testing.T) (home, keyFile string, p store.Paths) {
 	return home, keyFile, p
 }
 
-// TestStoreServeProcess runs lnk store serve as a process of its own, on
-// a unix socket over the log and on a loopback port over sqlite, and
+// TestPluginProcess runs a plugin as a process of its own, on a unix
+// socket over the log and on a loopback port over sqlite, and
 // keeps a conversation through it: what the bridge appended is in the
 // driver's own files, the lease holds, and SIGTERM ends it cleanly.
-func TestStoreServeProcess(t *testing.T) {
+func TestPluginProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	home, keyFile, p := storeServeHome(t)
+	home, keyFile, p := pluginHome(t)
 	sock := filepath.Join(t.TempDir(), "s.sock")
 	if len(sock) > 100 {
 		dir, err := os.MkdirTemp("", "lnk")
@@ -147,8 +159,8 @@ func TestStoreServeProcess(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.driver, func(t *testing.T) {
-			args := append([]string{"store", "serve", "--driver", tc.driver, "--home", home, "--agent", "main", "--key-file", keyFile}, tc.where...)
-			line, stderr, stop := lnkProcess(t, args...)
+			args := append([]string{tc.driver, "serve", "--driver", tc.driver, "--home", home, "--agent", "main", "--key-file", keyFile}, tc.where...)
+			line, stderr, stop := pluginProcess(t, args...)
 			network, addr, ok := strings.Cut(strings.TrimPrefix(line, "serving "+tc.driver+" conversations of main on "), ":")
 			if !ok || !strings.HasPrefix(line, "serving ") {
 				t.Fatalf("first line %q", line)
@@ -195,7 +207,7 @@ func TestStoreServeProcess(t *testing.T) {
 				t.Fatalf("dial with the wrong key: %v, want ErrRefused", err)
 			}
 			if err := stop(); err != nil {
-				t.Fatalf("lnk store serve after SIGTERM: %v\nstderr:\n%s", err, stderr)
+				t.Fatalf("the plugin after SIGTERM: %v\nstderr:\n%s", err, stderr)
 			}
 			// What it wrote is the driver's, read without the bridge.
 			got, err = tc.read().Read(ctx, "telegram:42", 1)
@@ -215,43 +227,56 @@ func TestStoreServeProcess(t *testing.T) {
 	}
 }
 
-func TestStoreServeUsage(t *testing.T) {
-	home, keyFile, _ := storeServeHome(t)
-	code, out, errOut := chatRun("store", "serve", "--help")
+// A plugin's usage names its flags, and a usage it can't follow is
+// refused with the rule it broke, before anything listens.
+func TestPluginUsage(t *testing.T) {
+	home, keyFile, _ := pluginHome(t)
+	pl := testPlugin("gcs")
+	runPlugin := func(args ...string) (int, string) {
+		var out, errOut bytes.Buffer
+		code := pl.Run(context.Background(), args, func(string) string { return "" }, &out, &errOut)
+		return code, out.String() + errOut.String()
+	}
+	code, said := runPlugin("serve", "--help")
 	if code != 0 {
 		t.Fatalf("--help: status %d", code)
 	}
-	for _, want := range []string{"--driver", "--key-file", "--socket", "--listen", "--gcs-bucket", "each call proved"} {
-		if !strings.Contains(out+errOut, want) {
-			t.Errorf("--help doesn't say %q:\n%s", want, out+errOut)
+	for _, want := range []string{"lnk-gcs serve", "--key-file", "--socket", "--listen", "-gcs-bucket", "LNK_GCS_BUCKET", "each call proved"} {
+		if !strings.Contains(said, want) {
+			t.Errorf("--help doesn't say %q:\n%s", want, said)
 		}
 	}
-	base := []string{"store", "serve", "--home", home}
+	if code, said := runPlugin("listen"); code != 2 || !strings.Contains(said, "usage: lnk-gcs serve") {
+		t.Errorf("no serve: status %d, said %q", code, said)
+	}
+	base := []string{"serve", "--home", home}
 	for _, tc := range []struct {
 		name string
 		args []string
 		code int
 		says string
 	}{
-		{"no driver", []string{"--key-file", keyFile, "--socket", "x"}, 2, "say --driver"},
-		{"no key", []string{"--driver", "log", "--socket", "x"}, 2, "say --driver"},
-		{"nowhere", []string{"--driver", "log", "--key-file", keyFile}, 2, "one of --socket and --listen"},
-		{"both", []string{"--driver", "log", "--key-file", keyFile, "--socket", "x", "--listen", "127.0.0.1:0"}, 2, "one of --socket and --listen"},
-		{"unknown driver", []string{"--driver", "nope", "--key-file", keyFile, "--listen", "127.0.0.1:0"}, 1, `no driver "nope"`},
-		{"gcs without bucket", []string{"--driver", "gcs", "--key-file", keyFile, "--listen", "127.0.0.1:0"}, 1, "--gcs-bucket"},
-		{"not loopback", []string{"--driver", "log", "--key-file", keyFile, "--listen", "0.0.0.0:0"}, 1, "only a loopback address"},
-		{"no key file", []string{"--driver", "log", "--key-file", filepath.Join(home, "none"), "--listen", "127.0.0.1:0"}, 1, "read the key"},
-		{"bad agent", []string{"--agent", "Not/Ok", "--driver", "log", "--key-file", keyFile, "--listen", "127.0.0.1:0"}, 1, "agent"},
+		{"no key", []string{"--socket", "x"}, 2, "say --key-file"},
+		{"nowhere", []string{"--key-file", keyFile}, 2, "one of --socket and --listen"},
+		{"both", []string{"--key-file", keyFile, "--socket", "x", "--listen", "127.0.0.1:0"}, 2, "one of --socket and --listen"},
+		{"another driver", []string{"--driver", "sqlite", "--key-file", keyFile, "--listen", "127.0.0.1:0"}, 2, `runs the gcs driver, not "sqlite"`},
+		{"not loopback", []string{"--key-file", keyFile, "--listen", "0.0.0.0:0"}, 1, "only a loopback address"},
+		{"no key file", []string{"--key-file", filepath.Join(home, "none"), "--listen", "127.0.0.1:0"}, 1, "read the key"},
+		{"bad agent", []string{"--agent", "Not/Ok", "--key-file", keyFile, "--listen", "127.0.0.1:0"}, 1, "agent"},
 	} {
-		code, _, errOut := chatRun(append(base, tc.args...)...)
-		if code != tc.code || !strings.Contains(errOut, tc.says) {
-			t.Errorf("%s: status %d, said %q; want %d saying %q", tc.name, code, errOut, tc.code, tc.says)
+		code, said := runPlugin(append(base, tc.args...)...)
+		if code != tc.code || !strings.Contains(said, tc.says) {
+			t.Errorf("%s: status %d, said %q; want %d saying %q", tc.name, code, said, tc.code, tc.says)
 		}
 	}
 	// An empty key file is refused before anything listens.
 	empty := filepath.Join(t.TempDir(), "empty")
 	os.WriteFile(empty, []byte("\n"), 0o600)
-	if code, _, errOut := chatRun(append(base, "--driver", "log", "--key-file", empty, "--listen", "127.0.0.1:0")...); code != 1 || !strings.Contains(errOut, "key") {
-		t.Errorf("an empty key file: status %d, said %q", code, errOut)
+	if code, said := runPlugin(append(base, "--key-file", empty, "--listen", "127.0.0.1:0")...); code != 1 || !strings.Contains(said, "key") {
+		t.Errorf("an empty key file: status %d, said %q", code, said)
+	}
+	var errOut bytes.Buffer
+	if code := (Plugin{Name: "nosuch"}).Run(context.Background(), []string{"serve"}, func(string) string { return "" }, io.Discard, &errOut); code != 2 || !strings.Contains(errOut.String(), "no such driver") {
+		t.Errorf("a plugin of no driver of Link's: status %d, said %q", code, errOut.String())
 	}
 }
