@@ -1,8 +1,10 @@
 // Package fsx holds the store's file calls where the os package costs more
 // than needed or differs by platform: Open, outside the runtime's poller
-// and never through a symbolic link, SyncDir, a folder's names made
-// durable, LockDir, a folder's lock between processes, and
-// CheckWritable, whether a folder can be written.
+// and never through a symbolic link; SyncDir, a folder's names made
+// durable; Lock, an open file's lock (flock, or LockFileEx on Windows),
+// the one lock of a conversation its drivers take; LockDir, a folder's
+// lock between processes; and CheckWritable, whether a folder can be
+// written.
 //
 // Open: the store's per-message path opens files without the runtime's
 // poller. On Linux a regular file or a folder is never

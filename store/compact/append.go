@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -98,9 +99,9 @@ func (d *Driver) openWriter(ctx context.Context, dir, thread string) (*writer, e
 	if err != nil {
 		return nil, err
 	}
-	if err := lock(ctx, tail, true); err != nil {
+	if err := fsx.Lock(ctx, tail, true); err != nil {
 		tail.Close()
-		return nil, fmt.Errorf("lock %s: %w", tail.Name(), err)
+		return nil, err
 	}
 	zst, err := os.OpenFile(filepath.Join(dir, zstName), os.O_RDWR, 0)
 	if err != nil {

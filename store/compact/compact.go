@@ -29,14 +29,14 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
 // The files of a compact conversation's folder.
 const (
-	zstName   = "events.zst"
-	tailName  = "events.jsonl"
-	leaseName = "lease.json"
+	zstName  = "events.zst"
+	tailName = "events.jsonl"
 )
 
 // When the tail is folded into a frame: once it holds FoldEvents events,
@@ -243,8 +243,8 @@ func (d *Driver) readAll(ctx context.Context, thread string) (*conversation, err
 		return nil, err
 	default:
 		defer tf.Close()
-		if err := lock(ctx, tf, false); err != nil {
-			return nil, fmt.Errorf("lock %s: %w", tf.Name(), err)
+		if err := fsx.Lock(ctx, tf, false); err != nil {
+			return nil, err
 		}
 		if tail, err = readTail(tf); err != nil {
 			return nil, fmt.Errorf("%s: %s %w", dir, tailName, err)

@@ -1,25 +1,20 @@
 package log
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
-	"github.com/lnk-dev/link/internal/fsx"
-
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/internal/leasefile"
 )
 
 // Lease takes the thread's lease for holder until ttl from now, or renews
-// it for the holder that has it. It reads and replaces lease.json under
-// the conversation's lock, so two processes contend as two turns do.
+// it for the holder that has it: lease.json (leasefile), under the
+// conversation's lock.
 func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
 	l, err := d.lease(ctx, thread, holder, ttl)
 	if err != nil {
@@ -29,9 +24,6 @@ func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 }
 
 func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
-	if holder == "" {
-		return store.Lease{}, errors.New("no holder")
-	}
 	dir, err := d.Folder(thread)
 	if err != nil {
 		return store.Lease{}, err
@@ -41,24 +33,7 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer f.Close()
-	lf, err := fsx.Open(filepath.Join(dir, LeaseFile), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	defer lf.Close()
-	now := d.Now().UTC()
-	cur, _, size, err := readLease(lf)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	l, err := store.Grant(cur, holder, ttl, now)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	if err := writeLease(dir, lf, size, l); err != nil {
-		return store.Lease{}, err
-	}
-	return l, nil
+	return leasefile.Take(dir, holder, ttl, d.Now())
 }
 
 // Release lets holder's lease of the thread go; a lease another holds, or
@@ -70,9 +45,6 @@ func (d *Driver) Release(ctx context.Context, thread, holder string) error {
 	return nil
 }
 
-// release writes the holder's lease over as expired, rather than removing
-// the file, so the next turn's lease is a write in place too: no file is
-// made or removed at any turn but a conversation's first.
 func (d *Driver) release(ctx context.Context, thread, holder string) error {
 	dir, err := d.Folder(thread)
 	if err != nil {
@@ -86,79 +58,5 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 		return err
 	}
 	defer f.Close()
-	lf, err := fsx.Open(filepath.Join(dir, LeaseFile), os.O_RDWR, 0o600)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer lf.Close()
-	cur, ok, size, err := readLease(lf)
-	if err != nil || !ok || cur.Holder != holder || cur.Expires.IsZero() {
-		return err
-	}
-	return writeLease(dir, lf, size, store.Lease{Holder: holder})
-}
-
-// maxInPlace is the most a lease written in place takes: one write within
-// a page of the file, which a process killed mid-write leaves whole or
-// not at all.
-const maxInPlace = 512
-
-// readLease reads lease.json from f, and its size; ok is false when there
-// is none: no lease yet, or one that was let go (expired at the zero
-// time, which the holder check then passes over like any expired one).
-// An empty file, or one of NULs and spaces, is a lease made and lost with
-// the machine before its bytes reached the disk: none.
-func readLease(f *os.File) (l store.Lease, ok bool, size int64, err error) {
-	// A lease written in place takes one read (a regular file reads short
-	// only at its end); a longer one reads on.
-	var buf [maxInPlace + 1]byte
-	n, err := f.Read(buf[:])
-	b := buf[:n]
-	if n == len(buf) {
-		var rest []byte
-		rest, err = io.ReadAll(io.LimitReader(f, store.MaxLine))
-		b = append(b, rest...)
-	} else if errors.Is(err, io.EOF) {
-		err = nil
-	}
-	if err != nil {
-		return store.Lease{}, false, 0, err
-	}
-	if len(bytes.Trim(b, " \t\r\n\x00")) == 0 {
-		return store.Lease{}, false, int64(len(b)), nil
-	}
-	if err := json.Unmarshal(b, &l); err != nil || l.Holder == "" {
-		// Written in one write or whole by rename, so this is no writer's
-		// leftover.
-		return store.Lease{}, false, 0, fmt.Errorf("%s: %w: not a lease", f.Name(), store.ErrCorrupt)
-	}
-	return l, true, int64(len(b)), nil
-}
-
-// writeLease writes l as dir's lease.json, open as f, size bytes long. A
-// lease that fits is written in place: one write at the file's start,
-// padded with spaces to the file's length, so no byte of a longer lease
-// before it is left after it (JSON reads past the spaces) and a reader,
-// who holds the conversation's lock as every writer does, never sees half
-// of one. Otherwise it replaces the file whole, by rename. It isn't
-// synced: a lease lost with the machine is a lease nobody holds, as after
-// its holder's end.
-func writeLease(dir string, f *os.File, size int64, l store.Lease) error {
-	b, err := json.Marshal(l)
-	if err != nil {
-		return err
-	}
-	if n := int64(len(b)) + 1; n <= maxInPlace && size <= maxInPlace {
-		b = append(b, bytes.Repeat([]byte{' '}, int(max(size-n, 0)))...)
-		_, err := f.WriteAt(append(b, '\n'), 0)
-		return err
-	}
-	tmp := filepath.Join(dir, LeaseFile+".new")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, filepath.Join(dir, LeaseFile))
+	return leasefile.Release(dir, holder)
 }

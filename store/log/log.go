@@ -23,12 +23,13 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/internal/leasefile"
 )
 
-// File names of a conversation's folder.
+// File names of a conversation's folder: its events, and its lease.
 const (
 	EventsFile = "events.jsonl"
-	LeaseFile  = "lease.json"
+	LeaseFile  = leasefile.File
 )
 
 // Driver keeps the conversations of one agent under its conversations
@@ -156,10 +157,18 @@ func lastSeq(f *os.File, end int64) (int64, error) {
 	return seq, err
 }
 
-// openLocked opens dir's events.jsonl with flag and takes how on it; a
-// flag with O_CREATE makes the folder first. The lock goes with the file's
-// closing.
-func openLocked(ctx context.Context, dir string, flag int, how lockHow) (*os.File, error) {
+// The locks of a conversation, taken on its events.jsonl by every reader
+// and writer, in any process, through its own open file: a reader's,
+// which many hold at once, and a writer's, which one holds, and no reader.
+const (
+	shared    = false
+	exclusive = true
+)
+
+// openLocked opens dir's events.jsonl with flag and takes its lock,
+// exclusive or shared; a flag with O_CREATE makes the folder first. The
+// lock goes with the file's closing.
+func openLocked(ctx context.Context, dir string, flag int, exclusive bool) (*os.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -174,7 +183,7 @@ func openLocked(ctx context.Context, dir string, flag int, how lockHow) (*os.Fil
 	if err != nil {
 		return nil, err
 	}
-	if err := lock(ctx, f, how); err != nil {
+	if err := fsx.Lock(ctx, f, exclusive); err != nil {
 		f.Close()
 		return nil, err
 	}

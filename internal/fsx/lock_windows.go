@@ -1,6 +1,6 @@
 //go:build windows
 
-package log
+package fsx
 
 import (
 	"os"
@@ -12,14 +12,16 @@ import (
 // Windows lock also bars others' reads and writes of the bytes it covers.
 const lockOffset = 1 << 62
 
-// tryLock takes how on one byte of f with LockFileEx without waiting; got
-// is false when another handle holds a lock that bars it. Like a flock,
-// the lock is the handle's, so two opens in one process contend as two
-// processes do, and closing f lets it go.
-func tryLock(f *os.File, how lockHow) (got bool, err error) {
-	flags := uint32(windows.LOCKFILE_FAIL_IMMEDIATELY)
-	if how == exclusive {
+// lockFile takes a lock on one byte of f with LockFileEx; without wait,
+// got is false when another handle holds a lock that bars it. Like a
+// flock, the lock is the handle's.
+func lockFile(f *os.File, exclusive, wait bool) (got bool, err error) {
+	var flags uint32
+	if exclusive {
 		flags |= windows.LOCKFILE_EXCLUSIVE_LOCK
+	}
+	if !wait {
+		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY
 	}
 	ol := &windows.Overlapped{OffsetHigh: lockOffset >> 32}
 	switch err := windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, ol); err {

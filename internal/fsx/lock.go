@@ -1,0 +1,40 @@
+package fsx
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+)
+
+// Lock takes f's lock, exclusive (a writer's: one holds it, and no
+// reader) or shared (a reader's: many at once), waiting until it is had
+// or ctx ends. The lock is the open file's, so goroutines of one process,
+// each through its own open file, contend as processes do; closing f lets
+// it go.
+func Lock(ctx context.Context, f *os.File, exclusive bool) error {
+	if ctx.Done() == nil {
+		if _, err := lockFile(f, exclusive, true); err != nil {
+			return fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		return nil
+	}
+	wait := 50 * time.Microsecond
+	for {
+		got, err := lockFile(f, exclusive, false)
+		if err != nil {
+			return fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+		if got {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("lock %s: %w", f.Name(), ctx.Err())
+		case <-t.C:
+		}
+		wait = min(2*wait, 5*time.Millisecond)
+	}
+}
