@@ -66,6 +66,11 @@ func TestSendSteered(t *testing.T) {
 	}
 	home := t.TempDir()
 	url, keyFile := scriptedAgent(t, home, q, nil, nil)
+	// Registered after the agent's cleanup, so it runs before it: a test
+	// that fails early lets the held turn go before the agent is closed.
+	var freed sync.Once
+	free := func() { freed.Do(func() { close(release) }) }
+	t.Cleanup(free)
 	p, _ := store.For(home, "main")
 	f := &delivery.Answers{Paths: p}
 	if _, err := f.KeepForChat(t.Context(), "link:s", "an old answer", time.Time{}, 0); err != nil {
@@ -83,7 +88,13 @@ func TestSendSteered(t *testing.T) {
 		code, out, errOut := sendRun(t, nil, args("start")...)
 		first <- result{code, out, errOut}
 	}()
-	<-reached
+	select {
+	case <-reached:
+	case r := <-first:
+		t.Fatalf("the first send ended before its turn reached the model: exit %d, %q: %s", r.code, r.out, r.err)
+	case <-time.After(40 * time.Second):
+		t.Fatal("the first send's turn didn't reach the model within 40s")
+	}
 	code, out, errOut := sendRun(t, nil, args("--wait", "200ms", "too", "hasty")...)
 	if code != 1 || out != "" || !strings.Contains(errOut, "joined the turn already running") || !strings.Contains(errOut, "no answer came within 200ms") {
 		t.Fatalf("exit %d, %q: %s", code, out, errOut)
@@ -101,8 +112,9 @@ func TestSendSteered(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	close(release)
-	r1, r2 := <-first, <-second
+	free()
+	r1 := receiveWithin(t, first, 40*time.Second, "the first send's answer")
+	r2 := receiveWithin(t, second, 40*time.Second, "the steered send's answer")
 	if r1.code != 0 || r1.out != "first answer\n\nand the rest\n" {
 		t.Fatalf("first: exit %d, %q: %s", r1.code, r1.out, r1.err)
 	}
@@ -112,6 +124,19 @@ func TestSendSteered(t *testing.T) {
 	pending, err := f.Pending(t.Context())
 	if err != nil || len(pending) != 1 || pending[0].Text != "an old answer" {
 		t.Fatalf("pending %+v, %v", pending, err)
+	}
+}
+
+// receiveWithin returns the value ch gives within d, or fails the test
+// saying it waited for what.
+func receiveWithin[T any](t *testing.T, ch <-chan T, d time.Duration, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(d):
+		t.Fatalf("waited %v for %s", d, what)
+		panic("unreachable")
 	}
 }
 
