@@ -97,7 +97,7 @@ func Open(chats string) (*Driver, error) {
 	d.w.SetMaxOpenConns(1)
 	d.w.SetMaxIdleConns(1)
 	d.w.SetConnMaxIdleTime(time.Minute)
-	if err := d.migrate(context.Background()); err != nil {
+	if err := d.migrateWaiting(context.Background()); err != nil {
 		d.w.Close()
 		return nil, err
 	}
@@ -126,6 +126,25 @@ func dsn(path string, readOnly bool) string {
 	}
 	return "file:" + esc + q
 }
+
+// migrateWaiting migrates, trying again for up to BusyTimeout while the
+// file is busy: a new file's first connections each turn it to WAL, and
+// SQLite refuses that change with SQLITE_BUSY at once, without waiting
+// (busy_timeout), while another connection makes the same change.
+func (d *Driver) migrateWaiting(ctx context.Context) error {
+	deadline := time.Now().Add(BusyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		err := d.migrate(ctx)
+		var se interface{ Code() int }
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqliteBusy || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(wait)
+	}
+}
+
+// sqliteBusy is SQLite's primary result code SQLITE_BUSY.
+const sqliteBusy = 5
 
 // migrate makes the file's tables, or checks they are of a version this
 // driver reads.
