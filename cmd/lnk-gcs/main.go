@@ -1,4 +1,4 @@
-// Command lnk-gcs is Google Cloud Storage's driver's plugin: it keeps an
+// Package main is the lnk-gcs command, Google Cloud Storage's driver's plugin: it keeps an
 // agent's conversations in a bucket, serving them behind the store bridge
 // to the Link Harness or lnk that starts it (spec: "Off the machine,
 // Google Cloud Storage's (lnk-gcs)"). Its bucket is --gcs-bucket or

@@ -1,4 +1,4 @@
-// Command lnk-sqlite is the SQLite driver's plugin: it keeps an agent's
+// Package main is the lnk-sqlite command, the SQLite driver's plugin: it keeps an agent's
 // conversations in chats/events.sqlite, serving them behind the store
 // bridge to the Link Harness or lnk that starts it (spec: "Link's first is
 // SQLite (lnk-sqlite)").
