@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -88,13 +89,19 @@ const (
 	gcPast    = 4 << 20 // a message past which its chunks are collected at once
 )
 
+// firstBuffers holds the first buffers of reads, so a message that fits
+// in one costs only a slice of its own length, not readFirst bytes.
+var firstBuffers = sync.Pool{New: func() any { return new([readFirst]byte) }}
+
 // readWhole reads r to its end into one slice of exactly its length.
 func readWhole(r io.Reader) ([]byte, error) {
-	first := make([]byte, readFirst)
+	buf := firstBuffers.Get().(*[readFirst]byte)
+	defer firstBuffers.Put(buf)
+	first := buf[:]
 	n, err := io.ReadFull(r, first)
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		return first[:n:n], nil
+		return bytes.Clone(first[:n]), nil
 	case err != nil:
 		return nil, err
 	}
