@@ -37,6 +37,13 @@ type View struct {
 // cp.Start, when there is one.
 func Of(events []store.Event, cp store.Checkpoint) View {
 	v := View{Start: cp}
+	n := 0
+	for i := range events {
+		if events[i].Seq >= cp.Start && seen(events[i].Kind) {
+			n++
+		}
+	}
+	v.Events = make([]store.Event, 0, n)
 	for i := range events {
 		e := &events[i]
 		if e.Seq < cp.Start {
@@ -56,6 +63,12 @@ func Of(events []store.Event, cp store.Checkpoint) View {
 		v.Tokens += EventTokens(*v.Summary)
 	}
 	return v
+}
+
+// seen says whether the model sees an event of kind k in a window:
+// messages, answers and tools' answers.
+func seen(k store.Kind) bool {
+	return k == store.KindMessage || k == store.KindAnswer || k == store.KindToolResult
 }
 
 // canStart says whether a window may start at e: a message that began a
