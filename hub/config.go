@@ -30,6 +30,10 @@ type Config struct {
 	// Sessions is the file keeping each thread's session; empty keeps
 	// them in memory alone (a restart of the hub starts every thread anew).
 	Sessions string
+	// Answers is the file keeping the answers nobody took until
+	// _link/recover hands them over; empty keeps them in memory alone (a
+	// restart of the hub loses them).
+	Answers string
 
 	// CallTimeout bounds each call of the harness but a prompt's turn:
 	// initialize, a session's making or taking up, the wait for a

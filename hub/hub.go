@@ -16,7 +16,7 @@ type Hub struct {
 	cfg      Config
 	sessions *sessionFile
 	ids      atomic.Int64 // request ids to the harness, across its restarts
-	answers  keptAnswers  // answers nobody took, for _link/recover
+	answers  *keptAnswers // answers nobody took, for _link/recover
 
 	life context.Context // the hub's; Close ends it
 	stop context.CancelFunc
@@ -44,9 +44,13 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
+	kept, err := openAnswers(cfg.Answers, cfg.Logger)
+	if err != nil {
+		return nil, err
+	}
 	adoptOrphans()
 	life, stop := context.WithCancel(context.Background())
-	return &Hub{cfg: cfg, sessions: sf, life: life, stop: stop, threads: map[string]*thread{}}, nil
+	return &Hub{cfg: cfg, sessions: sf, answers: kept, life: life, stop: stop, threads: map[string]*thread{}}, nil
 }
 
 // Close ends the harness (its whole process group) and waits for it.

@@ -3,39 +3,114 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // keptAnswers are the answers of turns whose bridge went before it was
-// told them, kept in the hub's memory for _link/recover: a harness behind
-// the hub is always told its answers (the hub stays its caller), so only
-// the hub knows which nobody took.
+// told them, kept for _link/recover: a harness behind the hub is always
+// told its answers (the hub stays its caller), so only the hub knows
+// which nobody took. With a path they are kept in a file too, written
+// whole at each change (a temporary file, synced, renamed over it, its
+// folder synced), so a kill of the hub at any moment loses none it
+// kept, nor hands over again one it let go.
 type keptAnswers struct {
+	path string
+	log  *slog.Logger
+
 	mu   sync.Mutex
-	next int
+	next int // the number of the last id given
 	list []contract.RecoveredAnswer
+	size int // the text held
+}
+
+// answersDoc is the answers file's content.
+type answersDoc struct {
+	Next    int                        `json:"next"`
+	Answers []contract.RecoveredAnswer `json:"answers"`
 }
 
 // hubIDPrefix starts the ids of the answers the hub keeps, told apart
 // from a harness's own in a done list.
 const hubIDPrefix = "hub-"
 
-// maxKept bounds the answers kept: past it the oldest goes.
-const maxKept = 1024
+// Bounds of the answers kept: past either the oldest go.
+const (
+	maxKept     = 1024
+	maxKeptText = 64 << 20
+)
 
-// keep keeps thread's answer text.
+// openAnswers reads the answers kept at path (none when it doesn't
+// exist yet); an empty path keeps them in memory alone.
+func openAnswers(path string, log *slog.Logger) (*keptAnswers, error) {
+	k := &keptAnswers{path: path, log: log}
+	if path == "" {
+		return k, nil
+	}
+	b, err := fsx.ReadLimit(path, maxKeptText+maxKept*4096)
+	if err != nil {
+		return nil, fmt.Errorf("read the answers kept: %w", err)
+	}
+	if b == nil {
+		return k, nil
+	}
+	var doc answersDoc
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("read the answers kept %s: %w", path, err)
+	}
+	k.next = doc.Next
+	for _, a := range doc.Answers {
+		if a.ID == "" || a.Thread == "" {
+			return nil, fmt.Errorf("read the answers kept %s: an answer with no id or thread", path)
+		}
+		k.list = append(k.list, a)
+		k.size += len(a.Text)
+	}
+	return k, nil
+}
+
+// keep keeps thread's answer text, in the file before it returns.
 func (k *keptAnswers) keep(thread, text string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.next++
-	k.list = append(k.list, contract.RecoveredAnswer{ID: "hub-" + strconv.Itoa(k.next), Thread: thread, Text: text})
-	if len(k.list) > maxKept {
-		k.list = k.list[len(k.list)-maxKept:]
+	k.list = append(k.list, contract.RecoveredAnswer{ID: hubIDPrefix + strconv.Itoa(k.next), Thread: thread, Text: text})
+	k.size += len(text)
+	for len(k.list) > maxKept || (k.size > maxKeptText && len(k.list) > 1) {
+		k.size -= len(k.list[0].Text)
+		k.list = k.list[1:]
+	}
+	k.write()
+}
+
+// write replaces the file with the answers held; k.mu is held. One that
+// fails is logged: the answers stay in memory, and the next change
+// writes them all.
+func (k *keptAnswers) write() {
+	if k.path == "" {
+		return
+	}
+	list := k.list
+	if list == nil {
+		list = []contract.RecoveredAnswer{}
+	}
+	b, err := json.Marshal(answersDoc{Next: k.next, Answers: list})
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(k.path), 0o700); err == nil {
+			err = fsx.Replace(k.path, append(b, '\n'), true)
+		}
+	}
+	if err != nil {
+		k.log.Warn("keep the answers for recover", "path", k.path, "err", err)
 	}
 }
 
@@ -56,7 +131,14 @@ func (k *keptAnswers) recover(p contract.RecoverParams) contract.RecoverResult {
 				left = append(left, a)
 			}
 		}
-		k.list = left
+		if len(left) != len(k.list) {
+			k.list = left
+			k.size = 0
+			for _, a := range left {
+				k.size += len(a.Text)
+			}
+			k.write()
+		}
 		return res
 	}
 	for _, a := range k.list {
@@ -65,8 +147,9 @@ func (k *keptAnswers) recover(p contract.RecoverParams) contract.RecoverResult {
 		}
 		res.Answers = append(res.Answers, a)
 	}
-	if !p.TwoPhase {
-		k.list = nil
+	if !p.TwoPhase && len(k.list) > 0 {
+		k.list, k.size = nil, 0
+		k.write()
 	}
 	return res
 }

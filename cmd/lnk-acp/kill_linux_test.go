@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/internal/stdioagent"
 )
@@ -25,26 +26,7 @@ func TestHubKilledMidTurn(t *testing.T) {
 	keyFile := filepath.Join(home, "key")
 	key := []byte("lnk-acp-test-key")
 	os.WriteFile(keyFile, key, 0o600)
-	run := func() (*exec.Cmd, string) {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "LNK_ACP_TEST_MAIN=1", stdioagent.Role+"=", stdioagent.EnvState+"="+state, stdioagent.EnvCaps+"=resume,load",
-			"LNK_ACP_TEST_ARGS=--home "+home+" --key-file "+keyFile+" --port 0 -- env "+stdioagent.Role+"=agent "+os.Args[0])
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		buf := make([]byte, 256)
-		n, _ := out.Read(buf)
-		line := strings.TrimSpace(string(buf[:n]))
-		url, ok := strings.CutPrefix(line, "endpoint ")
-		if !ok {
-			t.Fatalf("lnk-acp said %q", line)
-		}
-		return cmd, url
-	}
+	run := func() (*exec.Cmd, string) { return runProcess(t, home, keyFile, state) }
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd, url := run()
@@ -85,6 +67,132 @@ func TestHubKilledMidTurn(t *testing.T) {
 	if got := message(t, ctx, url, key, "telegram:1", "history"); got != `history: "one" | "wait"` {
 		t.Errorf("after the hub was killed the thread's history is %q, want its session's", got)
 	}
+}
+
+// runProcess runs lnk-acp as a process of its own (this test binary) on
+// home, the scripted agent behind it keeping its sessions in state, and
+// returns it with its endpoint's address.
+func runProcess(t *testing.T, home, keyFile, state string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "LNK_ACP_TEST_MAIN=1", stdioagent.Role+"=", stdioagent.EnvState+"="+state, stdioagent.EnvCaps+"=resume,load",
+		"LNK_ACP_TEST_ARGS=--home "+home+" --key-file "+keyFile+" --port 0 -- env "+stdioagent.Role+"=agent "+os.Args[0])
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 256)
+	n, _ := out.Read(buf)
+	line := strings.TrimSpace(string(buf[:n]))
+	url, ok := strings.CutPrefix(line, "endpoint ")
+	if !ok {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("lnk-acp said %q", line)
+	}
+	return cmd, url
+}
+
+// TestRecoverAfterKill: the answers nobody took outlive a SIGKILL of
+// lnk-acp: kept before the kill, handed over by _link/recover after it,
+// with their ids; one done let go, and one handed over in a single
+// phase, stay gone after the next kill.
+func TestRecoverAfterKill(t *testing.T) {
+	home, state := t.TempDir(), t.TempDir()
+	keyFile := filepath.Join(home, "key")
+	key := []byte("lnk-acp-test-key")
+	os.WriteFile(keyFile, key, 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, url := runProcess(t, home, keyFile, state)
+	kill := func() {
+		cmd.Process.Signal(syscall.SIGKILL)
+		cmd.Wait()
+	}
+	defer func() { kill() }()
+	answers := filepath.Join(home, "agents", "main", "hub", "answers.json")
+	for i, thread := range []string{"telegram:1", "telegram:2"} {
+		// The bridge goes once the prompt is taken: its answer, a second
+		// later, is kept.
+		f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		taken := make(chan struct{}, 1)
+		c := acp.NewClient(ctx, f, func(method string, params json.RawMessage) {
+			if method == "_link/taken" {
+				taken <- struct{}{}
+			}
+		})
+		c.Initialize(ctx)
+		c.Resume(ctx, thread)
+		go c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "slow"}}, nil)
+		select {
+		case <-taken:
+		case <-ctx.Done():
+			t.Fatal("the prompt was never taken")
+		}
+		c.Close()
+		for strings.Count(readFile(answers), "slow done") < i+1 {
+			if ctx.Err() != nil {
+				t.Fatalf("answer %d never kept in %s: %q", i+1, answers, readFile(answers))
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	before := recoverAt(t, ctx, url, key, `{"two_phase":true}`)
+	if len(before.Answers) != 2 {
+		t.Fatalf("two-phase recover before the kill: %+v", before.Answers)
+	}
+	recoverAt(t, ctx, url, key, `{"done":[`+strconv.Quote(before.Answers[0].ID)+`]}`)
+	kill()
+
+	cmd, url = runProcess(t, home, keyFile, state)
+	after := recoverAt(t, ctx, url, key, `{"two_phase":true}`)
+	if len(after.Answers) != 1 || after.Answers[0] != before.Answers[1] {
+		t.Fatalf("two-phase recover after the kill: %+v, want %+v alone", after.Answers, before.Answers[1])
+	}
+	one := recoverAt(t, ctx, url, key, `{}`)
+	if len(one.Answers) != 1 || one.Answers[0].Text != "slow done" || one.Answers[0].Thread != "telegram:2" {
+		t.Fatalf("single-phase recover after the kill: %+v", one.Answers)
+	}
+	kill()
+
+	cmd, url = runProcess(t, home, keyFile, state)
+	if again := recoverAt(t, ctx, url, key, `{"two_phase":true}`); len(again.Answers) != 0 {
+		t.Errorf("after a single phase and a kill, recover hands over %+v again", again.Answers)
+	}
+}
+
+// recoverAt asks the endpoint at url for _link/recover with params.
+func recoverAt(t *testing.T, ctx context.Context, url string, key []byte, params string) contract.RecoverResult {
+	t.Helper()
+	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := acp.NewClient(ctx, f, nil)
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := c.Conn().Call(ctx, contract.MethodRecover, json.RawMessage(params))
+	if err != nil {
+		t.Fatalf("recover %s: %v", params, err)
+	}
+	var res contract.RecoverResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func readFile(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
 }
 
 // running counts the processes of group pgid that aren't zombies.

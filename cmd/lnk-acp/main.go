@@ -191,6 +191,12 @@ func (m *Main) sessionsFile() string {
 	return filepath.Join(m.Home, "agents", m.Agent, "hub", "sessions.json")
 }
 
+// answersFile is where the answers nobody took are kept for
+// _link/recover.
+func (m *Main) answersFile() string {
+	return filepath.Join(m.Home, "agents", m.Agent, "hub", "answers.json")
+}
+
 // Run serves until ctx ends or Close: it listens, prints the endpoint's
 // address, and answers messages through the hub; stopping, it ends the
 // harness's whole process group.
@@ -252,6 +258,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Env:      env,
 		Dir:      m.Dir,
 		Sessions: m.sessionsFile(),
+		Answers:  m.answersFile(),
 		Tools:    linkTools,
 		Actions:  acts,
 		Route:    route,
