@@ -10,6 +10,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -50,24 +51,12 @@ func newTurns(tb testing.TB, home string, tools harness.Tools) *turns {
 	return r
 }
 
-// turnsConfig is a harness's config over tools and a scripted model.
+// turnsConfig is the rig's harness config over tools and a scripted
+// model, its lease a second long.
 func turnsConfig(home string, tools harness.Tools, q *scripted.Scripted, onCall func(agent, thread string, req model.Request)) harness.Config {
-	return harness.Config{
-		Home: home,
-		Drivers: func(p store.Paths) (map[string]store.Conversations, error) {
-			return map[string]store.Conversations{store.Log: log.Open(p.Chats())}, nil
-		},
-		Settings: func(context.Context, store.Paths) (harness.Settings, error) {
-			return harness.Settings{Model: "test-model"}, nil
-		},
-		Route: func(name string) (model.Route, error) {
-			return model.Route{Provider: scripted.ScriptedName, APIModel: name}, nil
-		},
-		Provider: func(model.Route) (model.Provider, error) { return q, nil },
-		Tools:    tools,
-		OnCall:   onCall,
-		LeaseTTL: time.Second,
-	}
+	cfg := harnesstest.Config(home, q, harness.Settings{Model: "test-model"})
+	cfg.Tools, cfg.OnCall, cfg.LeaseTTL = tools, onCall, time.Second
+	return cfg
 }
 
 // ask sends text in thread and waits for the turn's end.
