@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/lnk-dev/link/internal/jsonx"
 )
 
 // MaxLine bounds one event's line, so a corrupt file can't make a reader
@@ -12,13 +14,25 @@ import (
 const MaxLine = 64 << 20
 
 // MarshalLine encodes e as one line of JSON, ending in a newline: the form
-// of an event in events.jsonl and inside compact frames.
+// of an event in events.jsonl and inside compact frames. A large text or
+// attachment is copied once, into the line of exactly its length
+// (jsonx.Holes), not into buffers grown by doubling.
 func MarshalLine(e Event) ([]byte, error) {
+	var h jsonx.Holes
+	e.Text = h.Hold(e.Text)
+	if len(e.Parts) > 0 {
+		parts := make([]Part, len(e.Parts))
+		for i, p := range e.Parts {
+			p.Data, p.Text = h.Hold(p.Data), h.Hold(p.Text)
+			parts[i] = p
+		}
+		e.Parts = parts
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return nil, fmt.Errorf("encode event %d: %w", e.Seq, err)
 	}
-	return append(b, '\n'), nil
+	return h.Fill(b, "\n"), nil
 }
 
 // ParseLine decodes one line (its newline optional) as an event. A line

@@ -1,7 +1,9 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 )
@@ -23,5 +25,32 @@ func TestParseLine(t *testing.T) {
 		if _, err := ParseLine([]byte(bad)); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("ParseLine(%s) = %v, want ErrCorrupt", bad, err)
 		}
+	}
+}
+
+// A large message's line is json.Marshal's, its text and attachments
+// copied once into a line of exactly its length, and e left as it was.
+func TestMarshalLineLarge(t *testing.T) {
+	big := strings.Repeat("words <&> \"quoted\"\n", 1<<12)
+	data := strings.Repeat("QUJD", 1<<14)
+	e := Event{Seq: 3, Time: time.Date(2026, 11, 30, 6, 0, 0, 0, time.UTC), Kind: KindMessage, Header: "[h]", Text: big,
+		Parts: []Part{{Type: "image", MimeType: "image/png", Data: data}, {Type: "resource", Name: "a.txt", Text: big}, {Type: "image", MimeType: "image/gif", Data: "R0lG"}}}
+	line, err := MarshalLine(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := json.Marshal(e)
+	if string(line) != string(want)+"\n" {
+		t.Fatalf("the line differs from json.Marshal's")
+	}
+	if len(line) != cap(line) {
+		t.Fatalf("a line of %d bytes in %d", len(line), cap(line))
+	}
+	if e.Text != big || e.Parts[0].Data != data || e.Parts[1].Text != big {
+		t.Fatal("MarshalLine changed the event it was given")
+	}
+	got, err := ParseLine(line)
+	if err != nil || got.Text != big || got.Parts[0].Data != data {
+		t.Fatalf("ParseLine: %v", err)
 	}
 }

@@ -1,0 +1,200 @@
+// Package jsonx writes large strings into JSON with one copy: Holes
+// stands for each while a value is marshaled and Fill puts them in place,
+// in one slice of exactly the JSON's length, and AppendString and
+// StringLen quote a string as encoding/json does. A prompt of many
+// megabytes marshaled by encoding/json (or an SDK's encoder, whose nested
+// Marshalers each copy their children's bytes) costs several times its
+// size in buffers grown by doubling; through Holes it costs its size.
+package jsonx
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MinHole is the shortest string Hold stands for: a shorter one costs
+// little to copy, and is left in the value as it is.
+const MinHole = 32 << 10
+
+// Holes holds the large strings of one value while it is marshaled. The
+// zero Holes is ready; a Holes is for one goroutine.
+type Holes struct {
+	prefix string // `lnk-hole-<random>-`, unguessable, so no text holds it
+	held   []string
+}
+
+// Hold returns s when it is shorter than MinHole, else a short
+// placeholder that Fill replaces with s quoted.
+func (h *Holes) Hold(s string) string {
+	if len(s) < MinHole {
+		return s
+	}
+	if h.prefix == "" {
+		var r [12]byte
+		rand.Read(r[:])
+		h.prefix = "lnk-hole-" + hex.EncodeToString(r[:]) + "-"
+	}
+	h.held = append(h.held, s)
+	return h.prefix + strconv.Itoa(len(h.held)-1)
+}
+
+// Held is how many strings h holds.
+func (h *Holes) Held() int { return len(h.held) }
+
+// Fill returns b, JSON marshaled from a value holding h's placeholders,
+// with each placeholder's string in its place, quoted, then suffix: one
+// slice of exactly that length. With nothing held it is b and suffix.
+// Each string is let go of once filled.
+func (h *Holes) Fill(b []byte, suffix string) []byte {
+	if len(h.held) == 0 {
+		if suffix == "" {
+			return b
+		}
+		return append(b, suffix...)
+	}
+	quoted := []byte(`"` + h.prefix)
+	size := len(b) + len(suffix)
+	for rest := b; ; {
+		i := bytes.Index(rest, quoted)
+		if i < 0 {
+			break
+		}
+		n, end, ok := h.hole(rest[i:])
+		if !ok {
+			rest = rest[i+1:]
+			continue
+		}
+		size += StringLen(h.held[n]) - end
+		rest = rest[i+end:]
+	}
+	out := make([]byte, 0, size)
+	for rest := b; ; {
+		i := bytes.Index(rest, quoted)
+		if i < 0 {
+			out = append(out, rest...)
+			break
+		}
+		n, end, ok := h.hole(rest[i:])
+		if !ok {
+			out = append(out, rest[:i+1]...)
+			rest = rest[i+1:]
+			continue
+		}
+		out = append(out, rest[:i]...)
+		out = AppendString(out, h.held[n])
+		rest = rest[i+end:]
+	}
+	for i := range h.held {
+		h.held[i] = ""
+	}
+	return append(out, suffix...)
+}
+
+// hole reads the placeholder quoted at the start of b: the index of its
+// string and the length of the placeholder with its quotes.
+func (h *Holes) hole(b []byte) (n, end int, ok bool) {
+	digits := b[1+len(h.prefix):]
+	j := bytes.IndexByte(digits, '"')
+	if j <= 0 {
+		return 0, 0, false
+	}
+	n, err := strconv.Atoi(string(digits[:j]))
+	if err != nil || n < 0 || n >= len(h.held) {
+		return 0, 0, false
+	}
+	return n, 1 + len(h.prefix) + j + 1, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// htmlSafe says which ASCII bytes encoding/json writes as they are, its
+// HTML escaping on: not the controls, '"', '\\', '<', '>' or '&'.
+var htmlSafe = func() (t [utf8.RuneSelf]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\' && b != '<' && b != '>' && b != '&'
+	}
+	return t
+}()
+
+// AppendString appends s quoted as a JSON string as encoding/json.Marshal
+// quotes it: HTML's <, > and & escaped, invalid UTF-8 as U+FFFD, U+2028
+// and U+2029 escaped.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if htmlSafe[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// StringLen is the length of s quoted by AppendString.
+func StringLen(s string) int {
+	n := 2
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			switch {
+			case htmlSafe[b]:
+				n++
+			case b == '\\', b == '"', b == '\b', b == '\f', b == '\n', b == '\r', b == '\t':
+				n += 2
+			default:
+				n += 6
+			}
+			i++
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case c == utf8.RuneError && size == 1, c == '\u2028' || c == '\u2029':
+			n += 6
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
+}
