@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/lnk-dev/link/store"
 )
@@ -100,6 +101,54 @@ func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int6
 		le = ls
 	}
 	return nil
+}
+
+// longLineSeq reads the number of the line of r ending at end (just past
+// its newline) when that line is longer than a block and starts as
+// MarshalLine writes an event, {"seq":N, (ok); it reads a block at a
+// time, backwards, to find the line's start, holding none of the line.
+func longLineSeq(r io.ReaderAt, end int64) (seq int64, ok bool, err error) {
+	if end <= block {
+		return 0, false, nil
+	}
+	buf := make([]byte, block)
+	pos := end - 1 // the line's newline
+	start := int64(0)
+	for pos > 0 {
+		n := min(int64(len(buf)), pos)
+		b := buf[:n]
+		if _, err := r.ReadAt(b, pos-n); err != nil {
+			return 0, false, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			start = pos - n + int64(i) + 1
+			break
+		}
+		pos -= n
+		if end-pos > store.MaxLine+1 {
+			return 0, false, fmt.Errorf("%w: line ending at byte %d is over %d bytes", store.ErrCorrupt, end, store.MaxLine)
+		}
+	}
+	if end-start <= block {
+		return 0, false, nil
+	}
+	head := buf[:32]
+	if _, err := r.ReadAt(head, start); err != nil {
+		return 0, false, err
+	}
+	rest, found := bytes.CutPrefix(head, []byte(`{"seq":`))
+	if !found {
+		return 0, false, nil
+	}
+	digits, _, found := bytes.Cut(rest, []byte{','})
+	if !found {
+		return 0, false, nil
+	}
+	seq, err = strconv.ParseInt(string(digits), 10, 64)
+	if err != nil || seq < 1 {
+		return 0, false, nil
+	}
+	return seq, true, nil
 }
 
 // lastLines reads the complete lines of r before end, last first, parsing

@@ -3,6 +3,7 @@ package log
 import (
 	"bytes"
 	"io"
+	"os"
 	"sync/atomic"
 	"testing"
 
@@ -120,4 +121,39 @@ func TestLatestReadsLittle(t *testing.T) {
 		t.Fatalf("latest 32 read %d bytes of 1k events and %d of 20k; want the same, at most %d", read[0], read[1], 4*block)
 	}
 	t.Logf("latest 32 read %d bytes at 1k events and at 20k", read[1])
+}
+
+// longLineSeq reads a long last line's number from its start, holding a
+// block of it at most, and leaves any other line to be parsed.
+func TestLongLineSeq(t *testing.T) {
+	first, _ := store.MarshalLine(store.Event{Seq: 1, Kind: store.KindMessage, Text: "hi"})
+	long, _ := store.MarshalLine(store.Event{Seq: 2, Kind: store.KindMessage, Text: string(bytes.Repeat([]byte("long "), 3*block))})
+	short, _ := store.MarshalLine(store.Event{Seq: 3, Kind: store.KindAnswer, Text: "ok"})
+	other := []byte(`{"kind":"message","seq":2,"text":"` + string(bytes.Repeat([]byte("x"), 2*block)) + "\"}\n")
+	for _, c := range []struct {
+		name    string
+		data    []byte
+		seq     int64
+		ok      bool
+		lastSeq int64
+	}{
+		{"long last", append(append([]byte{}, first...), long...), 2, true, 2},
+		{"long, the file's only line", long, 2, true, 2},
+		{"short last", append(append(append([]byte{}, first...), long...), short...), 0, false, 3},
+		{"long, not as MarshalLine writes it", append(append([]byte{}, first...), other...), 0, false, 2},
+	} {
+		f, err := os.CreateTemp(t.TempDir(), "events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(c.data)
+		seq, ok, err := longLineSeq(f, int64(len(c.data)))
+		if err != nil || seq != c.seq || ok != c.ok {
+			t.Errorf("%s: longLineSeq = %d, %v, %v; want %d, %v", c.name, seq, ok, err, c.seq, c.ok)
+		}
+		if got, err := lastSeq(f, int64(len(c.data))); err != nil || got != c.lastSeq {
+			t.Errorf("%s: lastSeq = %d, %v; want %d", c.name, got, err, c.lastSeq)
+		}
+		f.Close()
+	}
 }

@@ -140,10 +140,15 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 }
 
 // lastSeq is the number of the last event of f's complete lines before
-// end, 0 for none.
+// end, 0 for none. A last line longer than a block (a large prompt's) is
+// not read whole: its number is read from its start, as MarshalLine
+// writes it; any other line is parsed.
 func lastSeq(f *os.File, end int64) (int64, error) {
 	if end == 0 {
 		return 0, nil
+	}
+	if seq, ok, err := longLineSeq(f, end); ok || err != nil {
+		return seq, err
 	}
 	seq := int64(0)
 	err := backwardsFrom(f, end, smallBlock, func(line []byte, off int64) (bool, error) {
