@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -26,10 +28,10 @@ type Holes struct {
 	held   []string
 }
 
-// Hold returns s when it is shorter than MinHole, else a short
-// placeholder that Fill replaces with s quoted.
+// Hold returns s when it is shorter than MinHole, or h is nil, else a
+// short placeholder that Fill replaces with s quoted.
 func (h *Holes) Hold(s string) string {
-	if len(s) < MinHole {
+	if h == nil || len(s) < MinHole {
 		return s
 	}
 	if h.prefix == "" {
@@ -93,6 +95,99 @@ func (h *Holes) Fill(b []byte, suffix string) []byte {
 	return append(out, suffix...)
 }
 
+// Body is Fill's JSON as a reader that quotes each string as it is read,
+// a chunk at a time, so no copy of the string is made: size is its length
+// and open gives a reader from its start, again for each call (a request
+// sent again). h is not to be changed after.
+func (h *Holes) Body(b []byte) (size int64, open func() io.Reader) {
+	quoted := []byte(`"` + h.prefix)
+	var parts []bodyPart
+	size = int64(len(b))
+	for rest := b; ; {
+		i := bytes.Index(rest, quoted)
+		if i < 0 {
+			parts = append(parts, bodyPart{raw: rest})
+			break
+		}
+		n, end, ok := h.hole(rest[i:])
+		if !ok {
+			parts = append(parts, bodyPart{raw: rest[:i+1]})
+			rest = rest[i+1:]
+			continue
+		}
+		parts = append(parts, bodyPart{raw: rest[:i]}, bodyPart{text: h.held[n], quote: true})
+		size += int64(StringLen(h.held[n]) - end)
+		rest = rest[i+end:]
+	}
+	return size, func() io.Reader { return &bodyReader{parts: slices.Clone(parts)} }
+}
+
+// bodyPart is a piece of a Body: raw JSON, or a string to quote.
+type bodyPart struct {
+	raw   []byte
+	text  string
+	quote bool
+}
+
+// chunk is how much of a string a bodyReader escapes at a time.
+var chunk = 32 << 10
+
+// bodyReader reads a Body's parts in order, escaping a string a chunk at
+// a time into buf.
+type bodyReader struct {
+	parts []bodyPart
+	buf   []byte // what's escaped and not yet read
+	esc   []byte // buf's memory, used again for each chunk
+	at    int    // how far into the current string
+	open  bool   // the current string's opening quote is written
+}
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		if len(r.buf) > 0 {
+			c := copy(p[n:], r.buf)
+			r.buf = r.buf[c:]
+			n += c
+			continue
+		}
+		if len(r.parts) == 0 {
+			if n == 0 {
+				return 0, io.EOF
+			}
+			break
+		}
+		part := &r.parts[0]
+		if !part.quote {
+			c := copy(p[n:], part.raw)
+			part.raw = part.raw[c:]
+			n += c
+			if len(part.raw) == 0 {
+				r.parts = r.parts[1:]
+			}
+			continue
+		}
+		r.buf = r.esc[:0]
+		if !r.open {
+			r.buf, r.open = append(r.buf, '"'), true
+		}
+		if r.at == len(part.text) {
+			r.buf = append(r.buf, '"')
+			r.parts, r.at, r.open = r.parts[1:], 0, false
+			continue
+		}
+		end := min(r.at+chunk, len(part.text))
+		// Not within a character: back to its first byte.
+		for back := 0; end < len(part.text) && back < utf8.UTFMax-1 && !utf8.RuneStart(part.text[end]) && end-1 > r.at; back++ {
+			end--
+		}
+		r.buf = appendEscaped(r.buf, part.text[r.at:end])
+		r.esc = r.buf
+		r.at = end
+	}
+	return n, nil
+}
+
 // hole reads the placeholder quoted at the start of b: the index of its
 // string and the length of the placeholder with its quotes.
 func (h *Holes) hole(b []byte) (n, end int, ok bool) {
@@ -124,6 +219,11 @@ var htmlSafe = func() (t [utf8.RuneSelf]bool) {
 // and U+2029 escaped.
 func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
+	return append(appendEscaped(dst, s), '"')
+}
+
+// appendEscaped appends s escaped as inside a JSON string, unquoted.
+func appendEscaped(dst []byte, s string) []byte {
 	start := 0
 	for i := 0; i < len(s); {
 		if b := s[i]; b < utf8.RuneSelf {
@@ -167,8 +267,7 @@ func AppendString(dst []byte, s string) []byte {
 		i += size
 		start = i
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
 // StringLen is the length of s quoted by AppendString.

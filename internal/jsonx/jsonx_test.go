@@ -3,6 +3,7 @@ package jsonx
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 )
@@ -85,4 +86,42 @@ func TestFillNothingHeld(t *testing.T) {
 	if got := h.Fill([]byte(`{"a":1}`), "\n"); string(got) != "{\"a\":1}\n" {
 		t.Fatalf("got %q", got)
 	}
+}
+
+// Body reads as Fill's JSON, of the size it says, read again from its
+// start at each open, whatever the chunk and the reads' sizes, a
+// character never split between chunks.
+func FuzzBody(f *testing.F) {
+	f.Add("é中文🙂 <&> \"q\"\n\xff\xc3", uint8(3), uint8(7))
+	f.Add("plain", uint8(1), uint8(1))
+	f.Fuzz(func(t *testing.T, s string, chunkSize, readSize uint8) {
+		defer func(c int) { chunk = c }(chunk)
+		chunk = int(chunkSize)%64 + 1
+		big := strings.Repeat(s, MinHole/max(1, len(s))+1)
+		var h Holes
+		small, _ := json.Marshal(doc{Name: "n", Text: h.Hold(big), Parts: []string{"a", h.Hold(big + "!")}})
+		want, _ := json.Marshal(doc{Name: "n", Text: big, Parts: []string{"a", big + "!"}})
+		size, open := h.Body(small)
+		if size != int64(len(want)) {
+			t.Fatalf("size %d, want %d", size, len(want))
+		}
+		for range 2 {
+			var got bytes.Buffer
+			r := open()
+			p := make([]byte, int(readSize)+1)
+			for {
+				n, err := r.Read(p)
+				got.Write(p[:n])
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("the body differs from json.Marshal's")
+			}
+		}
+	})
 }

@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -22,6 +23,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 
+	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -139,7 +141,13 @@ func New(route model.Route, o Options) (*Provider, error) {
 // of the model (Route.APIModel).
 func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
 	start := p.now()
-	stream := p.client.Messages.NewStreaming(ctx, p.params(req))
+	var h jsonx.Holes
+	params := p.paramsHeld(req, &h)
+	var opts []option.RequestOption
+	if h.Held() > 0 {
+		opts = append(opts, option.WithMiddleware(fillBody(&h)))
+	}
+	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 	var msg sdk.Message
 	var text strings.Builder
@@ -206,6 +214,29 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 		}
 	}
 	return resp, nil
+}
+
+// fillBody is the middleware that sends a request whose large strings h
+// holds: the SDK's body, placeholders and all, is read (it is small) and
+// the request sent with a body that quotes each string as it is read
+// (jsonx.Holes.Body), so none is copied; a request sent again reads it
+// again from its start.
+func fillBody(h *jsonx.Holes) option.Middleware {
+	return func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if r.Body == nil {
+			return next(r)
+		}
+		small, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			return nil, err
+		}
+		size, open := h.Body(small)
+		r.ContentLength = size
+		r.Body = io.NopCloser(open())
+		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(open()), nil }
+		return next(r)
+	}
 }
 
 // classify makes the SDK's error of a refused call a *model.Error (an

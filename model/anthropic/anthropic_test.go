@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -428,5 +429,32 @@ func BenchmarkStream(b *testing.B) {
 		if _, err := p.Stream(b.Context(), req, func(model.Delta) error { return nil }); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// A large text and image are sent whole, quoted as they are read, not
+// copied by the SDK's encoder; a request sent again after a 529 sends
+// them again from the start, the same bytes.
+func TestLargeParts(t *testing.T) {
+	s := newServer(t)
+	s.Script(fakeprovider.Turn{Status: 529, ErrorBody: "Overloaded"}, fakeprovider.Turn{Text: "read"})
+	p := newProvider(t, s, Options{Retries: 1})
+	text := strings.Repeat("a <long> \"prompt\" é\n", 1<<15)
+	data := strings.Repeat("iVBO", 1<<15)
+	req := model.Request{Model: testModel, Messages: []model.Message{user(model.Text("[header]"), model.Text(text), model.Image("image/png", data))}}
+	resp, err := p.Stream(t.Context(), req, func(model.Delta) error { return nil })
+	if err != nil || resp.Text != "read" {
+		t.Fatalf("answered %q, %v", resp.Text, err)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 2 || !bytes.Equal(reqs[0].Body, reqs[1].Body) {
+		t.Fatalf("%d requests; the second the first's bytes: %v", len(reqs), len(reqs) == 2 && bytes.Equal(reqs[0].Body, reqs[1].Body))
+	}
+	c := at(reqs[1].Decoded, "messages", 0, "content")
+	if at(c, 0, "text") != "[header]" || at(c, 1, "text") != text || at(c, 2, "source", "data") != data || at(reqs[1].Decoded, "stream") != true {
+		t.Fatalf("sent %.300s", reqs[1].Body)
+	}
+	if bytes.Contains(reqs[1].Body, []byte("lnk-hole-")) {
+		t.Fatal("a placeholder was sent")
 	}
 }

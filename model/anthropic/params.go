@@ -9,6 +9,7 @@ import (
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
+	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -20,13 +21,21 @@ const MaxBreakpoints = 4
 // and conversation as Anthropic's blocks, with the cache's breakpoints
 // (breakpoints says where).
 func (p *Provider) params(req model.Request) sdk.MessageNewParams {
+	return p.paramsHeld(req, nil)
+}
+
+// paramsHeld is params with the conversation's large texts and
+// attachments held by h (nil holds none), put in place as the request is
+// sent (Stream), so the SDK's encoder, which copies a block's bytes at
+// each level it nests, copies only placeholders.
+func (p *Provider) paramsHeld(req model.Request, h *jsonx.Holes) sdk.MessageNewParams {
 	out := sdk.MessageNewParams{
 		Model:     sdk.Model(req.Model),
 		MaxTokens: int64(req.MaxTokens),
 		System:    system(req.System),
 		Tools:     tools(req.Tools),
 	}
-	turns := messages(req.Messages)
+	turns := messages(req.Messages, h)
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = p.maxTokens
 	}
@@ -94,12 +103,12 @@ type turn struct {
 // messages is the conversation as Anthropic's messages: each part as the
 // block the API takes, a message left empty dropped, and neighbours of one
 // role merged, as the API wants them alternating.
-func messages(msgs []model.Message) []turn {
+func messages(msgs []model.Message, h *jsonx.Holes) []turn {
 	var out []turn
 	for _, m := range msgs {
 		var blocks []sdk.ContentBlockParamUnion
 		for _, p := range m.Parts {
-			if b, ok := block(p, m.Role); ok {
+			if b, ok := block(p, m.Role, h); ok {
 				blocks = append(blocks, b)
 			}
 		}
@@ -126,26 +135,26 @@ var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/g
 // that has nothing to send (empty text, thinking without its signature,
 // which the API would refuse). A part the API can't take (audio, an image
 // or document of a type it doesn't read) is told in text (model.Unsent).
-func block(p model.Part, role model.Role) (b sdk.ContentBlockParamUnion, ok bool) {
+func block(p model.Part, role model.Role, h *jsonx.Holes) (b sdk.ContentBlockParamUnion, ok bool) {
 	switch p.Kind {
 	case model.KindText:
 		if p.Text == "" {
 			return b, false
 		}
-		return sdk.NewTextBlock(p.Text), true
+		return sdk.NewTextBlock(h.Hold(p.Text)), true
 	case model.KindImage:
 		if !imageTypes[strings.ToLower(p.MimeType)] || p.Data == "" {
 			return sdk.NewTextBlock(model.Unsent(p)), true
 		}
-		return sdk.NewImageBlockBase64(strings.ToLower(p.MimeType), p.Data), true
+		return sdk.NewImageBlockBase64(strings.ToLower(p.MimeType), h.Hold(p.Data)), true
 	case model.KindDocument:
-		return document(p), true
+		return document(p, h), true
 	case model.KindToolUse:
 		return sdk.NewToolUseBlock(p.ID, json.RawMessage(Input(p.Input)), p.Name), true
 	case model.KindToolResult:
 		r := &sdk.ToolResultBlockParam{ToolUseID: p.ID}
 		if p.Text != "" {
-			r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: p.Text}}}
+			r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: h.Hold(p.Text)}}}
 		}
 		if p.IsError {
 			r.IsError = sdk.Bool(true)
@@ -168,13 +177,13 @@ func block(p model.Part, role model.Role) (b sdk.ContentBlockParamUnion, ok bool
 	if p.Text == "" {
 		return b, false
 	}
-	return sdk.NewTextBlock(p.Text), true
+	return sdk.NewTextBlock(h.Hold(p.Text)), true
 }
 
 // document is a document part as a document block: a PDF as its bytes, a
 // text document (given as text, or as the bytes of a text/* type) as plain
 // text; any other is told in text.
-func document(p model.Part) sdk.ContentBlockParamUnion {
+func document(p model.Part, h *jsonx.Holes) sdk.ContentBlockParamUnion {
 	d := &sdk.DocumentBlockParam{}
 	if p.Name != "" {
 		d.Title = sdk.String(p.Name)
@@ -182,9 +191,9 @@ func document(p model.Part) sdk.ContentBlockParamUnion {
 	mime := strings.ToLower(p.MimeType)
 	switch {
 	case p.Data == "" && p.Text != "":
-		d.Source.OfText = &sdk.PlainTextSourceParam{Data: p.Text}
+		d.Source.OfText = &sdk.PlainTextSourceParam{Data: h.Hold(p.Text)}
 	case p.Data != "" && mime == "application/pdf":
-		d.Source.OfBase64 = &sdk.Base64PDFSourceParam{Data: p.Data}
+		d.Source.OfBase64 = &sdk.Base64PDFSourceParam{Data: h.Hold(p.Data)}
 	case p.Data != "" && (strings.HasPrefix(mime, "text/") || mime == "application/json"):
 		raw, err := base64.StdEncoding.DecodeString(p.Data)
 		if err != nil || !utf8.Valid(raw) {
