@@ -21,13 +21,22 @@ type readLog struct {
 	*log.Driver
 	mu    sync.Mutex
 	froms map[string][]int64
+	got   int // events the reads returned
 }
 
 func (d *readLog) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
 	d.mu.Lock()
 	d.froms[thread] = append(d.froms[thread], from)
 	d.mu.Unlock()
-	return d.Driver.Read(ctx, thread, from)
+	return d.count(d.Driver.Read(ctx, thread, from))
+}
+
+// count notes the events a read returned.
+func (d *readLog) count(es []store.Event, err error) ([]store.Event, error) {
+	d.mu.Lock()
+	d.got += len(es)
+	d.mu.Unlock()
+	return es, err
 }
 
 // Latest notes a read of the latest events, as a read from 0: a turn
@@ -36,7 +45,7 @@ func (d *readLog) Latest(ctx context.Context, thread string, n int) ([]store.Eve
 	d.mu.Lock()
 	d.froms[thread] = append(d.froms[thread], 0)
 	d.mu.Unlock()
-	return d.Driver.Latest(ctx, thread, n)
+	return d.count(d.Driver.Latest(ctx, thread, n))
 }
 
 // reads are the numbers the reads of thread began at since the last ask.
@@ -206,5 +215,23 @@ func TestHistoryBound(t *testing.T) {
 	}
 	if none := newHistory(-1); func() bool { none.put("main", "a", conv(1, "x"), at); return none.len() != 0 }() {
 		t.Fatal("a history of no bytes kept one")
+	}
+}
+
+// A conversation's first turn finds it without events, and its first
+// round doesn't read back the message it just wrote: a large prompt is
+// never read back from the store in its own turn.
+func TestFirstTurnReadsNothingBack(t *testing.T) {
+	r, d := readRig(t, 0)
+	r.q.Push(model.Response{Text: "a1"})
+	r.sayOK("telegram:5", "one")
+	d.mu.Lock()
+	got := d.got
+	d.mu.Unlock()
+	if got != 0 {
+		t.Fatalf("the first turn read %d events back (reads from %v), want none", got, d.reads("telegram:5"))
+	}
+	if said := scripted.Said(r.requests("telegram:5")[0]); !strings.Contains(said, "one") {
+		t.Fatalf("the model wasn't given the message:\n%s", said)
 	}
 }

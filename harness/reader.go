@@ -28,8 +28,11 @@ type reader struct {
 	// right after them, just before the turn's rounds begin, under its
 	// lease; the first round needn't read again.
 	current bool
-	start   int64 // the message that began the turn, 0 for none
-	joined  bool  // a message of lnk agent chat send joined the turn
+	// read: the conversation was read (refresh), so events empty is a
+	// conversation without any.
+	read   bool
+	start  int64 // the message that began the turn, 0 for none
+	joined bool  // a message of lnk agent chat send joined the turn
 	// cp is the window's checkpoint as the latest events read say
 	// (window_turn.go): the events begin at or before its start.
 	cp store.Checkpoint
@@ -126,6 +129,7 @@ func (r *reader) refresh(ctx context.Context) error {
 			}
 		}
 	}
+	r.read = true
 	r.noteCheckpoint(more)
 	if r.readTo == n {
 		r.readTo += len(more)
@@ -139,10 +143,15 @@ func (r *reader) refresh(ctx context.Context) error {
 }
 
 // follows adds e, the turn's own event just written, to the events read
-// when it is the one right after them (so none came between), and says
-// whether it was.
+// when it is the one right after them (so none came between; the first,
+// of a conversation read and found without any), and says whether it
+// was. A large prompt's message is so never read back.
 func (r *reader) follows(e store.Event) bool {
-	if n := len(r.events); n == 0 || r.events[n-1].Seq+1 != e.Seq {
+	n := len(r.events)
+	switch {
+	case n == 0 && !(r.read && e.Seq == 1):
+		return false
+	case n > 0 && r.events[n-1].Seq+1 != e.Seq:
 		return false
 	}
 	r.events = append(r.events, e)
