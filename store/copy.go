@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -57,15 +58,28 @@ func RenderCopy(events []Event) []byte {
 	return b.Bytes()
 }
 
-// renderCopy writes the copied events of events, up to the last final
-// answer, and returns that answer's number (0: none).
-func renderCopy(b *bytes.Buffer, events []Event) int64 {
+// copyWriter is what renderCopy writes to: a buffer, or a file through
+// bufio, so a large message goes to the file without a copy.
+type copyWriter interface {
+	io.Writer
+	io.StringWriter
+}
+
+// lastFinal is the index of events' last final answer, -1 for none.
+func lastFinal(events []Event) int {
 	last := -1
 	for i, e := range events {
 		if FinalAnswer(e) {
 			last = i
 		}
 	}
+	return last
+}
+
+// renderCopy writes the copied events of events, up to the last final
+// answer, and returns that answer's number (0: none).
+func renderCopy(b copyWriter, events []Event) int64 {
+	last := lastFinal(events)
 	if last < 0 {
 		return 0
 	}
@@ -244,15 +258,18 @@ func appendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind s
 		}
 		since = read
 	}
-	var b bytes.Buffer
-	if renderCopy(&b, since) == 0 {
+	if lastFinal(since) < 0 {
 		return nil
 	}
 	f, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(b.Bytes())
+	// Written through bufio, a message's text longer than its buffer goes
+	// to the file as it is, not copied.
+	w := bufio.NewWriterSize(f, 16<<10)
+	renderCopy(w, since)
+	err = w.Flush()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
