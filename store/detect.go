@@ -46,15 +46,22 @@ func readFolder(dir string) ([]os.DirEntry, error) {
 }
 
 // Mark writes the marker that says driver keeps the conversation in dir,
-// creating the folder; the log and compact need none.
+// creating the folder; the log and compact need none. A folder or a
+// marker that is a symbolic link is refused (fsx.ErrLink), and nothing is
+// written where it points.
 func Mark(dir, driver string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("mark %s: %w", dir, err)
 	}
+	d, err := fsx.Open(dir, os.O_RDONLY, 0)
+	if err != nil {
+		return fmt.Errorf("mark %s: %w", dir, err)
+	}
+	d.Close()
 	if driver == Log || driver == Compact {
 		return nil
 	}
-	f, err := os.OpenFile(filepath.Join(dir, MarkerPrefix+driver), os.O_CREATE|os.O_WRONLY, 0o600)
+	f, err := fsx.Open(filepath.Join(dir, MarkerPrefix+driver), os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("mark %s: %w", dir, err)
 	}

@@ -27,6 +27,20 @@ import (
 // never follows one out of its folders.
 var ErrLink = errors.New("a symbolic link, not followed")
 
+// WriteFile writes b to name as os.WriteFile does, through Open: a name
+// that is a symbolic link is refused (ErrLink), not written through.
+func WriteFile(name string, b []byte, perm os.FileMode) error {
+	f, err := Open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
 // ReadFile reads the whole of name as os.ReadFile does, through Open.
 func ReadFile(name string) ([]byte, error) {
 	f, err := Open(name, os.O_RDONLY, 0)

@@ -95,7 +95,7 @@ func (d *Driver) openWriter(ctx context.Context, dir, thread string) (*writer, e
 	if err := begin(dir, thread); err != nil {
 		return nil, fmt.Errorf("begin %s: %w", dir, err)
 	}
-	tail, err := os.OpenFile(filepath.Join(dir, tailName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+	tail, err := fsx.Open(filepath.Join(dir, tailName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +103,7 @@ func (d *Driver) openWriter(ctx context.Context, dir, thread string) (*writer, e
 		tail.Close()
 		return nil, err
 	}
-	zst, err := os.OpenFile(filepath.Join(dir, zstName), os.O_RDWR, 0)
+	zst, err := fsx.Open(filepath.Join(dir, zstName), os.O_RDWR, 0)
 	if err != nil {
 		tail.Close()
 		return nil, err

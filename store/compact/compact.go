@@ -235,7 +235,7 @@ func (d *Driver) readAll(ctx context.Context, thread string) (*conversation, err
 	}
 	c := &conversation{dir: dir}
 	var tail []byte
-	tf, err := os.Open(filepath.Join(dir, tailName))
+	tf, err := fsx.Open(filepath.Join(dir, tailName), os.O_RDONLY, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		// No tail: a conversation not begun, or begun this moment.
@@ -250,7 +250,7 @@ func (d *Driver) readAll(ctx context.Context, thread string) (*conversation, err
 			return nil, fmt.Errorf("%s: %s %w", dir, tailName, err)
 		}
 	}
-	data, err := os.ReadFile(filepath.Join(dir, zstName))
+	data, err := fsx.ReadFile(filepath.Join(dir, zstName))
 	if errors.Is(err, fs.ErrNotExist) && tf == nil {
 		return c, nil
 	}

@@ -62,7 +62,7 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 	if err != nil {
 		return err
 	}
-	tail, err := os.Open(filepath.Join(dir, tailName))
+	tail, err := fsx.Open(filepath.Join(dir, tailName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // never begun, so never leased
 	}

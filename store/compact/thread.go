@@ -39,7 +39,7 @@ func threadFrame(thread string) ([]byte, error) {
 // the first frame of its events.zst.
 func Thread(dir string) (string, error) {
 	path := filepath.Join(dir, zstName)
-	f, err := os.Open(path)
+	f, err := fsx.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		return "", fmt.Errorf("thread of %s: %w", dir, err)
 	}

@@ -126,7 +126,7 @@ func writeLease(dir string, f *os.File, size int64, l store.Lease) error {
 		return err
 	}
 	tmp := filepath.Join(dir, File+".new")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
+	if err := fsx.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
 	return os.Rename(tmp, filepath.Join(dir, File))
