@@ -38,6 +38,12 @@ type Config struct {
 	// OffMachineEvery is how often a conversation kept off the machine
 	// (a driver but sqlite) is asked for its last event; 0 is 30 s.
 	OffMachineEvery time.Duration
+	// FullLookEvery is how often a search looks at every source's stamp
+	// even with the kernel's record of what changed (Linux's inotify),
+	// for a change it doesn't report (a write through a memory map); 0
+	// is a minute. Without that record every search looks at every
+	// source.
+	FullLookEvery time.Duration
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
 	// Logger gets what goes wrong outside a call's answer; nil logs
@@ -53,10 +59,25 @@ type Memory struct {
 	idx   Index
 	files store.Files
 
-	syncMu     sync.Mutex           // one sync at a time
+	syncMu     sync.Mutex           // one sync at a time, and what follows
 	checked    map[string]time.Time // conversations kept off the machine: when last asked
 	lastStamps map[string]string    // the stamps the index had at the last sync
 	ways       map[string]wayAt     // how each conversation's folder says it is kept
+
+	// The sources as last looked at, by name, and those that couldn't
+	// be read, with why; nil until the first look.
+	srcs    map[string]Source
+	skipped map[string]string
+	// w is the kernel's record of what changed since (nil without one:
+	// noWatch when the system can't give it), lastFull when every source
+	// was last looked at, offMachine the conversations kept off the
+	// machine, looked at each time.
+	w          *watcher
+	noWatch    bool
+	saidWrong  bool
+	lastFull   time.Time
+	offMachine map[string]bool
+	fullLooks  int // how many looks were at every source, for tests
 }
 
 // New makes the memory of the agent at cfg.Paths.
@@ -73,6 +94,9 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.OffMachineEvery <= 0 {
 		cfg.OffMachineEvery = 30 * time.Second
 	}
+	if cfg.FullLookEvery <= 0 {
+		cfg.FullLookEvery = time.Minute
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -82,11 +106,21 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, ways: map[string]wayAt{}}, nil
+	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, ways: map[string]wayAt{}, offMachine: map[string]bool{}}, nil
 }
 
-// Close closes the index.
-func (m *Memory) Close() error { return m.idx.Close() }
+// Close closes the index, and the watch of the home's folders.
+func (m *Memory) Close() error {
+	m.syncMu.Lock()
+	defer m.syncMu.Unlock()
+	err := m.idx.Close()
+	if m.w != nil {
+		err = errors.Join(err, m.w.close())
+		m.w = nil
+		m.noWatch = true
+	}
+	return err
+}
 
 func (m *Memory) now() time.Time { return m.cfg.Now() }
 

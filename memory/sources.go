@@ -63,15 +63,19 @@ func (m *Memory) notesSource() (Source, bool, error) {
 // the files of files/ and skills/ (text files up to maxFile, none in a
 // folder whose name starts with a dot, no link followed), and each
 // conversation. A source that can't be read is left out and said in
-// skipped. The files and the conversations are looked at side by side.
-func (m *Memory) scan(ctx context.Context) (srcs []Source, skipped []string, err error) {
+// skipped, by name. The files and the conversations are looked at side
+// by side. With a watcher, each folder read is watched before it is.
+func (m *Memory) scan(ctx context.Context) (srcs map[string]Source, skipped map[string]string, err error) {
+	srcs, skipped = map[string]Source{}, map[string]string{}
+	m.watch("")
+	m.watch("memory")
 	if s, ok, err := m.notesSource(); err != nil {
 		return nil, nil, err
 	} else if ok {
-		srcs = append(srcs, s)
+		srcs[s.Name] = s
 	}
 	var chats []Source
-	var chatsSkipped []string
+	var chatsSkipped map[string]string
 	var chatsErr error
 	done := make(chan struct{})
 	go func() {
@@ -86,66 +90,89 @@ func (m *Memory) scan(ctx context.Context) (srcs []Source, skipped []string, err
 	if err != nil {
 		return nil, nil, err
 	}
-	srcs = append(append(srcs, files...), chats...)
-	return srcs, append(filesSkipped, chatsSkipped...), nil
+	for _, list := range [][]Source{files, chats} {
+		for _, s := range list {
+			srcs[s.Name] = s
+		}
+	}
+	for _, sk := range []map[string]string{filesSkipped, chatsSkipped} {
+		for n, why := range sk {
+			skipped[n] = why
+		}
+	}
+	return srcs, skipped, nil
 }
 
-// scanFiles lists the files of files/ and skills/: each folder read
-// once, each file looked at in it (statIn), no folder whose name starts
-// with a dot, no link followed.
-func (m *Memory) scanFiles(ctx context.Context) (srcs []Source, skipped []string, err error) {
-	var walk func(dir, name string) error
-	walk = func(dir, name string) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		f, err := os.Open(dir)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				skipped = append(skipped, fmt.Sprintf("%s: %v", name, err))
-			}
-			return nil
-		}
-		entries, err := f.ReadDir(-1)
-		if err != nil {
-			f.Close()
-			skipped = append(skipped, fmt.Sprintf("%s: %v", name, err))
-			return nil
-		}
-		var dirs []string
-		for _, e := range entries {
-			switch n := e.Name(); {
-			case e.IsDir():
-				if !strings.HasPrefix(n, ".") {
-					dirs = append(dirs, n)
-				}
-			case e.Type().IsRegular():
-				if s, size, ok := statIn(f, n); ok && size <= maxFile {
-					srcs = append(srcs, Source{Name: name + "/" + n, Kind: KindFile, File: name + "/" + n, Stamp: s})
-				}
-			}
-		}
-		f.Close()
-		for _, d := range dirs {
-			if err := walk(filepath.Join(dir, d), name+"/"+d); err != nil {
-				return err
-			}
-		}
-		return nil
+// watch watches the folder rel of the home, when there is a watcher.
+func (m *Memory) watch(rel string) {
+	if m.w != nil {
+		m.w.add(rel)
 	}
+}
+
+// scanFiles lists the files of files/ and skills/: each folder watched,
+// then read once, each file looked at in it (statIn), no folder whose
+// name starts with a dot, no link followed.
+func (m *Memory) scanFiles(ctx context.Context) (srcs []Source, skipped map[string]string, err error) {
+	skipped = map[string]string{}
 	for _, area := range []string{AreaFiles, AreaSkills} {
-		if err := walk(filepath.Join(m.paths.Root, area), area); err != nil {
+		if srcs, err = m.walkFiles(ctx, area, srcs, skipped); err != nil {
 			return nil, nil, err
 		}
 	}
 	return srcs, skipped, nil
 }
 
-// scanChats lists the conversations.
-func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped []string, err error) {
+// walkFiles adds to srcs the files of the folder name (of files/ or
+// skills/) and of its folders, each watched before it is read.
+func (m *Memory) walkFiles(ctx context.Context, name string, srcs []Source, skipped map[string]string) ([]Source, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	m.watch(name)
+	f, err := os.Open(filepath.Join(m.paths.Root, filepath.FromSlash(name)))
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			skipped[name] = err.Error()
+		}
+		return srcs, nil
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		f.Close()
+		skipped[name] = err.Error()
+		return srcs, nil
+	}
+	var dirs []string
+	for _, e := range entries {
+		switch n := e.Name(); {
+		case e.IsDir():
+			if !strings.HasPrefix(n, ".") {
+				dirs = append(dirs, n)
+			}
+		case e.Type().IsRegular():
+			if s, size, ok := statIn(f, n); ok && size <= maxFile {
+				srcs = append(srcs, Source{Name: name + "/" + n, Kind: KindFile, File: name + "/" + n, Stamp: s})
+			}
+		}
+	}
+	f.Close()
+	for _, d := range dirs {
+		if srcs, err = m.walkFiles(ctx, name+"/"+d, srcs, skipped); err != nil {
+			return nil, err
+		}
+	}
+	return srcs, nil
+}
+
+// scanChats lists the conversations, each one's folder watched before
+// it is looked at.
+func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped map[string]string, err error) {
+	skipped = map[string]string{}
+	m.watch(AreaChats)
 	threads, err := store.Threads(ctx, m.paths)
 	if err != nil || len(threads) == 0 {
-		return nil, nil, err
+		return nil, skipped, err
 	}
 	chats, err := os.Open(m.paths.Chats())
 	if err != nil {
@@ -155,7 +182,7 @@ func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped []string
 	for _, th := range threads {
 		s, ok, err := m.chatSource(ctx, chats, th)
 		if err != nil {
-			skipped = append(skipped, fmt.Sprintf("chats/%s: %v", th, err))
+			skipped[AreaChats+"/"+th] = err.Error()
 			continue
 		}
 		if ok {
@@ -178,6 +205,7 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 	}
 	src := Source{Name: AreaChats + "/" + th, Kind: KindChat, thread: th}
 	folder := filepath.Base(dir)
+	m.watch(AreaChats + "/" + folder)
 	copyName := AreaChats + "/" + folder + "/" + store.CopyFile
 	// A log's copy, as last seen, is looked at alone, in the open chats
 	// folder: a conversation moved to another way (lnk agent chat
@@ -232,6 +260,7 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 		if m.cfg.Conversations == nil {
 			return Source{}, false, fmt.Errorf("kept by %s, which memory wasn't given: %w", way, store.ErrNoDriver)
 		}
+		m.offMachine[th] = true // no folder here shows it changed: asked at each look
 		s, err := m.offMachineStamp(ctx, th, way)
 		if err != nil {
 			return Source{}, false, err

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,10 +31,11 @@ type Freshness struct {
 // Stale says whether the answer may miss what changed.
 func (f Freshness) Stale() bool { return f.Pending > 0 || len(f.Skipped) > 0 }
 
-// Sync brings the index up to date with the sources: every source's stamp
-// checked, what changed read again, what went forgotten. It stops taking
-// in changes at ctx's end or after budget (0: none), saying how many it
-// left.
+// Sync brings the index up to date with the sources: what changed
+// looked at again (every source's stamp, or with the kernel's record of
+// changes those it names), what changed read again, what went
+// forgotten. It stops taking in changes at ctx's end or after budget
+// (0: none), saying how many it left.
 func (m *Memory) Sync(ctx context.Context, budget time.Duration) (Freshness, error) {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
@@ -47,22 +49,22 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		return Freshness{}, err
 	}
 	m.lastStamps = stamps
-	srcs, skipped, err := m.scan(ctx)
-	if err != nil {
+	if err := m.look(ctx); err != nil {
 		return Freshness{}, err
 	}
-	seen := make(map[string]bool, len(srcs))
 	var changed []Source
-	for _, s := range srcs {
-		seen[s.Name] = true
-		if stamps[s.Name] != s.Stamp {
+	for name, s := range m.srcs {
+		if stamps[name] != s.Stamp {
 			changed = append(changed, s)
 		}
 	}
+	slices.SortFunc(changed, func(a, b Source) int { return strings.Compare(a.Name, b.Name) })
 	var gone []string
 	for name := range stamps {
-		if !seen[name] && !skippedHas(skipped, name) {
-			gone = append(gone, name)
+		if _, ok := m.srcs[name]; !ok {
+			if _, skipped := m.skipped[name]; !skipped {
+				gone = append(gone, name)
+			}
 		}
 	}
 	if len(gone) > 0 {
@@ -71,7 +73,11 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		}
 		m.dropCopies(gone)
 	}
-	f := Freshness{Skipped: skipped}
+	f := Freshness{}
+	for name, why := range m.skipped {
+		f.Skipped = append(f.Skipped, name+": "+why)
+	}
+	slices.Sort(f.Skipped)
 	for i := 0; i < len(changed); i += putBatch {
 		if budget > 0 && time.Since(start) > budget || ctx.Err() != nil {
 			f.Pending = len(changed) - i
@@ -85,15 +91,6 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		}
 	}
 	return f, nil
-}
-
-func skippedHas(skipped []string, name string) bool {
-	for _, s := range skipped {
-		if strings.HasPrefix(s, name+":") {
-			return true
-		}
-	}
-	return false
 }
 
 // take indexes srcs, or forgets them when gone.

@@ -1,0 +1,223 @@
+package memory
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// errFullLook says a change is one the watcher's record doesn't say
+// enough of (a folder made, removed or renamed among the files, an area
+// of the home made or removed): every source is looked at again.
+var errFullLook = errors.New("look at every source")
+
+// look brings m.srcs, the sources as they are now, up to date before a
+// search. With a watcher, only the names the kernel says changed since
+// the last look are looked at again (a file edited, made, removed or
+// renamed, a conversation written), and the conversations kept off the
+// machine, which no folder here shows; without one, or when its record
+// is lost (the kernel's queue overflowed, a folder couldn't be watched),
+// or once FullLookEvery has passed since the last, every source is.
+func (m *Memory) look(ctx context.Context) error {
+	m.startWatcher(ctx)
+	full := m.srcs == nil || m.w == nil || m.w.wrong != nil || m.now().Sub(m.lastFull) >= m.cfg.FullLookEvery
+	if !full {
+		changes, lost := m.w.drain()
+		if lost {
+			full = true
+		} else if err := m.apply(ctx, changes); errors.Is(err, errFullLook) {
+			full = true
+		} else if err != nil {
+			return err
+		}
+	}
+	if full {
+		return m.fullLook(ctx)
+	}
+	return nil
+}
+
+// startWatcher starts the watcher once the home is there; one the
+// system can't give is said once and never asked for again.
+func (m *Memory) startWatcher(ctx context.Context) {
+	if m.w != nil || m.noWatch {
+		return
+	}
+	w, err := newWatcher(m.paths.Root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return // no home yet: every source (none) is looked at until there is
+	}
+	if err != nil {
+		m.noWatch = true
+		m.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "search looks at every source before each search", slog.String("agent", m.paths.Agent), slog.String("why", err.Error()))
+		return
+	}
+	m.w = w
+}
+
+// fullLook looks at every source, watching each folder before it is
+// read, so what changes after is in the watcher's record.
+func (m *Memory) fullLook(ctx context.Context) error {
+	if m.w != nil {
+		m.w.begin()
+		m.w.drain() // what happened before this look, which sees it
+	}
+	m.offMachine = map[string]bool{}
+	m.fullLooks++
+	srcs, skipped, err := m.scan(ctx)
+	if m.w != nil {
+		m.w.end()
+		if m.w.wrong != nil && !m.saidWrong {
+			m.saidWrong = true
+			m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "a folder can't be watched: search looks at every source before each search (raise fs.inotify.max_user_watches)", slog.String("agent", m.paths.Agent), slog.String("err", m.w.wrong.Error()))
+		}
+	}
+	if err != nil {
+		m.srcs = nil
+		return err
+	}
+	m.srcs, m.skipped, m.lastFull = srcs, skipped, m.now()
+	return nil
+}
+
+// apply looks again at what the watcher says changed, and at the
+// conversations kept off the machine. A change it can't follow name by
+// name is errFullLook.
+func (m *Memory) apply(ctx context.Context, changes []change) error {
+	var notes bool
+	files := map[string]bool{}
+	threads := map[string]bool{}
+	for th := range m.offMachine {
+		threads[th] = true
+	}
+	for _, c := range changes {
+		switch {
+		case c.dir == "":
+			if c.self {
+				return errFullLook
+			}
+			switch c.name {
+			case AreaFiles, AreaSkills, AreaChats, "memory":
+				return errFullLook
+			}
+		case c.dir == "memory":
+			notes = notes || c.name == "notes.md"
+		case c.dir == AreaChats:
+			switch {
+			case c.self:
+				return errFullLook
+			case c.name == "events.sqlite" || c.name == "events.sqlite-wal":
+				for _, s := range m.srcs {
+					if s.way == "sqlite" {
+						threads[s.thread] = true
+					}
+				}
+			default:
+				if th, ok := folderThread(c.name); ok {
+					threads[th] = true
+				}
+			}
+		case strings.HasPrefix(c.dir, AreaChats+"/"):
+			if th, ok := folderThread(path.Base(c.dir)); ok {
+				threads[th] = true
+			}
+		case inFiles(c.dir):
+			switch {
+			case c.self:
+				return errFullLook
+			case c.isDir && !strings.HasPrefix(c.name, "."):
+				return errFullLook
+			case !c.isDir:
+				files[c.dir+"/"+c.name] = true
+			}
+		}
+	}
+	if notes {
+		s, ok, err := m.notesSource()
+		if err != nil {
+			return err
+		}
+		m.set(NotesName, s, ok, "")
+	}
+	for name := range files {
+		info, err := os.Lstat(filepath.Join(m.paths.Root, filepath.FromSlash(name)))
+		ok := err == nil && info.Mode().IsRegular() && info.Size() <= maxFile
+		var s Source
+		if ok {
+			s = Source{Name: name, Kind: KindFile, File: name, Stamp: stamp(info)}
+		}
+		why := ""
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			why = err.Error()
+		}
+		m.set(name, s, ok, why)
+	}
+	if len(threads) == 0 {
+		return nil
+	}
+	chats, err := os.Open(m.paths.Chats())
+	if errors.Is(err, fs.ErrNotExist) {
+		return errFullLook // the chats folder gone: its own removal says so too
+	}
+	if err != nil {
+		return err
+	}
+	defer chats.Close()
+	for th := range threads {
+		delete(m.offMachine, th)
+		s, ok, err := m.chatSource(ctx, chats, th)
+		why := ""
+		if err != nil {
+			ok, why = false, err.Error()
+		}
+		m.set(AreaChats+"/"+th, s, ok, why)
+	}
+	return ctx.Err()
+}
+
+// set keeps what a look found of the source name: s when ok, none when
+// not, and why it couldn't be read when it couldn't (its index then
+// kept as it was).
+func (m *Memory) set(name string, s Source, ok bool, why string) {
+	delete(m.skipped, name)
+	switch {
+	case ok:
+		m.srcs[name] = s
+	case why != "":
+		delete(m.srcs, name)
+		m.skipped[name] = why
+	default:
+		delete(m.srcs, name)
+	}
+}
+
+// inFiles says whether the folder dir (relative to the home) is of
+// files/ or skills/.
+func inFiles(dir string) bool {
+	for _, a := range []string{AreaFiles, AreaSkills} {
+		if dir == a || strings.HasPrefix(dir, a+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// folderThread is the thread whose conversation's folder is named name,
+// as store.Threads reads it.
+func folderThread(name string) (string, bool) {
+	th, err := contract.FolderThread(name)
+	if err != nil {
+		return "", false
+	}
+	if f, err := contract.ThreadFolder(th); err != nil || filepath.Base(f) != name {
+		return "", false
+	}
+	return th, true
+}
