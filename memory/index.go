@@ -72,6 +72,7 @@ type Backlink struct {
 	From   string
 	Line   int
 	Target string
+	Wiki   bool // a wiki link by name alone, which names this source when it is the nearest so named (nearestWiki)
 }
 
 // Index is the search index memory keeps derived from its sources
@@ -90,7 +91,7 @@ type Index interface {
 	// it, and the wiki links naming wiki.
 	Backlinks(ctx context.Context, name, wiki string) ([]Backlink, error)
 	// Wiki is the indexed files a wiki link's name (wikiKey) names,
-	// shortest first.
+	// shortest first, at most 100.
 	Wiki(ctx context.Context, key string) ([]string, error)
 	Close() error
 }

@@ -238,6 +238,46 @@ func withMD(s string) string {
 	return s + ".md"
 }
 
+// nearestWiki is the file a wiki link by name alone ([[Name]]) in the
+// source from names, of the files so named: the one whose folder is
+// nearest from's: the one sharing the most folders of from's path (its
+// own folder's first, then those below it, then its parent's), and of
+// those, the one in the fewest folders, then the shortest name, then the
+// first in order (a note's links are from files/). So a link names one
+// file, and a file elsewhere of the same name doesn't take its
+// backlinks. "" when names is empty.
+func nearestWiki(from string, names []string) string {
+	dir := path.Dir(from)
+	if from == NotesName {
+		dir = AreaFiles
+	}
+	best, bestShared := "", -1
+	for _, n := range names {
+		shared := sharedFolders(dir, path.Dir(n))
+		if shared != bestShared {
+			if shared > bestShared {
+				best, bestShared = n, shared
+			}
+			continue
+		}
+		if d, bd := strings.Count(n, "/"), strings.Count(best, "/"); d < bd || d == bd && (len(n) < len(best) || len(n) == len(best) && n < best) {
+			best = n
+		}
+	}
+	return best
+}
+
+// sharedFolders is how many folders, from the top, a and b have in
+// common.
+func sharedFolders(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	n := 0
+	for n < len(as) && n < len(bs) && as[n] == bs[n] {
+		n++
+	}
+	return n
+}
+
 // wikiKey is how a wiki link's name and a file's match: the base name
 // without .md, in lower case.
 func wikiKey(name string) string {

@@ -293,7 +293,7 @@ func (m *Memory) Links(ctx context.Context, name string) (Links, error) {
 				return Links{}, err
 			}
 			if len(names) > 0 {
-				l.Resolved = names[0]
+				l.Resolved = nearestWiki(p.name, names)
 			} else {
 				l.Resolved = AreaFiles + "/" + withMD(r.target)
 			}
@@ -310,6 +310,18 @@ func (m *Memory) Links(ctx context.Context, name string) (Links, error) {
 	if err != nil {
 		return Links{}, err
 	}
-	out.In = in
+	// A wiki link by name links here only when this is the file so named
+	// nearest the one linking.
+	var named []string
+	for _, b := range in {
+		if b.Wiki && named == nil {
+			if named, err = m.idx.Wiki(ctx, wikiKey(p.name)); err != nil {
+				return Links{}, err
+			}
+		}
+		if !b.Wiki || nearestWiki(b.From, named) == p.name {
+			out.In = append(out.In, b)
+		}
+	}
 	return out, nil
 }

@@ -347,7 +347,7 @@ func (x *Index) Backlinks(ctx context.Context, name, wiki string) ([]memory.Back
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT s.name, l.line, l.target FROM links l JOIN sources s ON s.id = l.source
+	rows, err := db.QueryContext(ctx, `SELECT s.name, l.line, l.target, l.resolved = '' FROM links l JOIN sources s ON s.id = l.source
 		WHERE (l.resolved = ?1 OR l.wiki = ?2 AND l.resolved = '') AND s.name != ?1 ORDER BY s.name, l.line LIMIT 500`, name, wiki)
 	if err != nil {
 		return nil, fmt.Errorf("backlinks of %s: %w", name, err)
@@ -356,7 +356,7 @@ func (x *Index) Backlinks(ctx context.Context, name, wiki string) ([]memory.Back
 	var out []memory.Backlink
 	for rows.Next() {
 		var b memory.Backlink
-		if err := rows.Scan(&b.From, &b.Line, &b.Target); err != nil {
+		if err := rows.Scan(&b.From, &b.Line, &b.Target, &b.Wiki); err != nil {
 			return nil, err
 		}
 		out = append(out, b)
@@ -371,7 +371,7 @@ func (x *Index) Wiki(ctx context.Context, key string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT name FROM sources WHERE kind = 'file' AND (lower(name) LIKE '%/' || ?1 || '.md' OR lower(name) LIKE '%/' || ?1) ORDER BY length(name), name LIMIT 20`, strings.ToLower(key))
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sources WHERE kind = 'file' AND (lower(name) LIKE '%/' || ?1 || '.md' OR lower(name) LIKE '%/' || ?1) ORDER BY length(name), name LIMIT 100`, strings.ToLower(key))
 	if err != nil {
 		return nil, fmt.Errorf("wiki link %s: %w", key, err)
 	}
