@@ -79,8 +79,11 @@ type Backlink struct {
 // (memory/fts is SQLite FTS5's).
 type Index interface {
 	// Stamps is every source indexed, by name, with the stamp it was
-	// indexed at.
-	Stamps(ctx context.Context) (map[string]string, error)
+	// indexed at, and the stamps' generation: a new one when they were
+	// read again because another process wrote the index, or it was
+	// made again; the same while only this one's Put and Remove changed
+	// them.
+	Stamps(ctx context.Context) (stamps map[string]string, gen uint64, err error)
 	// Put indexes docs, each replacing what its source had, at once.
 	Put(ctx context.Context, docs []Doc) error
 	// Remove forgets the sources named.

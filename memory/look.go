@@ -84,6 +84,7 @@ func (m *Memory) fullLook(ctx context.Context) error {
 		return err
 	}
 	m.srcs, m.skipped, m.lastFull = srcs, skipped, m.now()
+	m.settleAll = true
 	return nil
 }
 
@@ -186,6 +187,10 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 // not, and why it couldn't be read when it couldn't (its index then
 // kept as it was).
 func (m *Memory) set(name string, s Source, ok bool, why string) {
+	if m.unsettled == nil {
+		m.unsettled = map[string]bool{}
+	}
+	m.unsettled[name] = true
 	delete(m.skipped, name)
 	switch {
 	case ok:

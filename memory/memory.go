@@ -78,6 +78,13 @@ type Memory struct {
 	lastFull   time.Time
 	offMachine map[string]bool
 	fullLooks  int // how many looks were at every source, for tests
+	// unsettled are the sources looked at again since they last matched
+	// the index, compared with it at the next sync; all of them when
+	// settleAll, or when the index's stamps are of another generation
+	// than stampsGen.
+	unsettled map[string]bool
+	settleAll bool
+	stampsGen uint64
 }
 
 // New makes the memory of the agent at cfg.Paths.

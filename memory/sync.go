@@ -44,7 +44,7 @@ func (m *Memory) Sync(ctx context.Context, budget time.Duration) (Freshness, err
 
 func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, error) {
 	start := time.Now()
-	stamps, err := m.idx.Stamps(ctx)
+	stamps, gen, err := m.idx.Stamps(ctx)
 	if err != nil {
 		return Freshness{}, err
 	}
@@ -52,21 +52,37 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 	if err := m.look(ctx); err != nil {
 		return Freshness{}, err
 	}
+	// What to compare with the index: every source after a full look or
+	// when the index was written by another process (or made again),
+	// else only those looked at again since they last matched it.
+	names := m.unsettled
+	if m.settleAll || gen != m.stampsGen {
+		names = make(map[string]bool, len(m.srcs)+len(stamps))
+		for n := range m.srcs {
+			names[n] = true
+		}
+		for n := range stamps {
+			names[n] = true
+		}
+	}
+	m.settleAll, m.stampsGen = true, gen // until this sync is done
 	var changed []Source
-	for name, s := range m.srcs {
-		if stamps[name] != s.Stamp {
+	var gone []string
+	for name := range names {
+		s, ok := m.srcs[name]
+		if _, skipped := m.skipped[name]; !ok && skipped {
+			continue
+		}
+		indexed, had := stamps[name]
+		switch {
+		case ok && indexed != s.Stamp:
 			changed = append(changed, s)
+		case !ok && had:
+			gone = append(gone, name)
 		}
 	}
 	slices.SortFunc(changed, func(a, b Source) int { return strings.Compare(a.Name, b.Name) })
-	var gone []string
-	for name := range stamps {
-		if _, ok := m.srcs[name]; !ok {
-			if _, skipped := m.skipped[name]; !skipped {
-				gone = append(gone, name)
-			}
-		}
-	}
+	slices.Sort(gone)
 	if len(gone) > 0 {
 		if err := m.idx.Remove(ctx, gone); err != nil {
 			return Freshness{}, err
@@ -78,18 +94,28 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		f.Skipped = append(f.Skipped, name+": "+why)
 	}
 	slices.Sort(f.Skipped)
+	unsettled := map[string]bool{}
 	for i := 0; i < len(changed); i += putBatch {
 		if budget > 0 && time.Since(start) > budget || ctx.Err() != nil {
 			f.Pending = len(changed) - i
+			for _, s := range changed[i:] {
+				unsettled[s.Name] = true
+			}
 			break
 		}
 		batch := changed[i:min(i+putBatch, len(changed))]
 		docs, bad := m.docs(ctx, batch)
 		f.Skipped = append(f.Skipped, bad...)
+		if len(bad) > 0 {
+			for _, s := range batch {
+				unsettled[s.Name] = true // those not read are tried again
+			}
+		}
 		if err := m.idx.Put(ctx, docs); err != nil {
 			return f, err
 		}
 	}
+	m.unsettled, m.settleAll = unsettled, false
 	return f, nil
 }
 

@@ -13,6 +13,7 @@ package fts
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -55,6 +56,7 @@ type Index struct {
 	stamps  map[string]string
 	chunks  int64
 	version int64
+	gen     uint64 // how many times stamps were read from the file
 }
 
 var _ memory.Index = (*Index)(nil)
@@ -157,13 +159,13 @@ func (x *Index) live(ctx context.Context) (*sql.DB, error) {
 // Stamps is every source indexed and its stamp: read from the file
 // when another connection wrote it since they were last read, else as
 // this one knows them.
-func (x *Index) Stamps(ctx context.Context) (map[string]string, error) {
+func (x *Index) Stamps(ctx context.Context) (map[string]string, uint64, error) {
 	if err := x.fresh(ctx); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return maps.Clone(x.stamps), nil
+	return maps.Clone(x.stamps), x.gen, nil
 }
 
 // fresh reads the stamps and the count of chunks again when the file was
@@ -205,6 +207,7 @@ func (x *Index) fresh(ctx context.Context) error {
 	}
 	x.mu.Lock()
 	x.stamps, x.chunks, x.version = stamps, chunks, v
+	x.gen++
 	x.mu.Unlock()
 	return nil
 }
@@ -240,7 +243,11 @@ func (x *Index) begin(ctx context.Context) (*sql.Tx, error) {
 }
 
 // Put indexes docs in one transaction, each replacing its source's
-// chunks and links.
+// chunks and links. The tables are written first and the FTS5 table
+// last, in two statements for all docs (one deletes, one adds): FTS5
+// writes what it holds to a new segment at each statement of the
+// transaction once it is part of it, so a statement a chunk would make
+// a segment of each chunk.
 func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 	if len(docs) == 0 {
 		return nil
@@ -259,28 +266,26 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 		return s
 	}
 	upsert := stmt("INSERT INTO sources(name, kind, file, stamp) VALUES(?, ?, ?, ?) ON CONFLICT(name) DO UPDATE SET kind=excluded.kind, file=excluded.file, stamp=excluded.stamp RETURNING id")
-	count := stmt("SELECT count(*) FROM chunks WHERE source = ?")
-	delText := stmt("DELETE FROM text WHERE rowid IN (SELECT id FROM chunks WHERE source = ?)")
+	had := stmt("SELECT id FROM chunks WHERE source = ?")
 	delChunks := stmt("DELETE FROM chunks WHERE source = ?")
 	delLinks := stmt("DELETE FROM links WHERE source = ?")
 	addChunk := stmt("INSERT INTO chunks(source, line, lines, off, len, seq, label) VALUES(?, ?, ?, ?, ?, ?, ?)")
-	addText := stmt("INSERT INTO text(rowid, body) VALUES(?, ?)")
 	addLink := stmt("INSERT INTO links(source, line, target, resolved, wiki) VALUES(?, ?, ?, ?, ?)")
 	if err != nil {
 		return fmt.Errorf("index: %w", err)
 	}
-	var added int64
+	var old []int64    // the chunks replaced, their rows of text deleted
+	var rows []textRow // the chunks added, their text added
 	for _, d := range docs {
 		s := d.Source
-		var id, had int64
+		var id int64
 		if err := upsert.QueryRowContext(ctx, s.Name, s.Kind, s.File, s.Stamp).Scan(&id); err != nil {
 			return fmt.Errorf("index %s: %w", s.Name, err)
 		}
-		if err := count.QueryRowContext(ctx, id).Scan(&had); err != nil {
+		if old, err = appendIDs(ctx, had, id, old); err != nil {
 			return fmt.Errorf("index %s: %w", s.Name, err)
 		}
-		added += int64(len(d.Chunks)) - had
-		for _, del := range []*sql.Stmt{delText, delChunks, delLinks} {
+		for _, del := range []*sql.Stmt{delChunks, delLinks} {
 			if _, err := del.ExecContext(ctx, id); err != nil {
 				return fmt.Errorf("index %s: %w", s.Name, err)
 			}
@@ -291,9 +296,7 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 				return fmt.Errorf("index %s: %w", s.Name, err)
 			}
 			row, _ := res.LastInsertId()
-			if _, err := addText.ExecContext(ctx, row, Tokens(c.Text)); err != nil {
-				return fmt.Errorf("index %s: %w", s.Name, err)
-			}
+			rows = append(rows, textRow{ID: row, Body: Tokens(c.Text)})
 		}
 		for _, l := range d.Links {
 			if _, err := addLink.ExecContext(ctx, id, l.Line, l.Target, l.Resolved, l.Wiki); err != nil {
@@ -301,29 +304,79 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 			}
 		}
 	}
+	if len(old) > 0 {
+		ids, _ := json.Marshal(old)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM text WHERE rowid IN (SELECT value FROM json_each(?))", string(ids)); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	if len(rows) > 0 {
+		b, err := json.Marshal(rows)
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, "INSERT INTO text(rowid, body) SELECT json_extract(value, '$.i'), json_extract(value, '$.b') FROM json_each(?)", string(b)); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	x.noted(docs, nil, added)
+	x.noted(docs, nil, int64(len(rows)-len(old)))
 	return nil
 }
 
-// Remove forgets the sources named.
+// textRow is a chunk's row of the FTS5 table, as Put passes it in JSON.
+type textRow struct {
+	ID   int64  `json:"i"`
+	Body string `json:"b"`
+}
+
+// appendIDs adds to ids the chunks of source id.
+func appendIDs(ctx context.Context, q *sql.Stmt, id int64, ids []int64) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c int64
+		if err := rows.Scan(&c); err != nil {
+			return nil, err
+		}
+		ids = append(ids, c)
+	}
+	return ids, rows.Err()
+}
+
+// Remove forgets the sources named: their tables' rows first, then their
+// rows of the FTS5 table in one statement (as Put).
 func (x *Index) Remove(ctx context.Context, names []string) error {
 	tx, err := x.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var gone int64
+	had, err := tx.PrepareContext(ctx, "SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source WHERE s.name = ?")
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	var old []int64
 	for _, n := range names {
-		var had int64
-		if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM chunks c JOIN sources s ON s.id = c.source WHERE s.name = ?", n).Scan(&had); err != nil {
+		rows, err := had.QueryContext(ctx, n)
+		if err != nil {
 			return fmt.Errorf("index: forget %s: %w", n, err)
 		}
-		gone += had
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			old = append(old, id)
+		}
+		rows.Close()
 		for _, q := range []string{
-			"DELETE FROM text WHERE rowid IN (SELECT c.id FROM chunks c JOIN sources s ON s.id = c.source WHERE s.name = ?)",
 			"DELETE FROM chunks WHERE source IN (SELECT id FROM sources WHERE name = ?)",
 			"DELETE FROM links WHERE source IN (SELECT id FROM sources WHERE name = ?)",
 			"DELETE FROM sources WHERE name = ?",
@@ -333,10 +386,16 @@ func (x *Index) Remove(ctx context.Context, names []string) error {
 			}
 		}
 	}
+	if len(old) > 0 {
+		ids, _ := json.Marshal(old)
+		if _, err := tx.ExecContext(ctx, "DELETE FROM text WHERE rowid IN (SELECT value FROM json_each(?))", string(ids)); err != nil {
+			return fmt.Errorf("index: forget: %w", err)
+		}
+	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	x.noted(nil, names, -gone)
+	x.noted(nil, names, -int64(len(old)))
 	return nil
 }
 
