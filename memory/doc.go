@@ -21,9 +21,10 @@
 // answered, so a search never finds itself or what an earlier search
 // returned.
 //
-// The index is derived: it is checked against every source's
-// modification time and size before each search, changed sources read
-// again, and made again from the sources when it is lost. Nothing runs
-// between calls, and nothing is sent off the machine: embeddings, for a
+// The index is derived: before each search it is checked against the
+// modification time and size of every source that changed (on Linux,
+// those the kernel's record of changes, inotify, names; elsewhere every
+// source), changed sources read again, and made again from the sources
+// when it is lost. Nothing runs between calls, and nothing is sent off the machine: embeddings, for a
 // hybrid ranking, come only from a local runtime the user named.
 package memory
