@@ -72,6 +72,7 @@ func (s *server) handle(ctx context.Context, r *Request) {
 		s.mu.Unlock()
 		meta := &InitializeMeta{}
 		meta.Link.Threads = true
+		_, meta.Link.State = s.a.(StateKeeper)
 		r.Reply(ctx, InitializeResult{
 			Meta:            meta,
 			ProtocolVersion: ProtocolVersion,
@@ -113,6 +114,8 @@ func (s *server) handle(ctx context.Context, r *Request) {
 		}
 	case contract.MethodRecover:
 		s.recover(ctx, r)
+	case contract.MethodStateExport, contract.MethodStateImport:
+		s.state(ctx, r)
 	default:
 		r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", truncate(r.Method, 64)))
 	}

@@ -54,10 +54,12 @@ type InitializeResult struct {
 // initialize answer's _meta: under link, that its sessions are Link's
 // threads (a session/resume of any thread takes it up, made when new, and
 // each prompt's _meta.link is read), so a hub in front of it names each
-// session by its thread and passes _link/recover on.
+// session by its thread and passes _link/recover on; and under state,
+// that it answers the agent state methods itself (a StateKeeper).
 type InitializeMeta struct {
 	Link struct {
 		Threads bool `json:"threads"`
+		State   bool `json:"state,omitempty"`
 	} `json:"link"`
 }
 

@@ -134,6 +134,10 @@ type Config struct {
 	// SweepEvery is how often Start looks for turns a crash left
 	// unfinished; 0 is a minute.
 	SweepEvery time.Duration
+	// StateWait is how long an export or import of agent state waits
+	// for a conversation's running turn to end before it is refused; 0
+	// is DefaultStateWait.
+	StateWait time.Duration
 	// KeepEvents bounds, in bytes as estimated, the events kept between
 	// turns of the conversations that had one lately (each kept for a
 	// sweep's time), so a turn reads only what came after them; 0 is
@@ -155,6 +159,7 @@ const (
 	DefaultMaxAnswer  = 16 << 20
 	DefaultLeaseTTL   = 30 * time.Second
 	DefaultSweepEvery = time.Minute
+	DefaultStateWait  = 2 * time.Minute
 )
 
 // Validate checks c and fills its defaults.
@@ -205,6 +210,9 @@ func (c *Config) Validate() error {
 	}
 	if c.SweepEvery <= 0 {
 		c.SweepEvery = DefaultSweepEvery
+	}
+	if c.StateWait <= 0 {
+		c.StateWait = DefaultStateWait
 	}
 	if c.KeepEvents == 0 {
 		c.KeepEvents = DefaultKeepEvents

@@ -58,6 +58,8 @@ func (b *bridge) handle(ctx context.Context, r *acp.Request) {
 		b.prompt(ctx, r)
 	case contract.MethodRecover:
 		b.recover(ctx, r)
+	case contract.MethodStateExport, contract.MethodStateImport:
+		b.state(ctx, r)
 	case acp.MethodSessionCancel:
 		var p struct {
 			SessionID string `json:"sessionId"`
@@ -230,6 +232,10 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.LinkMeta, pro
 		return // the bridge went before the thread's turn came
 	}
 	defer th.release()
+	if err := hb.gate.enter(b.gone); err != nil {
+		return // the bridge went while agent state was exported or imported
+	}
+	defer hb.gate.leave()
 	var cmd parsed
 	isCmd := false
 	if said.From == "" { // another sender's text is quoted, never a command

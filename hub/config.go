@@ -34,6 +34,14 @@ type Config struct {
 	// _link/recover hands them over; empty keeps them in memory alone (a
 	// restart of the hub loses them).
 	Answers string
+	// Store reads and writes the harness's own session files, for agent
+	// state when the harness answers none itself; nil has none (an
+	// export then replays what session/load gives, and an import is
+	// answered that it takes none).
+	Store Store
+	// StateWait is how long an export or import waits for the turns
+	// running to end before it is refused; 2 minutes when zero.
+	StateWait time.Duration
 
 	// CallTimeout bounds each call of the harness but a prompt's turn:
 	// initialize, a session's making or taking up, the wait for a
@@ -88,6 +96,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Grace <= 0 {
 		c.Grace = 5 * time.Second
+	}
+	if c.StateWait <= 0 {
+		c.StateWait = 2 * time.Minute
 	}
 	if c.HealthyStretch <= 0 {
 		c.HealthyStretch = time.Minute

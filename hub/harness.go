@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
 )
 
 // harness is one run of the harness's process, from its start to the end
@@ -32,6 +33,7 @@ type harness struct {
 	turns    map[string]*turn           // the running turn by session
 	commands map[string]json.RawMessage // the latest availableCommands by session
 	listed   map[string]chan struct{}   // closed when a session's commands come
+	replays  map[string]*replay         // history being replayed for an export, by session
 }
 
 // capabilities are what the harness said it does, as the hub reads them.
@@ -44,10 +46,13 @@ type capabilities struct {
 	// thread's session is the thread itself, taken up by session/resume,
 	// and it reads _meta.link and answers _link/recover itself.
 	threads bool
+	// state: it answers agent state itself (_meta.link.state).
+	state bool
+	list  bool // session/list
 }
 
 func newHarness(hb *Hub) *harness {
-	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}}
+	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}}
 }
 
 // ok says whether it agreed on ACP and has not ended; call it once agreed
@@ -162,6 +167,7 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 			Prompt  json.RawMessage `json:"promptCapabilities"`
 			Session struct {
 				Resume json.RawMessage `json:"resume"`
+				List   json.RawMessage `json:"list"`
 			} `json:"sessionCapabilities"`
 			MCP struct {
 				HTTP bool `json:"http"`
@@ -170,6 +176,7 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 		Meta struct {
 			Link struct {
 				Threads bool `json:"threads"`
+				State   bool `json:"state"`
 			} `json:"link"`
 		} `json:"_meta"`
 	}
@@ -185,6 +192,8 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 		mcpHTTP: r.Caps.MCP.HTTP,
 		prompt:  r.Caps.Prompt,
 		threads: r.Meta.Link.Threads,
+		state:   r.Meta.Link.State,
+		list:    len(r.Caps.Session.List) > 0 && string(r.Caps.Session.List) != "null",
 	}
 	return nil
 }
@@ -255,13 +264,14 @@ func (h *harness) update(params json.RawMessage) {
 	// Each part is read on its own, so an update of a shape the hub
 	// doesn't know still goes on as it came.
 	var u struct {
-		Kind     string          `json:"sessionUpdate"`
-		Commands json.RawMessage `json:"availableCommands"`
-		Content  json.RawMessage `json:"content"`
+		Kind      string          `json:"sessionUpdate"`
+		Commands  json.RawMessage `json:"availableCommands"`
+		Content   json.RawMessage `json:"content"`
+		MessageID string          `json:"messageId"`
 	}
 	json.Unmarshal(p.Update, &u)
 	var chunk string
-	if u.Kind == acp.UpdateMessageChunk {
+	if u.Kind == acp.UpdateMessageChunk || u.Kind == updateUserChunk {
 		var c struct {
 			Type string `json:"type"`
 			Text string `json:"text"`
@@ -279,11 +289,25 @@ func (h *harness) update(params json.RawMessage) {
 		}
 	}
 	t := h.turns[p.SessionID]
+	r := h.replays[p.SessionID]
 	h.mu.Unlock()
-	if t != nil {
+	switch {
+	case t != nil:
+		if u.Kind == updateUserChunk {
+			chunk = ""
+		}
 		t.update(params, u.Kind == acp.UpdateAvailableCommands, chunk)
+	case r != nil && chunk != "":
+		role := contract.RoleAgent
+		if u.Kind == updateUserChunk {
+			role = contract.RoleUser
+		}
+		r.add(role, chunk, u.MessageID)
 	}
 }
+
+// updateUserChunk is a session/update replaying a message of the user's.
+const updateUserChunk = "user_message_chunk"
 
 // cancelled says whether session's running turn was cancelled.
 func (h *harness) cancelled(session string) bool {

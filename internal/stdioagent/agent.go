@@ -40,7 +40,7 @@ func Main() {
 const (
 	EnvState    = "HUB_AGENT_STATE"    // folder of its sessions and its log
 	EnvFail     = "HUB_AGENT_FAIL"     // a file: while it exists, exit at start with its text on stderr
-	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,mcp: what it says it does
+	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,list,mcp: what it says it does
 	EnvNoTerm   = "HUB_AGENT_NOTERM"   // ignore SIGTERM
 	EnvLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
 	EnvNoLists  = "HUB_AGENT_NOLISTS"  // send no available_commands_update
@@ -89,6 +89,7 @@ type agent struct {
 	mu        sync.Mutex
 	cancelled map[string]chan struct{}
 	mcp       map[string][]string
+	answers   map[string]*strings.Builder // the running prompt's answer, by session
 }
 
 // lockedWriter writes whole lines to stdout, the SDK's and the agent's
@@ -108,7 +109,7 @@ func runAgent() {
 	if os.Getenv(EnvNoTerm) != "" {
 		ignoreTerm()
 	}
-	a := &agent{out: &lockedWriter{w: os.Stdout}, state: os.Getenv(EnvState), caps: map[string]bool{}, cancelled: map[string]chan struct{}{}, mcp: map[string][]string{}}
+	a := &agent{out: &lockedWriter{w: os.Stdout}, state: os.Getenv(EnvState), caps: map[string]bool{}, cancelled: map[string]chan struct{}{}, mcp: map[string][]string{}, answers: map[string]*strings.Builder{}}
 	a.log(fmt.Sprintf("pgid %d", pgrp()))
 	if f := os.Getenv(EnvFail); f != "" {
 		if msg, err := os.ReadFile(f); err == nil {
@@ -164,6 +165,9 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 	if a.caps["resume"] {
 		caps.SessionCapabilities.Resume = &sdk.SessionResumeCapabilities{}
 	}
+	if a.caps["list"] {
+		caps.SessionCapabilities.List = &sdk.SessionListCapabilities{}
+	}
 	caps.PromptCapabilities.Image = true
 	return sdk.InitializeResponse{ProtocolVersion: sdk.ProtocolVersionNumber, AgentCapabilities: caps, AuthMethods: []sdk.AuthMethod{}}, nil
 }
@@ -183,8 +187,30 @@ func (a *agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sd
 	return sdk.CloseSessionResponse{}, nil
 }
 
+// ListSessions lists the sessions its folder holds, their cwd the
+// folder, one a page (so a client follows the cursor).
 func (a *agent) ListSessions(ctx context.Context, p sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, nil
+	a.log("list")
+	entries, _ := os.ReadDir(a.state)
+	var ids []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "s-") && !strings.Contains(e.Name(), ".") {
+			ids = append(ids, e.Name())
+		}
+	}
+	res := sdk.ListSessionsResponse{Sessions: []sdk.SessionInfo{}}
+	i := 0
+	if p.Cursor != nil {
+		i, _ = strconv.Atoi(*p.Cursor)
+	}
+	if i < len(ids) {
+		res.Sessions = append(res.Sessions, sdk.SessionInfo{SessionId: sdk.SessionId(ids[i]), Cwd: a.state})
+		if i+1 < len(ids) {
+			next := strconv.Itoa(i + 1)
+			res.NextCursor = &next
+		}
+	}
+	return res, nil
 }
 
 func (a *agent) SetSessionConfigOption(ctx context.Context, p sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
@@ -285,6 +311,11 @@ func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 }
 
 func (a *agent) chunk(ctx context.Context, session sdk.SessionId, text string) {
+	a.mu.Lock()
+	if b := a.answers[string(session)]; b != nil {
+		b.WriteString(text)
+	}
+	a.mu.Unlock()
 	a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: session, Update: sdk.UpdateAgentMessageText(text)})
 }
 
@@ -308,6 +339,17 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	f, _ := os.OpenFile(filepath.Join(a.state, string(s)), os.O_APPEND|os.O_WRONLY, 0o600)
 	fmt.Fprintln(f, strconv.Quote(truncate(all, 200)))
 	f.Close()
+	// What was said is kept whole beside, as its Store reads it.
+	answer := &strings.Builder{}
+	a.mu.Lock()
+	a.answers[string(s)] = answer
+	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		delete(a.answers, string(s))
+		a.mu.Unlock()
+		appendEntries(filepath.Join(a.state, string(s)+entriesExt), Entry{Role: "user", Text: all}, Entry{Role: "agent", Text: answer.String()})
+	}()
 	word, arg, _ := strings.Cut(cmd, " ")
 	switch word {
 	case "crash":
