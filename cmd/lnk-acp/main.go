@@ -86,6 +86,11 @@ type Main struct {
 	// Actions are the files of Link's namespaces' actions beside the
 	// chat namespace's (--actions, repeated).
 	Actions []string
+	// Store reads and writes the harness's own session files for agent
+	// state (hub.Config.Store); nil, as for every preset today, has the
+	// hub answer it through the harness: its own agent state, else
+	// session/load's replay for an export.
+	Store hub.Store
 
 	ready chan struct{} // closed once listening
 	url   string
@@ -259,6 +264,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Dir:      m.Dir,
 		Sessions: m.sessionsFile(),
 		Answers:  m.answersFile(),
+		Store:    m.Store,
 		Tools:    linkTools,
 		Actions:  acts,
 		Route:    route,

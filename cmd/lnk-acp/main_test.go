@@ -66,6 +66,13 @@ func startCommand(t *testing.T, env map[string]string, command ...string) (*Main
 // runACP runs lnk-acp with flags and command.
 func runACP(t *testing.T, env map[string]string, flags []string, command ...string) (*Main, []byte) {
 	t.Helper()
+	return runEdited(t, env, flags, nil, command...)
+}
+
+// runEdited runs lnk-acp with flags and command, the program changed by
+// edit (when not nil) once its flags are read.
+func runEdited(t *testing.T, env map[string]string, flags []string, edit func(*Main), command ...string) (*Main, []byte) {
+	t.Helper()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")
 	key := []byte("lnk-acp-test-key")
@@ -75,6 +82,9 @@ func runACP(t *testing.T, env map[string]string, flags []string, command ...stri
 	args := append([]string{"--home", dir, "--key-file", keyFile, "--port", "0"}, flags...)
 	if err := m.ParseFlags(append(append(args, "--"), command...)); err != nil {
 		t.Fatal(err)
+	}
+	if edit != nil {
+		edit(m)
 	}
 	done := make(chan error, 1)
 	go func() { done <- m.Run(context.Background()) }()

@@ -46,6 +46,20 @@ const (
 	kitRecoverPrompt = "conformance: answer once the caller has gone"
 )
 
+// buildLinkHarness builds lnk-link-harness into the test's folder.
+func buildLinkHarness(t *testing.T) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "lnk-link-harness")
+	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/lnk-dev/link/cmd/lnk-link-harness").CombinedOutput(); err != nil {
+		t.Fatalf("build lnk-link-harness: %v\n%s", err, out)
+	}
+	return bin
+}
+
 // TestLinkHarnessBehindHub: lnk-acp serving lnk-link-harness serve
 // --stdio (a real program, its model the fake provider over Anthropic's
 // wire format, its memory a real MCP server) passes the conformance kit:
@@ -55,14 +69,7 @@ func TestLinkHarnessBehindHub(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds lnk-link-harness")
 	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "lnk-link-harness")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/lnk-dev/link/cmd/lnk-link-harness").CombinedOutput(); err != nil {
-		t.Fatalf("build lnk-link-harness: %v\n%s", err, out)
-	}
+	bin := buildLinkHarness(t)
 
 	memory := mcp.NewServer(&mcp.Implementation{Name: "memory", Version: "1"}, nil)
 	memory.AddTool(&mcp.Tool{Name: "search", Description: "search notes", InputSchema: map[string]any{"type": "object"}},
