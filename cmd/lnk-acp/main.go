@@ -17,10 +17,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 
+	"github.com/lnk-dev/link/cmd/internal/environ"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
@@ -28,7 +28,6 @@ import (
 	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/hub/actions"
 	"github.com/lnk-dev/link/model"
-	"github.com/lnk-dev/link/store"
 )
 
 func main() {
@@ -40,7 +39,7 @@ func main() {
 
 // run is the program with its arguments; it returns the exit code.
 func run(ctx context.Context, args []string) int {
-	m := NewMain(os.Stdout, os.Stderr, environ())
+	m := NewMain(os.Stdout, os.Stderr, environ.Map())
 	if err := m.ParseFlags(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -53,16 +52,6 @@ func run(ctx context.Context, args []string) int {
 		return 1
 	}
 	return 0
-}
-
-func environ() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }
 
 // presets are the harnesses lnk-acp knows by name: the command each runs
@@ -233,11 +222,7 @@ func (m *Main) Run(ctx context.Context) error {
 	// A Link-owned action's route is a call of one of Link's tools, as
 	// Link Harness names it (task__list), given the text after the
 	// command.
-	tl, err := mcptools.New(mcptools.Config{
-		Env:    func(string) map[string]string { return m.Env },
-		Paths:  func(agent string) (store.Paths, error) { return store.For(m.Home, agent) },
-		Logger: logger,
-	})
+	tl, err := mcptools.ForHome(m.Home, m.Env, logger)
 	if err != nil {
 		return err
 	}

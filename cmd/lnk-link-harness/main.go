@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/environ"
 	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
@@ -27,10 +28,10 @@ import (
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "endpoint" {
-		os.Exit(runEndpoint(os.Args[2:], serve.Environ(), os.Stdout, os.Stderr))
+		os.Exit(runEndpoint(os.Args[2:], environ.Map(), os.Stdout, os.Stderr))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	m := NewMain(os.Stdout, os.Stderr, serve.Environ())
+	m := NewMain(os.Stdout, os.Stderr, environ.Map())
 	code := 0
 	if err := m.ParseFlags(os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/lnk-dev/link/cmd/internal/drivers"
-	"github.com/lnk-dev/link/cmd/internal/serve"
+	"github.com/lnk-dev/link/cmd/internal/environ"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 )
@@ -52,7 +52,7 @@ func (c *chatFlags) paths() (store.Paths, error) {
 // drivers are the agent's drivers as lnk's commands reach them: the log
 // and compact here, every other in its plugin, told what the flags say
 // over the process's environment.
-func (c *chatFlags) drivers() drivers.Set { return c.driversWith(serve.Environ()) }
+func (c *chatFlags) drivers() drivers.Set { return c.driversWith(environ.Map()) }
 
 // driversWith is drivers over the environment env.
 func (c *chatFlags) driversWith(env map[string]string) drivers.Set {
@@ -68,7 +68,7 @@ func (c *chatFlags) driversWith(env map[string]string) drivers.Set {
 // router opens every driver on p's conversations, and a router among
 // them that begins a new conversation kind's way. closeAll closes them.
 func (c *chatFlags) router(p store.Paths, kind string) (r *store.Router, closeAll func(), err error) {
-	return c.routerWith(serve.Environ(), p, kind)
+	return c.routerWith(environ.Map(), p, kind)
 }
 
 // routerWith is router over the environment env.

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/lnk-dev/link/cmd/internal/serve"
+	"github.com/lnk-dev/link/cmd/internal/environ"
 )
 
 func init() {
@@ -18,7 +18,7 @@ func init() {
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			ctx, intr, stop := chatInterrupts(ctx) // Ctrl-C stops an answer (agent_chat_cancel.go)
 			defer stop()
-			return runChat(ctx, args, serve.Environ(), os.Stdin, isTerminal(os.Stdin), intr, stdout, stderr)
+			return runChat(ctx, args, environ.Map(), os.Stdin, isTerminal(os.Stdin), intr, stdout, stderr)
 		},
 	})
 }

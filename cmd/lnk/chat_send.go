@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lnk-dev/link/cmd/internal/serve"
+	"github.com/lnk-dev/link/cmd/internal/environ"
 )
 
 func init() {
@@ -14,7 +14,7 @@ func init() {
 		words:   "agent chat send",
 		summary: "send the agent one message and print its answer",
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runChatSend(ctx, args, serve.Environ(), stdout, stderr)
+			return runChatSend(ctx, args, environ.Map(), stdout, stderr)
 		},
 	})
 }

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/lnk-dev/link/cmd/internal/serve"
+	"github.com/lnk-dev/link/cmd/internal/environ"
 	lnkmemory "github.com/lnk-dev/link/memory"
 	"github.com/lnk-dev/link/memory/fts"
 	"github.com/lnk-dev/link/memory/server"
@@ -64,7 +64,7 @@ func runMemoryServe(ctx context.Context, args []string, stdout, stderr io.Writer
 		return chatExit(stderr, "memory serve", err)
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ms, err := startMemory(ctx, cf, p, serve.Environ(), laddr, logger)
+	ms, err := startMemory(ctx, cf, p, environ.Map(), laddr, logger)
 	if err != nil {
 		return chatExit(stderr, "memory serve", err)
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lnk-dev/link/cmd/internal/serve"
+	"github.com/lnk-dev/link/cmd/internal/environ"
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model/facts"
 )
@@ -16,7 +16,7 @@ func init() {
 		words:   "model show",
 		summary: "a model's window and longest answer, and where each fact came from",
 		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runModelShow(ctx, args, serve.Environ(), stdout, stderr)
+			return runModelShow(ctx, args, environ.Map(), stdout, stderr)
 		},
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
 )
 
 // Tools reaches agents' tools over MCP: harness.Tools, with the tools
@@ -208,4 +209,16 @@ func (a *agentTools) offer(srv []server, narrowed *[]string) []model.Tool {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// ForHome is New for a program's agents under home: every agent's
+// tools are those env names (the process's own environment, for a
+// program of one agent), and its paths store.For(home, agent)'s. Link
+// Harness's serve and the hub's adapter make their tools so.
+func ForHome(home string, env map[string]string, logger *slog.Logger) (*Tools, error) {
+	return New(Config{
+		Env:    func(string) map[string]string { return env },
+		Paths:  func(agent string) (store.Paths, error) { return store.For(home, agent) },
+		Logger: logger,
+	})
 }

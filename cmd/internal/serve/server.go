@@ -194,13 +194,7 @@ func newServed(cfg Config, slept func(woke bool)) (*served, error) {
 func newHarness(cfg Config) (*harness.Harness, *mcptools.Tools, error) {
 	var own *mcptools.Tools
 	if cfg.Tools == nil {
-		env := cfg.Env
-		home := cfg.Home
-		t, err := mcptools.New(mcptools.Config{
-			Env:    func(string) map[string]string { return env },
-			Paths:  func(agent string) (store.Paths, error) { return store.For(home, agent) },
-			Logger: cfg.Logger,
-		})
+		t, err := mcptools.ForHome(cfg.Home, cfg.Env, cfg.Logger)
 		if err != nil {
 			return nil, nil, err
 		}

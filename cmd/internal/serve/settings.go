@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"sort"
-	"strings"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
@@ -263,15 +262,4 @@ func connections(table map[string]json.RawMessage) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-// Environ is the process's environment as a map, as Config.Env takes it.
-func Environ() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			env[k] = v
-		}
-	}
-	return env
 }
