@@ -60,3 +60,7 @@ func (p Paths) Conversation(thread string) (string, error) {
 	}
 	return filepath.Join(p.Root, "chats", name), nil
 }
+
+// ChatHistory is the messages lnk agent chat's owner typed at a terminal,
+// for its line editor's history: one JSON object a line.
+func (p Paths) ChatHistory() string { return filepath.Join(p.Root, "chat-history.jsonl") }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -70,8 +71,15 @@ func runChat(ctx context.Context, args []string, env map[string]string, in io.Re
 		fmt.Fprintf(stderr, "lnk agent chat: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stderr, "lnk: chatting in %s; /quit or the end of input ends it\n", o.thread)
 	c := &chat{a: a, o: o, p: newPrinter(stdout, stdout), stderr: stderr, intr: intr}
+	if prompt {
+		// A terminal on both ends: line editing, history, Markdown.
+		if t, ok := openTerminal(in, stdout, a.paths, env, stderr); ok {
+			defer t.close()
+			c.p, c.input = t.view, t.input
+		}
+	}
+	fmt.Fprintf(stderr, "lnk: chatting in %s; /help lists the commands, /quit or the end of input ends it\n", o.thread)
 	code := c.run(ctx, in, prompt, stdout)
 	if err := a.Close(); err != nil {
 		fmt.Fprintf(stderr, "lnk agent chat: stop the agent: %v\n", err)
@@ -86,14 +94,64 @@ func runChat(ctx context.Context, args []string, env map[string]string, in io.Re
 type chat struct {
 	a      *agentConn
 	o      chatOptions
-	p      *printer
+	p      chatView
+	input  messageInput // the terminal's line editor; nil reads lines of the input
 	stderr io.Writer
 	intr   <-chan os.Signal // Ctrl-C
+}
+
+// messageInput reads the owner's messages one at a time, when asked: io.EOF
+// when the owner ends the chat.
+type messageInput interface {
+	Read() (string, error)
 }
 
 // run reads messages from in until /quit or its end, each sent once the
 // last one's answer is in.
 func (c *chat) run(ctx context.Context, in io.Reader, prompt bool, stdout io.Writer) int {
+	var next func() (string, bool, error)
+	if c.input != nil {
+		next = c.readInput(ctx)
+	} else {
+		next = c.readLines(ctx, in, prompt, stdout)
+	}
+	if err := c.showKept(ctx); err != nil {
+		fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
+		return 1
+	}
+	for {
+		line, ok, err := next()
+		if err != nil {
+			fmt.Fprintf(c.stderr, "lnk agent chat: read a message: %v\n", err)
+			return 1
+		}
+		if !ok {
+			return 0
+		}
+		line = strings.TrimSpace(line)
+		switch line {
+		case "":
+			continue
+		case "/quit", "/exit":
+			return 0
+		case "/help":
+			c.help(ctx)
+			continue
+		}
+		if err := c.message(ctx, line); err != nil {
+			if ctx.Err() != nil {
+				return 0
+			}
+			fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
+			return 1
+		}
+	}
+}
+
+// readLines reads in's lines, each a message, as they come; next waits
+// for the next one, after a prompt when prompt says so. ok is false at
+// the end of the chat: in's end, Ctrl-C or ctx's end.
+func (c *chat) readLines(ctx context.Context, in io.Reader, prompt bool, stdout io.Writer) (next func() (line string, ok bool, err error)) {
 	lines := make(chan string)
 	readErr := make(chan error, 1)
 	go func() {
@@ -109,43 +167,47 @@ func (c *chat) run(ctx context.Context, in io.Reader, prompt bool, stdout io.Wri
 		}
 		readErr <- sc.Err()
 	}()
-	if err := c.showKept(ctx); err != nil {
-		fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
-		return 1
-	}
-	for {
+	return func() (string, bool, error) {
 		if prompt {
 			fmt.Fprint(stdout, "› ")
 		}
-		var line string
-		var ok bool
 		select {
 		case <-ctx.Done():
-			return 0
+			return "", false, nil
 		case <-c.intr:
-			return 0
-		case line, ok = <-lines:
-		}
-		if !ok {
-			if err := <-readErr; err != nil {
-				fmt.Fprintf(c.stderr, "lnk agent chat: read a message: %v\n", err)
-				return 1
+			return "", false, nil
+		case line, ok := <-lines:
+			if !ok {
+				return "", false, <-readErr
 			}
-			return 0
+			return line, true, nil
 		}
-		line = strings.TrimSpace(line)
-		switch line {
-		case "":
-			continue
-		case "/quit", "/exit":
-			return 0
-		}
-		if err := c.message(ctx, line); err != nil {
-			if ctx.Err() != nil {
-				return 0
+	}
+}
+
+// readInput reads each message from the terminal's line editor once
+// asked: it shows the prompt only once the last answer is in.
+func (c *chat) readInput(ctx context.Context) (next func() (line string, ok bool, err error)) {
+	type read struct {
+		line string
+		err  error
+	}
+	return func() (string, bool, error) {
+		got := make(chan read, 1)
+		go func() {
+			line, err := c.input.Read()
+			got <- read{line, err}
+		}()
+		select {
+		case <-ctx.Done():
+			return "", false, nil
+		case <-c.intr:
+			return "", false, nil
+		case r := <-got:
+			if errors.Is(r.err, io.EOF) {
+				return "", false, nil
 			}
-			fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
-			return 1
+			return r.line, r.err == nil, r.err
 		}
 	}
 }
@@ -157,6 +219,7 @@ func (c *chat) message(ctx context.Context, text string) error {
 	if err := c.showKept(ctx); err != nil {
 		return err
 	}
+	c.p.begin()
 	x, err := c.a.say(ctx, c.o.thread, text, c.p, c.intr)
 	c.p.end()
 	switch {
@@ -192,7 +255,7 @@ func (c *chat) showAnswer(text string) {
 		c.p.line("[The agent failed: %v.]", errTooLong)
 		return
 	}
-	c.p.line("%s", strings.TrimSuffix(text, "\n"))
+	c.p.answer(text)
 }
 
 // showKept shows the answers kept for the thread, oldest first, and lets

@@ -89,8 +89,12 @@ type agentConn struct {
 	url   string
 	key   []byte
 	agent string
+	paths store.Paths   // the agent's files here
 	local *serve.Server // nil when the endpoint is another process's
 	mem   *memoryServer // the memory started beside local, if it was
+
+	mu       sync.Mutex
+	commands []acp.Command // the agent's, as it last listed them; nil before
 }
 
 func firstOf(s ...string) string {
@@ -125,7 +129,7 @@ func connect(ctx context.Context, o chatOptions, env map[string]string, status i
 		if err != nil {
 			return nil, fmt.Errorf("the key of %s: %w (say --key-file)", o.endpoint, err)
 		}
-		return &agentConn{url: o.endpoint, key: key, agent: agent}, nil
+		return &agentConn{url: o.endpoint, key: key, agent: agent, paths: p}, nil
 	}
 	addr := "127.0.0.1:0"
 	if v := env[contract.EnvPort]; v != "" {
@@ -137,7 +141,7 @@ func connect(ctx context.Context, o chatOptions, env map[string]string, status i
 			if key, err := readKeyFile(firstOf(keyFile, p.KeyFile())); err == nil {
 				url := contract.EndpointURL(port)
 				fmt.Fprintf(status, "lnk: talking to agent %s at %s ($%s)\n", agent, url, contract.EnvPort)
-				return &agentConn{url: url, key: key, agent: agent}, nil
+				return &agentConn{url: url, key: key, agent: agent, paths: p}, nil
 			}
 			// Something answers there, but no key to it is at hand: start
 			// one here, on a free port.
@@ -203,7 +207,7 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 	if mem != nil {
 		fmt.Fprintf(status, "lnk: its memory answers at %s\n", mem.URL())
 	}
-	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, local: srv, mem: mem}, nil
+	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, mem: mem}, nil
 }
 
 // Close stops the harness lnk started, once its turns end.
@@ -356,6 +360,10 @@ func (a *agentConn) say(ctx context.Context, thread, text string, out sink, intr
 		case acp.UpdateToolCallUpdate:
 			if shown && (u.Status == acp.ToolCompleted || u.Status == acp.ToolFailed) {
 				out.toolDone(u.ToolCallID, u.Status)
+			}
+		case acp.UpdateAvailableCommands:
+			if cmds, ok := listedCommands(params); ok {
+				a.setCommands(cmds)
 			}
 		}
 	})

@@ -21,7 +21,18 @@ type printer struct {
 	titles map[string]string // tool calls shown, by id
 }
 
-var _ sink = (*printer)(nil)
+// chatView is where lnk agent chat shows an answer and its own lines:
+// the printer, plain lines, when the output is piped; the terminal's view
+// (chat_term.go) when it is a terminal.
+type chatView interface {
+	sink
+	begin()                          // a message was sent: its answer is awaited
+	line(format string, args ...any) // a line of lnk's own
+	answer(text string)              // a whole answer, kept for the thread
+	end()                            // the answer ended
+}
+
+var _ chatView = (*printer)(nil)
 
 func newPrinter(text, calls io.Writer) *printer {
 	return &printer{text: text, calls: calls, titles: map[string]string{}}
@@ -78,6 +89,11 @@ func (p *printer) toolDone(id, status string) {
 		fmt.Fprintf(p.calls, "⚙ %s done\n", title)
 	}
 }
+
+func (p *printer) begin() {}
+
+// answer writes a whole answer to text, on lines of its own.
+func (p *printer) answer(text string) { p.line("%s", strings.TrimSuffix(text, "\n")) }
 
 // line writes a line of its own to text.
 func (p *printer) line(format string, args ...any) {
