@@ -1,0 +1,181 @@
+//go:build linux
+
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
+	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/model/fakeprovider"
+)
+
+// envBenchHarness names a built lnk-link-harness for
+// BenchmarkServePeakRSS to measure in place of the checkout's, so two
+// builds are measured by the same benchmark.
+const envBenchHarness = "LNK_BENCH_HARNESS"
+
+// vmHWM is the peak resident memory of process pid (VmHWM), in bytes.
+func vmHWM(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// promptOnce sends one prompt of text in thread as a bridge does.
+func promptOnce(ctx context.Context, url, thread, text string) error {
+	conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: []byte(testKey), Agent: "main"})
+	if err != nil {
+		return err
+	}
+	c := acp.NewClient(ctx, conn, nil)
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		return err
+	}
+	if err := c.Resume(ctx, thread); err != nil {
+		return err
+	}
+	_, err = c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
+	return err
+}
+
+// servePeak starts the real program (serve, Anthropic's API on the fake
+// provider), sends it a small prompt, then n prompts of size bytes at
+// once, each in a conversation of its own, and returns how much its peak
+// resident memory grew, and how many prompts were answered and how many
+// refused as past the agent's bound of prompts in flight.
+func servePeak(b *testing.B, bin string, n, size int) (grew int64, answered, refused int) {
+	fake := fakeprovider.New()
+	defer fake.Close()
+	for range n + 1 {
+		fake.Script(fakeprovider.Turn{Text: "ok"})
+	}
+	home := b.TempDir()
+	keyFile := filepath.Join(b.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(bin, "serve", "--home", home, "--agent", "main", "--port", "0", "--key-file", keyFile, "--model", "anthropic/claude-test")
+	cmd.Env = childEnv(map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL()})
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+	}()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.HasPrefix(sc.Text(), "endpoint ") {
+		b.Fatalf("the program said %q: %s", sc.Text(), stderr.String())
+	}
+	url := strings.TrimPrefix(sc.Text(), "endpoint ")
+	go func() {
+		for sc.Scan() {
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := promptOnce(ctx, url, "link:warm", "hello"); err != nil {
+		b.Fatal(err)
+	}
+	before, err := vmHWM(cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	text := strings.Repeat("0123456789abcdef", size/16)
+	var (
+		wg sync.WaitGroup
+		mu sync.Mutex
+	)
+	for i := range n {
+		wg.Go(func() {
+			err := promptOnce(ctx, url, fmt.Sprintf("link:big-%d", i), text)
+			var e *acp.Error
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err == nil:
+				answered++
+			case errors.As(err, &e) && strings.Contains(e.Message, "past its bound"):
+				refused++
+			default:
+				b.Errorf("prompt %d: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	after, err := vmHWM(cmd.Process.Pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return after - before, answered, refused
+}
+
+// BenchmarkServePeakRSS is how much the peak resident memory of a real
+// lnk-link-harness serve (Anthropic's API on the fake provider) grows
+// with 1 and with 8 prompts of 31 MB sent at once, over the bytes of the
+// prompts sent (peakRSS/prompt) and over those answered
+// (peakRSS/answered): past the agent's bound of prompts in flight a
+// prompt is refused. Each figure is the median of b.N fresh processes.
+// $LNK_BENCH_HARNESS names another build to measure.
+func BenchmarkServePeakRSS(b *testing.B) {
+	bin := os.Getenv(envBenchHarness)
+	if bin == "" {
+		bin = filepath.Join(b.TempDir(), "lnk-link-harness")
+		if out, err := exec.Command(driverstest.GoTool(), "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			b.Fatalf("build lnk-link-harness: %v\n%s", err, out)
+		}
+	}
+	const size = 31 << 20
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprintf("%dx31MB", n), func(b *testing.B) {
+			var sent, done, grewMB []float64
+			var answered, refused int
+			for b.Loop() {
+				grew, a, r := servePeak(b, bin, n, size)
+				sent = append(sent, float64(grew)/float64(n*size))
+				done = append(done, float64(grew)/float64(max(a, 1)*size))
+				grewMB = append(grewMB, float64(grew)/(1<<20))
+				answered, refused = answered+a, refused+r
+			}
+			b.ReportMetric(median(sent), "peakRSS/prompt")
+			b.ReportMetric(median(done), "peakRSS/answered")
+			b.ReportMetric(median(grewMB), "peak-MB")
+			b.ReportMetric(float64(answered)/float64(b.N), "answered")
+			b.ReportMetric(float64(refused)/float64(b.N), "refused")
+		})
+	}
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	return v[len(v)/2]
+}
