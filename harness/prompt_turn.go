@@ -20,6 +20,11 @@ import (
 // written the response (acp.Answer.Delivered lets it go), so a kill in
 // between loses nothing (store/delivery).
 func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+	ans, err := h.prompt(ctx, p, s)
+	return ans, h.told(ctx, p, err)
+}
+
+func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
 	if !h.begin() {
 		return acp.Answer{}, ErrClosing
 	}
