@@ -8,34 +8,15 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/fakeprovider"
+	"github.com/lnk-dev/link/model/modeltest"
 )
 
 const testModel = "claude-opus-5-5"
-
-func newServer(t *testing.T) *fakeprovider.Server {
-	t.Helper()
-	s := fakeprovider.New()
-	t.Cleanup(s.Close)
-	return s
-}
-
-// stepClock is a clock that moves on a second at each reading.
-func stepClock() func() time.Time {
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(time.Second)
-		return now
-	}
-}
 
 func newProvider(t *testing.T, s *fakeprovider.Server, o Options) *Provider {
 	t.Helper()
@@ -46,7 +27,7 @@ func newProvider(t *testing.T, s *fakeprovider.Server, o Options) *Provider {
 	}
 	o.APIKey = env[route.KeyEnv]
 	if o.Now == nil {
-		o.Now = stepClock()
+		o.Now = modeltest.StepClock()
 	}
 	p, err := New(route, o)
 	if err != nil {
@@ -55,63 +36,18 @@ func newProvider(t *testing.T, s *fakeprovider.Server, o Options) *Provider {
 	return p
 }
 
-func user(parts ...model.Part) model.Message {
-	return model.Message{Role: model.RoleUser, Parts: parts}
-}
-
-func assistant(parts ...model.Part) model.Message {
-	return model.Message{Role: model.RoleAssistant, Parts: parts}
-}
-
-// collect gathers the deltas of a call.
-type collect struct{ text, thinking []string }
-
-func (c *collect) on(d model.Delta) error {
-	if d.Text != "" && d.Thinking != "" {
-		return fmt.Errorf("a delta with both text and thinking: %+v", d)
-	}
-	if d.Text != "" {
-		c.text = append(c.text, d.Text)
-	}
-	if d.Thinking != "" {
-		c.thinking = append(c.thinking, d.Thinking)
-	}
-	return nil
-}
-
-// at follows a path of keys and indexes through decoded JSON.
-func at(v any, path ...any) any {
-	for _, k := range path {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k < 0 {
-				k += len(a)
-			}
-			if k < 0 || k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
-
 func TestStreamText(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	want := "Hello from the script, streamed in pieces."
 	s.Script(fakeprovider.Turn{Text: want, Usage: fakeprovider.Usage{In: 12, Out: 9, CacheRead: 3000, CacheWrite: 40}})
 	p := newProvider(t, s, Options{})
-	var c collect
-	resp, err := p.Stream(t.Context(), model.Request{Model: testModel, Messages: []model.Message{user(model.Text("hi"))}}, c.on)
+	var c modeltest.Collect
+	resp, err := p.Stream(t.Context(), model.Request{Model: testModel, Messages: []model.Message{modeltest.User(model.Text("hi"))}}, c.On)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.text) < 2 || strings.Join(c.text, "") != want || resp.Text != want || len(c.thinking) != 0 {
-		t.Errorf("deltas %q, text %q", c.text, resp.Text)
+	if len(c.Text) < 2 || strings.Join(c.Text, "") != want || resp.Text != want || len(c.Thinking) != 0 {
+		t.Errorf("deltas %q, text %q", c.Text, resp.Text)
 	}
 	if resp.Provider != "anthropic" || resp.Model != testModel || !strings.HasPrefix(resp.ID, "msg_") || resp.StopReason != model.StopEnd {
 		t.Errorf("response %+v", resp)
@@ -126,7 +62,7 @@ func TestStreamText(t *testing.T) {
 	if r.Header.Get("Authorization") != "Bearer test-key" || r.Header.Get("Anthropic-Version") == "" || r.Path != "/v1/messages" || !r.Stream {
 		t.Errorf("sent %s %v", r.Path, r.Header)
 	}
-	if r.MaxTokens != DefaultMaxTokens || r.Model != testModel || r.LastUserText != "hi" || at(r.Decoded, "tool_choice") != nil {
+	if r.MaxTokens != DefaultMaxTokens || r.Model != testModel || r.LastUserText != "hi" || modeltest.At(r.Decoded, "tool_choice") != nil {
 		t.Errorf("decoded %+v", r)
 	}
 }
@@ -134,7 +70,7 @@ func TestStreamText(t *testing.T) {
 // A call, its thinking kept with its signature, and the round after it
 // sending both back with the call's answer, told to call nothing.
 func TestToolRoundTrip(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{
 		Thinking:  "The owner wants café notes; search memory.",
 		Text:      "Let me look.",
@@ -148,10 +84,10 @@ func TestToolRoundTrip(t *testing.T) {
 			{Name: "memory__search", Description: "Search notes.", Schema: `{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`},
 			{Name: "run__command", Description: "Run a program."},
 		},
-		Messages: []model.Message{user(model.Text("what did I say about cafés?"))},
+		Messages: []model.Message{modeltest.User(model.Text("what did I say about cafés?"))},
 	}
-	var c collect
-	resp, err := p.Stream(t.Context(), req, c.on)
+	var c modeltest.Collect
+	resp, err := p.Stream(t.Context(), req, c.On)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,14 +98,14 @@ func TestToolRoundTrip(t *testing.T) {
 	if len(resp.Thinking) != 1 || resp.Thinking[0].Text != "The owner wants café notes; search memory." || resp.Thinking[0].Signature == "" {
 		t.Fatalf("thinking %+v", resp.Thinking)
 	}
-	if strings.Join(c.thinking, "") != resp.Thinking[0].Text || len(c.thinking) < 2 || resp.Text != "Let me look." ||
-		strings.Contains(strings.Join(c.text, ""), "owner wants") {
-		t.Errorf("thinking deltas %q, text deltas %q, text %q", c.thinking, c.text, resp.Text)
+	if strings.Join(c.Thinking, "") != resp.Thinking[0].Text || len(c.Thinking) < 2 || resp.Text != "Let me look." ||
+		strings.Contains(strings.Join(c.Text, ""), "owner wants") {
+		t.Errorf("thinking deltas %q, text deltas %q, text %q", c.Thinking, c.Text, resp.Text)
 	}
 	first := s.Requests()[0]
-	if at(first.Decoded, "tools", 0, "input_schema", "required", 0) != "query" || at(first.Decoded, "tools", 1, "input_schema", "type") != "object" ||
-		at(first.Decoded, "tools", 0, "description") != "Search notes." {
-		t.Errorf("tools sent %v", at(first.Decoded, "tools"))
+	if modeltest.At(first.Decoded, "tools", 0, "input_schema", "required", 0) != "query" || modeltest.At(first.Decoded, "tools", 1, "input_schema", "type") != "object" ||
+		modeltest.At(first.Decoded, "tools", 0, "description") != "Search notes." {
+		t.Errorf("tools sent %v", modeltest.At(first.Decoded, "tools"))
 	}
 
 	var parts []model.Part
@@ -180,32 +116,32 @@ func TestToolRoundTrip(t *testing.T) {
 	for _, call := range resp.Calls {
 		parts = append(parts, model.ToolUse(call.ID, call.Name, call.Input))
 	}
-	req.Messages = append(req.Messages, assistant(parts...), user(model.ToolResult(resp.Calls[0].ID, "2 notes: Café Lumen, Blue Door", false)))
+	req.Messages = append(req.Messages, modeltest.Assistant(parts...), modeltest.User(model.ToolResult(resp.Calls[0].ID, "2 notes: Café Lumen, Blue Door", false)))
 	req.ToolChoice = model.ToolNone
 	resp2, err := p.Stream(t.Context(), req, func(model.Delta) error { return nil })
 	if err != nil || resp2.Text != "You noted two cafés." {
 		t.Fatalf("second = %+v, %v", resp2, err)
 	}
 	second := s.Requests()[1].Decoded
-	msgs, _ := at(second, "messages").([]any)
+	msgs, _ := modeltest.At(second, "messages").([]any)
 	if len(msgs) != 3 {
 		t.Fatalf("second request's messages: %v", msgs)
 	}
-	th := at(msgs[1], "content", 0)
-	if at(th, "type") != "thinking" || at(th, "thinking") != resp.Thinking[0].Text || at(th, "signature") != resp.Thinking[0].Signature {
+	th := modeltest.At(msgs[1], "content", 0)
+	if modeltest.At(th, "type") != "thinking" || modeltest.At(th, "thinking") != resp.Thinking[0].Text || modeltest.At(th, "signature") != resp.Thinking[0].Signature {
 		t.Errorf("thinking sent back as %v", th)
 	}
-	tu := at(msgs[1], "content", 2)
-	if at(tu, "type") != "tool_use" || at(tu, "id") != resp.Calls[0].ID || at(tu, "input", "query") != "café" {
+	tu := modeltest.At(msgs[1], "content", 2)
+	if modeltest.At(tu, "type") != "tool_use" || modeltest.At(tu, "id") != resp.Calls[0].ID || modeltest.At(tu, "input", "query") != "café" {
 		t.Errorf("call sent back as %v", tu)
 	}
-	tr := at(msgs[2], "content", 0)
-	if at(msgs[2], "role") != "user" || at(tr, "type") != "tool_result" || at(tr, "tool_use_id") != resp.Calls[0].ID ||
-		at(tr, "content", 0, "text") != "2 notes: Café Lumen, Blue Door" || at(tr, "is_error") != nil {
+	tr := modeltest.At(msgs[2], "content", 0)
+	if modeltest.At(msgs[2], "role") != "user" || modeltest.At(tr, "type") != "tool_result" || modeltest.At(tr, "tool_use_id") != resp.Calls[0].ID ||
+		modeltest.At(tr, "content", 0, "text") != "2 notes: Café Lumen, Blue Door" || modeltest.At(tr, "is_error") != nil {
 		t.Errorf("answer sent as %v", msgs[2])
 	}
-	if at(second, "tool_choice", "type") != "none" || len(at(second, "tools").([]any)) != 2 {
-		t.Errorf("tool_choice %v with tools %v", at(second, "tool_choice"), at(second, "tools"))
+	if modeltest.At(second, "tool_choice", "type") != "none" || len(modeltest.At(second, "tools").([]any)) != 2 {
+		t.Errorf("tool_choice %v with tools %v", modeltest.At(second, "tool_choice"), modeltest.At(second, "tools"))
 	}
 }
 
@@ -215,7 +151,7 @@ func cacheMarks(v any, path string, out *[]string) {
 	case map[string]any:
 		for k, x := range v {
 			if k == "cache_control" {
-				if at(x, "type") == "ephemeral" {
+				if modeltest.At(x, "type") == "ephemeral" {
 					*out = append(*out, path)
 				} else {
 					*out = append(*out, path+"(bad)")
@@ -232,7 +168,7 @@ func cacheMarks(v any, path string, out *[]string) {
 }
 
 func TestCacheBreakpoints(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	p := newProvider(t, s, Options{})
 	sections := []model.Section{
 		{Text: "Link's base.", Cache: true},
@@ -242,11 +178,11 @@ func TestCacheBreakpoints(t *testing.T) {
 	}
 	tools := []model.Tool{{Name: "memory__search"}, {Name: "run__command"}}
 	conv := []model.Message{
-		user(model.Text("first")),
-		assistant(model.Text("one")),
-		user(model.Text("second"), model.Image("image/png", "iVBORw0KGgo=")),
-		assistant(model.ToolUse("toolu_1", "memory__search", `{}`)),
-		user(model.ToolResult("toolu_1", "found", false)),
+		modeltest.User(model.Text("first")),
+		modeltest.Assistant(model.Text("one")),
+		modeltest.User(model.Text("second"), model.Image("image/png", "iVBORw0KGgo=")),
+		modeltest.Assistant(model.ToolUse("toolu_1", "memory__search", `{}`)),
+		modeltest.User(model.ToolResult("toolu_1", "found", false)),
 	}
 	cases := []struct {
 		name string
@@ -283,9 +219,9 @@ func sorted(s []string) []string {
 }
 
 func TestMedia(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	p := newProvider(t, s, Options{})
-	req := model.Request{Model: testModel, Messages: []model.Message{user(
+	req := model.Request{Model: testModel, Messages: []model.Message{modeltest.User(
 		model.Text("look"),
 		model.Image("image/png", "iVBORw0KGgo="),
 		model.Document("application/pdf", "report.pdf", "JVBERi0xLjQ="),
@@ -297,36 +233,36 @@ func TestMedia(t *testing.T) {
 	if _, err := p.Stream(t.Context(), req, func(model.Delta) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	c := at(s.Requests()[0].Decoded, "messages", 0, "content")
-	if at(c, 1, "type") != "image" || at(c, 1, "source", "type") != "base64" || at(c, 1, "source", "media_type") != "image/png" || at(c, 1, "source", "data") != "iVBORw0KGgo=" {
-		t.Errorf("image sent as %v", at(c, 1))
+	c := modeltest.At(s.Requests()[0].Decoded, "messages", 0, "content")
+	if modeltest.At(c, 1, "type") != "image" || modeltest.At(c, 1, "source", "type") != "base64" || modeltest.At(c, 1, "source", "media_type") != "image/png" || modeltest.At(c, 1, "source", "data") != "iVBORw0KGgo=" {
+		t.Errorf("image sent as %v", modeltest.At(c, 1))
 	}
-	if at(c, 2, "type") != "document" || at(c, 2, "source", "media_type") != "application/pdf" || at(c, 2, "source", "data") != "JVBERi0xLjQ=" || at(c, 2, "title") != "report.pdf" {
-		t.Errorf("pdf sent as %v", at(c, 2))
+	if modeltest.At(c, 2, "type") != "document" || modeltest.At(c, 2, "source", "media_type") != "application/pdf" || modeltest.At(c, 2, "source", "data") != "JVBERi0xLjQ=" || modeltest.At(c, 2, "title") != "report.pdf" {
+		t.Errorf("pdf sent as %v", modeltest.At(c, 2))
 	}
-	if at(c, 3, "type") != "document" || at(c, 3, "source", "type") != "text" || at(c, 3, "source", "data") != "# Notes" {
-		t.Errorf("text document sent as %v", at(c, 3))
+	if modeltest.At(c, 3, "type") != "document" || modeltest.At(c, 3, "source", "type") != "text" || modeltest.At(c, 3, "source", "data") != "# Notes" {
+		t.Errorf("text document sent as %v", modeltest.At(c, 3))
 	}
-	if at(c, 4, "source", "data") != "hello" || at(c, 4, "source", "media_type") != "text/plain" {
-		t.Errorf("text/plain bytes sent as %v", at(c, 4))
+	if modeltest.At(c, 4, "source", "data") != "hello" || modeltest.At(c, 4, "source", "media_type") != "text/plain" {
+		t.Errorf("text/plain bytes sent as %v", modeltest.At(c, 4))
 	}
-	if at(c, 5, "type") != "text" || !strings.Contains(at(c, 5, "text").(string), "audio file (audio/ogg") {
-		t.Errorf("audio sent as %v", at(c, 5))
+	if modeltest.At(c, 5, "type") != "text" || !strings.Contains(modeltest.At(c, 5, "text").(string), "audio file (audio/ogg") {
+		t.Errorf("audio sent as %v", modeltest.At(c, 5))
 	}
-	if at(c, 6, "type") != "text" || !strings.Contains(at(c, 6, "text").(string), "image/bmp") {
-		t.Errorf("a bmp sent as %v", at(c, 6))
+	if modeltest.At(c, 6, "type") != "text" || !strings.Contains(modeltest.At(c, 6, "text").(string), "image/bmp") {
+		t.Errorf("a bmp sent as %v", modeltest.At(c, 6))
 	}
 }
 
 func TestErrors(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(
 		fakeprovider.Turn{Status: 400, ErrorBody: "prompt is too long: 210000 tokens > 200000 maximum"},
 		fakeprovider.Turn{Status: 401, ErrorBody: "invalid x-api-key"},
 		fakeprovider.Turn{Status: 529, ErrorBody: "Overloaded"},
 	)
 	p := newProvider(t, s, Options{})
-	req := model.Request{Model: testModel, Messages: []model.Message{user(model.Text("hi"))}}
+	req := model.Request{Model: testModel, Messages: []model.Message{modeltest.User(model.Text("hi"))}}
 	none := func(model.Delta) error { return nil }
 	_, err := p.Stream(t.Context(), req, none)
 	var perr *model.Error
@@ -360,17 +296,17 @@ func TestErrors(t *testing.T) {
 }
 
 func TestRetries(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{Status: 529, ErrorBody: "Overloaded"}, fakeprovider.Turn{Text: "after a retry"})
 	p := newProvider(t, s, Options{Retries: 1})
-	resp, err := p.Stream(t.Context(), model.Request{Model: testModel, Messages: []model.Message{user(model.Text("hi"))}}, func(model.Delta) error { return nil })
+	resp, err := p.Stream(t.Context(), model.Request{Model: testModel, Messages: []model.Message{modeltest.User(model.Text("hi"))}}, func(model.Delta) error { return nil })
 	if err != nil || resp.Text != "after a retry" || len(s.Requests()) != 2 {
 		t.Errorf("= %+v, %v after %d requests", resp, err, len(s.Requests()))
 	}
 }
 
 func TestThinkingConfig(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	for _, tc := range []struct {
 		o         Options
 		wantType  any
@@ -384,12 +320,12 @@ func TestThinkingConfig(t *testing.T) {
 	} {
 		n := len(s.Requests())
 		p := newProvider(t, s, tc.o)
-		if _, err := p.Stream(t.Context(), model.Request{Model: testModel, Messages: []model.Message{user(model.Text("hi"))}}, func(model.Delta) error { return nil }); err != nil {
+		if _, err := p.Stream(t.Context(), model.Request{Model: testModel, Messages: []model.Message{modeltest.User(model.Text("hi"))}}, func(model.Delta) error { return nil }); err != nil {
 			t.Fatal(err)
 		}
 		r := s.Requests()[n]
-		if at(r.Decoded, "thinking", "type") != tc.wantType || r.MaxTokens != tc.wantMax || at(r.Decoded, "thinking", "budget_tokens") != tc.wantBudge {
-			t.Errorf("%+v sent thinking %v, max_tokens %d", tc.o, at(r.Decoded, "thinking"), r.MaxTokens)
+		if modeltest.At(r.Decoded, "thinking", "type") != tc.wantType || r.MaxTokens != tc.wantMax || modeltest.At(r.Decoded, "thinking", "budget_tokens") != tc.wantBudge {
+			t.Errorf("%+v sent thinking %v, max_tokens %d", tc.o, modeltest.At(r.Decoded, "thinking"), r.MaxTokens)
 		}
 	}
 }
@@ -424,7 +360,7 @@ func BenchmarkStream(b *testing.B) {
 		b.Fatal(err)
 	}
 	req := model.Request{Model: testModel, System: []model.Section{{Text: strings.Repeat("Link's base. ", 200), Cache: true}},
-		Tools: []model.Tool{{Name: "memory__search"}}, Messages: []model.Message{user(model.Text("hi"))}}
+		Tools: []model.Tool{{Name: "memory__search"}}, Messages: []model.Message{modeltest.User(model.Text("hi"))}}
 	for b.Loop() {
 		if _, err := p.Stream(b.Context(), req, func(model.Delta) error { return nil }); err != nil {
 			b.Fatal(err)
@@ -436,12 +372,12 @@ func BenchmarkStream(b *testing.B) {
 // copied by the SDK's encoder; a request sent again after a 529 sends
 // them again from the start, the same bytes.
 func TestLargeParts(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{Status: 529, ErrorBody: "Overloaded"}, fakeprovider.Turn{Text: "read"})
 	p := newProvider(t, s, Options{Retries: 1})
 	text := strings.Repeat("a <long> \"prompt\" é\n", 1<<15)
 	data := strings.Repeat("iVBO", 1<<15)
-	req := model.Request{Model: testModel, Messages: []model.Message{user(model.Text("[header]"), model.Text(text), model.Image("image/png", data))}}
+	req := model.Request{Model: testModel, Messages: []model.Message{modeltest.User(model.Text("[header]"), model.Text(text), model.Image("image/png", data))}}
 	resp, err := p.Stream(t.Context(), req, func(model.Delta) error { return nil })
 	if err != nil || resp.Text != "read" {
 		t.Fatalf("answered %q, %v", resp.Text, err)
@@ -450,8 +386,8 @@ func TestLargeParts(t *testing.T) {
 	if len(reqs) != 2 || !bytes.Equal(reqs[0].Body, reqs[1].Body) {
 		t.Fatalf("%d requests; the second the first's bytes: %v", len(reqs), len(reqs) == 2 && bytes.Equal(reqs[0].Body, reqs[1].Body))
 	}
-	c := at(reqs[1].Decoded, "messages", 0, "content")
-	if at(c, 0, "text") != "[header]" || at(c, 1, "text") != text || at(c, 2, "source", "data") != data || at(reqs[1].Decoded, "stream") != true {
+	c := modeltest.At(reqs[1].Decoded, "messages", 0, "content")
+	if modeltest.At(c, 0, "text") != "[header]" || modeltest.At(c, 1, "text") != text || modeltest.At(c, 2, "source", "data") != data || modeltest.At(reqs[1].Decoded, "stream") != true {
 		t.Fatalf("sent %.300s", reqs[1].Body)
 	}
 	if bytes.Contains(reqs[1].Body, []byte("lnk-hole-")) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/modeltest"
 )
 
 // Any request makes a body the API takes: JSON, at most MaxBreakpoints
@@ -52,27 +53,27 @@ func FuzzParams(f *testing.F) {
 		msgs, _ := decoded["messages"].([]any)
 		prev := ""
 		for i, m := range msgs {
-			role, _ := at(m, "role").(string)
+			role, _ := modeltest.At(m, "role").(string)
 			if role == prev {
 				t.Fatalf("messages %d and %d are both %s", i-1, i, role)
 			}
 			prev = role
-			blocks, _ := at(m, "content").([]any)
+			blocks, _ := modeltest.At(m, "content").([]any)
 			if len(blocks) == 0 {
 				t.Fatalf("message %d is empty", i)
 			}
 			for _, b := range blocks {
-				switch at(b, "type") {
+				switch modeltest.At(b, "type") {
 				case "text":
-					if at(b, "text") == "" {
+					if modeltest.At(b, "text") == "" {
 						t.Fatalf("an empty text block in %s", body)
 					}
 				case "tool_use":
-					if _, ok := at(b, "input").(map[string]any); !ok {
-						t.Fatalf("input %v isn't an object", at(b, "input"))
+					if _, ok := modeltest.At(b, "input").(map[string]any); !ok {
+						t.Fatalf("input %v isn't an object", modeltest.At(b, "input"))
 					}
 				case "thinking":
-					if role != "assistant" || at(b, "signature") == "" {
+					if role != "assistant" || modeltest.At(b, "signature") == "" {
 						t.Fatalf("thinking %v in a %s message", b, role)
 					}
 				}
@@ -87,8 +88,8 @@ func FuzzParams(f *testing.F) {
 func TestThinkingSentBack(t *testing.T) {
 	p := &Provider{maxTokens: DefaultMaxTokens}
 	req := model.Request{Model: testModel, Messages: []model.Message{
-		user(model.Text("hi"), model.ThinkingPart(model.Thinking{Text: "not mine", Signature: "s"})),
-		assistant(
+		modeltest.User(model.Text("hi"), model.ThinkingPart(model.Thinking{Text: "not mine", Signature: "s"})),
+		modeltest.Assistant(
 			model.ThinkingPart(model.Thinking{Text: "first", Signature: "sig1"}),
 			model.ThinkingPart(model.Thinking{Redacted: "EncryptedBlob"}),
 			model.ThinkingPart(model.Thinking{Text: "OpenRouter's, unsigned"}),
@@ -103,12 +104,12 @@ func TestThinkingSentBack(t *testing.T) {
 	if err := json.Unmarshal(body, &d); err != nil {
 		t.Fatal(err)
 	}
-	u, a := at(d, "messages", 0, "content"), at(d, "messages", 1, "content")
+	u, a := modeltest.At(d, "messages", 0, "content"), modeltest.At(d, "messages", 1, "content")
 	if len(u.([]any)) != 1 || len(a.([]any)) != 3 {
 		t.Fatalf("messages %s", body)
 	}
-	if at(a, 0, "type") != "thinking" || at(a, 0, "signature") != "sig1" || at(a, 0, "thinking") != "first" ||
-		at(a, 1, "type") != "redacted_thinking" || at(a, 1, "data") != "EncryptedBlob" || at(a, 2, "text") != "answer" {
+	if modeltest.At(a, 0, "type") != "thinking" || modeltest.At(a, 0, "signature") != "sig1" || modeltest.At(a, 0, "thinking") != "first" ||
+		modeltest.At(a, 1, "type") != "redacted_thinking" || modeltest.At(a, 1, "data") != "EncryptedBlob" || modeltest.At(a, 2, "text") != "answer" {
 		t.Errorf("assistant sent as %v", a)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/model/fakeprovider"
+	"github.com/lnk-dev/link/model/modeltest"
 )
 
 func TestLinkFile(t *testing.T) {
@@ -42,8 +43,7 @@ func TestParseRefuses(t *testing.T) {
 // TestOrder: the user's file wins field by field, then what the runtime
 // runs, then Link's, then [window] unknown.
 func TestOrder(t *testing.T) {
-	srv := fakeprovider.New()
-	defer srv.Close()
+	srv := modeltest.NewServer(t)
 	srv.AddModel(fakeprovider.Model{Name: "llama3.1:8b", ContextLength: 131072, NumCtx: 8192})
 	srv.AddModel(fakeprovider.Model{Name: "qwen3:8b", ContextLength: 40960})
 	r := &Resolver{
@@ -85,8 +85,7 @@ func TestOrder(t *testing.T) {
 // one it runs: the model's num_ctx, else the server's setting, else its
 // default.
 func TestOllamaHeld(t *testing.T) {
-	srv := fakeprovider.New()
-	defer srv.Close()
+	srv := modeltest.NewServer(t)
 	srv.AddModel(fakeprovider.Model{Name: "qwen3:8b", ContextLength: 40960})
 	srv.AddModel(fakeprovider.Model{Name: "tiny:1b", ContextLength: 2048})
 	ctx := context.Background()

@@ -3,34 +3,14 @@ package openai
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/fakeprovider"
+	"github.com/lnk-dev/link/model/modeltest"
 )
-
-func newServer(t *testing.T) *fakeprovider.Server {
-	t.Helper()
-	s := fakeprovider.New()
-	t.Cleanup(s.Close)
-	return s
-}
-
-// stepClock is a clock that moves on a second at each reading.
-func stepClock() func() time.Time {
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	return func() time.Time {
-		mu.Lock()
-		defer mu.Unlock()
-		now = now.Add(time.Second)
-		return now
-	}
-}
 
 // resolve makes a provider as cmd does: the route from the environment,
 // the key from the variable it names.
@@ -40,7 +20,7 @@ func resolve(t *testing.T, name string, env map[string]string) (*Provider, model
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := New(route, Options{APIKey: env[route.KeyEnv], Now: stepClock()})
+	p, err := New(route, Options{APIKey: env[route.KeyEnv], Now: modeltest.StepClock()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,72 +31,21 @@ func openAIEnv(s *fakeprovider.Server) map[string]string {
 	return map[string]string{model.EnvOpenAIKey: "test-key", model.EnvOpenAIBaseURL: s.URL() + "/v1"}
 }
 
-func user(parts ...model.Part) model.Message {
-	return model.Message{Role: model.RoleUser, Parts: parts}
-}
-
-func assistant(parts ...model.Part) model.Message {
-	return model.Message{Role: model.RoleAssistant, Parts: parts}
-}
-
-func ask(m, text string) model.Request {
-	return model.Request{Model: m, Messages: []model.Message{user(model.Text(text))}}
-}
-
-func ignore(model.Delta) error { return nil }
-
-// collect gathers the deltas of a call.
-type collect struct{ text, thinking []string }
-
-func (c *collect) on(d model.Delta) error {
-	if d.Text != "" && d.Thinking != "" {
-		return fmt.Errorf("a delta with both text and thinking: %+v", d)
-	}
-	if d.Text != "" {
-		c.text = append(c.text, d.Text)
-	}
-	if d.Thinking != "" {
-		c.thinking = append(c.thinking, d.Thinking)
-	}
-	return nil
-}
-
-// at follows a path of keys and indexes through decoded JSON.
-func at(v any, path ...any) any {
-	for _, k := range path {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k < 0 {
-				k += len(a)
-			}
-			if k < 0 || k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
-
 func TestOpenAIStream(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	want := "Hello from the script, streamed in pieces."
 	s.Script(fakeprovider.Turn{Text: want, Usage: fakeprovider.Usage{In: 100, Out: 9, CacheRead: 2048}})
 	p, route := resolve(t, "openai/gpt-6-luna", openAIEnv(s))
-	var c collect
-	req := ask(route.APIModel, "hi")
+	var c modeltest.Collect
+	req := modeltest.Ask(route.APIModel, "hi")
 	req.System = []model.Section{{Text: "Link's base.", Cache: true}, {Text: ""}, {Text: "Your notes."}}
 	req.MaxTokens = 500
-	resp, err := p.Stream(t.Context(), req, c.on)
+	resp, err := p.Stream(t.Context(), req, c.On)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.text) < 2 || strings.Join(c.text, "") != want || resp.Text != want {
-		t.Errorf("deltas %q, text %q", c.text, resp.Text)
+	if len(c.Text) < 2 || strings.Join(c.Text, "") != want || resp.Text != want {
+		t.Errorf("deltas %q, text %q", c.Text, resp.Text)
 	}
 	if resp.Provider != "openai" || resp.Model != "gpt-6-luna" || !strings.HasPrefix(resp.ID, "chatcmpl-") || resp.StopReason != model.StopEnd ||
 		resp.Latency != time.Second || resp.CostUSD != 0 || len(resp.Thinking) != 0 {
@@ -129,18 +58,18 @@ func TestOpenAIStream(t *testing.T) {
 	if r.Path != "/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer test-key" || !r.Stream || r.Model != "gpt-6-luna" {
 		t.Errorf("sent %s %v", r.Path, r.Header)
 	}
-	if at(r.Decoded, "stream_options", "include_usage") != true || at(r.Decoded, "usage") != nil || at(r.Decoded, "max_completion_tokens") == nil {
+	if modeltest.At(r.Decoded, "stream_options", "include_usage") != true || modeltest.At(r.Decoded, "usage") != nil || modeltest.At(r.Decoded, "max_completion_tokens") == nil {
 		t.Errorf("body %v", r.Decoded)
 	}
-	if at(r.Decoded, "messages", 0, "role") != "system" || at(r.Decoded, "messages", 0, "content") != "Link's base.\n\nYour notes." ||
-		at(r.Decoded, "messages", 1, "content") != "hi" {
-		t.Errorf("messages %v", at(r.Decoded, "messages"))
+	if modeltest.At(r.Decoded, "messages", 0, "role") != "system" || modeltest.At(r.Decoded, "messages", 0, "content") != "Link's base.\n\nYour notes." ||
+		modeltest.At(r.Decoded, "messages", 1, "content") != "hi" {
+		t.Errorf("messages %v", modeltest.At(r.Decoded, "messages"))
 	}
 }
 
 // A call, and the round after it answering it, told to call nothing.
 func TestToolRoundTrip(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{
 		Text: "Let me look.",
 		ToolCalls: []fakeprovider.ToolCall{
@@ -149,12 +78,12 @@ func TestToolRoundTrip(t *testing.T) {
 		},
 	}, fakeprovider.Turn{Text: "You noted two cafés."})
 	p, route := resolve(t, "openai/gpt-6-luna", openAIEnv(s))
-	req := ask(route.APIModel, "what did I say about cafés?")
+	req := modeltest.Ask(route.APIModel, "what did I say about cafés?")
 	req.Tools = []model.Tool{
 		{Name: "memory__search", Description: "Search notes.", Schema: `{"type":"object","properties":{"query":{"type":"string"}}}`},
 		{Name: "file__read"},
 	}
-	resp, err := p.Stream(t.Context(), req, ignore)
+	resp, err := p.Stream(t.Context(), req, modeltest.Ignore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,37 +93,37 @@ func TestToolRoundTrip(t *testing.T) {
 		t.Fatalf("answer %+v", resp)
 	}
 	first := s.Requests()[0].Decoded
-	if at(first, "tools", 0, "type") != "function" || at(first, "tools", 0, "function", "parameters", "properties", "query", "type") != "string" ||
-		at(first, "tools", 1, "function", "parameters", "type") != "object" || at(first, "tool_choice") != nil {
-		t.Errorf("tools sent %v", at(first, "tools"))
+	if modeltest.At(first, "tools", 0, "type") != "function" || modeltest.At(first, "tools", 0, "function", "parameters", "properties", "query", "type") != "string" ||
+		modeltest.At(first, "tools", 1, "function", "parameters", "type") != "object" || modeltest.At(first, "tool_choice") != nil {
+		t.Errorf("tools sent %v", modeltest.At(first, "tools"))
 	}
 
 	parts := []model.Part{{Kind: model.KindThinking, Text: "hidden"}, model.Text(resp.Text)}
 	for _, c := range resp.Calls {
 		parts = append(parts, model.ToolUse(c.ID, c.Name, c.Input))
 	}
-	req.Messages = append(req.Messages, assistant(parts...), user(
+	req.Messages = append(req.Messages, modeltest.Assistant(parts...), modeltest.User(
 		model.ToolResult(resp.Calls[0].ID, "2 notes", false),
 		model.ToolResult(resp.Calls[1].ID, "no such file", true),
 		model.Text("and be quick"),
 	))
 	req.ToolChoice = model.ToolNone
-	if _, err := p.Stream(t.Context(), req, ignore); err != nil {
+	if _, err := p.Stream(t.Context(), req, modeltest.Ignore); err != nil {
 		t.Fatal(err)
 	}
 	r := s.Requests()[1]
-	msgs, _ := at(r.Decoded, "messages").([]any)
+	msgs, _ := modeltest.At(r.Decoded, "messages").([]any)
 	if len(msgs) != 5 {
 		t.Fatalf("messages %v", msgs)
 	}
 	a := msgs[1]
-	if at(a, "role") != "assistant" || at(a, "content") != "Let me look." || at(a, "tool_calls", 0, "id") != resp.Calls[0].ID ||
-		at(a, "tool_calls", 0, "function", "arguments") != resp.Calls[0].Input || at(a, "tool_calls", 1, "function", "name") != "file__read" {
+	if modeltest.At(a, "role") != "assistant" || modeltest.At(a, "content") != "Let me look." || modeltest.At(a, "tool_calls", 0, "id") != resp.Calls[0].ID ||
+		modeltest.At(a, "tool_calls", 0, "function", "arguments") != resp.Calls[0].Input || modeltest.At(a, "tool_calls", 1, "function", "name") != "file__read" {
 		t.Errorf("assistant sent back as %v", a)
 	}
-	if at(msgs[2], "role") != "tool" || at(msgs[2], "tool_call_id") != resp.Calls[0].ID || at(msgs[2], "content") != "2 notes" ||
-		at(msgs[3], "role") != "tool" || at(msgs[3], "tool_call_id") != resp.Calls[1].ID || at(msgs[3], "content") != "Error: no such file" ||
-		at(msgs[4], "role") != "user" || at(msgs[4], "content") != "and be quick" {
+	if modeltest.At(msgs[2], "role") != "tool" || modeltest.At(msgs[2], "tool_call_id") != resp.Calls[0].ID || modeltest.At(msgs[2], "content") != "2 notes" ||
+		modeltest.At(msgs[3], "role") != "tool" || modeltest.At(msgs[3], "tool_call_id") != resp.Calls[1].ID || modeltest.At(msgs[3], "content") != "Error: no such file" ||
+		modeltest.At(msgs[4], "role") != "user" || modeltest.At(msgs[4], "content") != "and be quick" {
 		t.Errorf("answers sent as %v", msgs[2:])
 	}
 	if r.ToolChoice != "none" || len(r.Tools) != 2 {
@@ -205,7 +134,7 @@ func TestToolRoundTrip(t *testing.T) {
 // OpenRouter: its cost, reasoning, cache breakpoints for Anthropic's
 // models, and the usage asked for.
 func TestOpenRouter(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{
 		Thinking: "Think it through, step by step.",
 		Text:     "Forty-two.",
@@ -220,52 +149,52 @@ func TestOpenRouter(t *testing.T) {
 	req := model.Request{Model: route.APIModel,
 		System: []model.Section{{Text: "Base.", Cache: true}, {Text: "Model's.", Cache: true}, {Text: "Notes."}},
 		Messages: []model.Message{
-			user(model.Text("one")), assistant(model.Text("1")),
-			user(model.Text("two")), assistant(model.Text("2")),
-			user(model.Text("three"), model.Image("image/png", "iVBORw0KGgo=")),
+			modeltest.User(model.Text("one")), modeltest.Assistant(model.Text("1")),
+			modeltest.User(model.Text("two")), modeltest.Assistant(model.Text("2")),
+			modeltest.User(model.Text("three"), model.Image("image/png", "iVBORw0KGgo=")),
 		}}
-	var c collect
-	resp, err := p.Stream(t.Context(), req, c.on)
+	var c modeltest.Collect
+	resp, err := p.Stream(t.Context(), req, c.On)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.CostUSD != 0.001234 || resp.Provider != "openrouter" || resp.Usage != (model.Usage{In: 50, Out: 4, CacheRead: 3000, CacheWrite: 120}) {
 		t.Errorf("response %+v", resp)
 	}
-	if len(c.thinking) < 2 || strings.Join(c.thinking, "") != "Think it through, step by step." ||
+	if len(c.Thinking) < 2 || strings.Join(c.Thinking, "") != "Think it through, step by step." ||
 		len(resp.Thinking) != 1 || resp.Thinking[0].Text != "Think it through, step by step." || resp.Text != "Forty-two." {
-		t.Errorf("thinking deltas %q, thinking %+v, text %q", c.thinking, resp.Thinking, resp.Text)
+		t.Errorf("thinking deltas %q, thinking %+v, text %q", c.Thinking, resp.Thinking, resp.Text)
 	}
 	r := s.Requests()[0]
 	if r.Path != "/api/v1/chat/completions" || r.Header.Get("Authorization") != "Bearer or-key" ||
-		at(r.Decoded, "usage", "include") != true || at(r.Decoded, "stream_options", "include_usage") != true {
+		modeltest.At(r.Decoded, "usage", "include") != true || modeltest.At(r.Decoded, "stream_options", "include_usage") != true {
 		t.Errorf("sent %s %v %v", r.Path, r.Header, r.Decoded)
 	}
-	sys := at(r.Decoded, "messages", 0, "content")
-	if at(sys, 1, "cache_control", "type") != "ephemeral" || at(sys, 0, "cache_control") != nil || at(sys, 2, "cache_control") != nil || at(sys, 2, "text") != "Notes." {
+	sys := modeltest.At(r.Decoded, "messages", 0, "content")
+	if modeltest.At(sys, 1, "cache_control", "type") != "ephemeral" || modeltest.At(sys, 0, "cache_control") != nil || modeltest.At(sys, 2, "cache_control") != nil || modeltest.At(sys, 2, "text") != "Notes." {
 		t.Errorf("system %v", sys)
 	}
-	msgs, _ := at(r.Decoded, "messages").([]any)
-	if at(msgs[1], "content") != "one" || at(msgs[3], "content", 0, "cache_control", "type") != "ephemeral" ||
-		at(msgs[5], "content", 0, "cache_control", "type") != "ephemeral" || at(msgs[5], "content", 1, "type") != "image_url" {
+	msgs, _ := modeltest.At(r.Decoded, "messages").([]any)
+	if modeltest.At(msgs[1], "content") != "one" || modeltest.At(msgs[3], "content", 0, "cache_control", "type") != "ephemeral" ||
+		modeltest.At(msgs[5], "content", 0, "cache_control", "type") != "ephemeral" || modeltest.At(msgs[5], "content", 1, "type") != "image_url" {
 		t.Errorf("messages %v", msgs)
 	}
 
 	// Another maker's model through OpenRouter gets no breakpoints.
 	p, route = resolve(t, "openai/gpt-6-luna", env)
-	if _, err := p.Stream(t.Context(), ask(route.APIModel, "hi"), ignore); err != nil {
+	if _, err := p.Stream(t.Context(), modeltest.Ask(route.APIModel, "hi"), modeltest.Ignore); err != nil {
 		t.Fatal(err)
 	}
-	if b := string(s.Requests()[1].Body); strings.Contains(b, "cache_control") || at(s.Requests()[1].Decoded, "model") != "openai/gpt-6-luna" {
+	if b := string(s.Requests()[1].Body); strings.Contains(b, "cache_control") || modeltest.At(s.Requests()[1].Decoded, "model") != "openai/gpt-6-luna" {
 		t.Errorf("body %s", b)
 	}
 }
 
 func TestOllama(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{Text: "hello from qwen", Thinking: "hmm"})
 	p, route := resolve(t, "ollama/qwen3:8b", map[string]string{model.EnvOllamaHost: s.URL()})
-	resp, err := p.Stream(t.Context(), ask("ollama/qwen3:8b", "hi"), ignore)
+	resp, err := p.Stream(t.Context(), modeltest.Ask("ollama/qwen3:8b", "hi"), modeltest.Ignore)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,13 +210,13 @@ func TestOllama(t *testing.T) {
 // Any compatible server: by its address, named by its own name, with or
 // without a key.
 func TestCompatible(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{Text: "from LM Studio"})
 	p, err := New(model.Route{}, Options{BaseURL: s.URL() + "/v1", Name: "lmstudio"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = p.Stream(t.Context(), ask("local-model", "hi"), ignore)
+	_, err = p.Stream(t.Context(), modeltest.Ask("local-model", "hi"), modeltest.Ignore)
 	if !errors.Is(err, model.ErrAuth) || s.Requests()[0].Header.Get("Authorization") != "" {
 		t.Errorf("no key: %v", err)
 	}
@@ -295,19 +224,19 @@ func TestCompatible(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := p.Stream(t.Context(), ask("local-model", "hi"), ignore)
+	resp, err := p.Stream(t.Context(), modeltest.Ask("local-model", "hi"), modeltest.Ignore)
 	if err != nil || resp.Provider != "lmstudio" || p.Name() != "lmstudio" || resp.Text != "from LM Studio" {
 		t.Errorf("= %+v, %v", resp, err)
 	}
-	if h := s.Requests()[1].Header; h.Get("Authorization") != "Bearer lm" || h.Get("X-Title") != "Link" || at(s.Requests()[1].Decoded, "max_tokens") != nil {
+	if h := s.Requests()[1].Header; h.Get("Authorization") != "Bearer lm" || h.Get("X-Title") != "Link" || modeltest.At(s.Requests()[1].Decoded, "max_tokens") != nil {
 		t.Errorf("headers %v", h)
 	}
 }
 
 func TestMedia(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	p, route := resolve(t, "openai/gpt-6-luna", openAIEnv(s))
-	req := model.Request{Model: route.APIModel, Messages: []model.Message{user(
+	req := model.Request{Model: route.APIModel, Messages: []model.Message{modeltest.User(
 		model.Text("look"),
 		model.Image("image/png", "iVBORw0KGgo="),
 		model.Audio("audio/wav", "UklGRg=="),
@@ -316,35 +245,35 @@ func TestMedia(t *testing.T) {
 		model.TextDocument("text/markdown", "notes.md", "# Notes"),
 		model.Document("application/zip", "a.zip", "UEsDBA=="),
 	)}}
-	if _, err := p.Stream(t.Context(), req, ignore); err != nil {
+	if _, err := p.Stream(t.Context(), req, modeltest.Ignore); err != nil {
 		t.Fatal(err)
 	}
-	c := at(s.Requests()[0].Decoded, "messages", 0, "content")
-	if at(c, 0, "type") != "text" || at(c, 0, "text") != "look" {
-		t.Errorf("text sent as %v", at(c, 0))
+	c := modeltest.At(s.Requests()[0].Decoded, "messages", 0, "content")
+	if modeltest.At(c, 0, "type") != "text" || modeltest.At(c, 0, "text") != "look" {
+		t.Errorf("text sent as %v", modeltest.At(c, 0))
 	}
-	if at(c, 1, "type") != "image_url" || at(c, 1, "image_url", "url") != "data:image/png;base64,iVBORw0KGgo=" {
-		t.Errorf("image sent as %v", at(c, 1))
+	if modeltest.At(c, 1, "type") != "image_url" || modeltest.At(c, 1, "image_url", "url") != "data:image/png;base64,iVBORw0KGgo=" {
+		t.Errorf("image sent as %v", modeltest.At(c, 1))
 	}
-	if at(c, 2, "type") != "input_audio" || at(c, 2, "input_audio", "format") != "wav" || at(c, 2, "input_audio", "data") != "UklGRg==" {
-		t.Errorf("wav sent as %v", at(c, 2))
+	if modeltest.At(c, 2, "type") != "input_audio" || modeltest.At(c, 2, "input_audio", "format") != "wav" || modeltest.At(c, 2, "input_audio", "data") != "UklGRg==" {
+		t.Errorf("wav sent as %v", modeltest.At(c, 2))
 	}
-	if at(c, 3, "type") != "text" || !strings.Contains(at(c, 3, "text").(string), "audio file (audio/ogg") {
-		t.Errorf("ogg sent as %v", at(c, 3))
+	if modeltest.At(c, 3, "type") != "text" || !strings.Contains(modeltest.At(c, 3, "text").(string), "audio file (audio/ogg") {
+		t.Errorf("ogg sent as %v", modeltest.At(c, 3))
 	}
-	if at(c, 4, "type") != "file" || at(c, 4, "file", "file_data") != "data:application/pdf;base64,JVBERi0xLjQ=" || at(c, 4, "file", "filename") != "report.pdf" {
-		t.Errorf("pdf sent as %v", at(c, 4))
+	if modeltest.At(c, 4, "type") != "file" || modeltest.At(c, 4, "file", "file_data") != "data:application/pdf;base64,JVBERi0xLjQ=" || modeltest.At(c, 4, "file", "filename") != "report.pdf" {
+		t.Errorf("pdf sent as %v", modeltest.At(c, 4))
 	}
-	if at(c, 5, "type") != "text" || at(c, 5, "text") != "A document named \"notes.md\" (text/markdown):\n\n# Notes" {
-		t.Errorf("text document sent as %v", at(c, 5))
+	if modeltest.At(c, 5, "type") != "text" || modeltest.At(c, 5, "text") != "A document named \"notes.md\" (text/markdown):\n\n# Notes" {
+		t.Errorf("text document sent as %v", modeltest.At(c, 5))
 	}
-	if at(c, 6, "type") != "text" || !strings.Contains(at(c, 6, "text").(string), "application/zip") {
-		t.Errorf("zip sent as %v", at(c, 6))
+	if modeltest.At(c, 6, "type") != "text" || !strings.Contains(modeltest.At(c, 6, "text").(string), "application/zip") {
+		t.Errorf("zip sent as %v", modeltest.At(c, 6))
 	}
 }
 
 func TestErrors(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(
 		fakeprovider.Turn{Status: 400, ErrorBody: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130512 tokens."},
 		// Ollama's shape: the error a string.
@@ -352,17 +281,17 @@ func TestErrors(t *testing.T) {
 		fakeprovider.Turn{Status: 429, ErrorBody: "Rate limit reached"},
 	)
 	p, route := resolve(t, "openai/gpt-6-luna", openAIEnv(s))
-	req := ask(route.APIModel, "hi")
+	req := modeltest.Ask(route.APIModel, "hi")
 	var perr *model.Error
-	_, err := p.Stream(t.Context(), req, ignore)
+	_, err := p.Stream(t.Context(), req, modeltest.Ignore)
 	if !errors.Is(err, model.ErrPromptTooLong) || !errors.As(err, &perr) || perr.Status != 400 || !strings.Contains(err.Error(), "128000") {
 		t.Errorf("too long: %v", err)
 	}
-	_, err = p.Stream(t.Context(), req, ignore)
+	_, err = p.Stream(t.Context(), req, modeltest.Ignore)
 	if !errors.Is(err, model.ErrPromptTooLong) || !strings.Contains(err.Error(), "exceeds the context length") {
 		t.Errorf("Ollama's too long: %v", err)
 	}
-	_, err = p.Stream(t.Context(), req, ignore)
+	_, err = p.Stream(t.Context(), req, modeltest.Ignore)
 	if !errors.As(err, &perr) || perr.Status != 429 || !perr.Retryable() || errors.Is(err, model.ErrPromptTooLong) {
 		t.Errorf("rate limited: %v", err)
 	}
@@ -379,20 +308,20 @@ func TestErrors(t *testing.T) {
 	s.Script(fakeprovider.Turn{Hang: true})
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
-	if _, err := p.Stream(ctx, req, ignore); !errors.Is(err, context.DeadlineExceeded) {
+	if _, err := p.Stream(ctx, req, modeltest.Ignore); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("hung call: %v", err)
 	}
 }
 
 func TestRetries(t *testing.T) {
-	s := newServer(t)
+	s := modeltest.NewServer(t)
 	s.Script(fakeprovider.Turn{Status: 503, ErrorBody: "busy"}, fakeprovider.Turn{Text: "after a retry"})
 	route, _ := model.Resolve("openai/gpt-6-luna", openAIEnv(s))
 	p, err := New(route, Options{APIKey: "k", Retries: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := p.Stream(t.Context(), ask(route.APIModel, "hi"), ignore)
+	resp, err := p.Stream(t.Context(), modeltest.Ask(route.APIModel, "hi"), modeltest.Ignore)
 	if err != nil || resp.Text != "after a retry" || len(s.Requests()) != 2 {
 		t.Errorf("= %+v, %v after %d requests", resp, err, len(s.Requests()))
 	}
@@ -428,11 +357,11 @@ func BenchmarkStream(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req := ask("gpt-6-luna", "hi")
+	req := modeltest.Ask("gpt-6-luna", "hi")
 	req.System = []model.Section{{Text: strings.Repeat("Link's base. ", 200), Cache: true}}
 	req.Tools = []model.Tool{{Name: "memory__search"}}
 	for b.Loop() {
-		if _, err := p.Stream(b.Context(), req, ignore); err != nil {
+		if _, err := p.Stream(b.Context(), req, modeltest.Ignore); err != nil {
 			b.Fatal(err)
 		}
 	}
