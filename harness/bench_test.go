@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -8,9 +8,10 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
-	"github.com/lnk-dev/link/store"
 )
 
 func listen() (net.Listener, error) { return endpoint.Listen(context.Background(), "127.0.0.1:0") }
@@ -26,7 +27,7 @@ func BenchmarkTurn(b *testing.B) {
 	block := []acp.Block{{Type: "text", Text: "hello"}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.url, Key: r.key, Agent: testAgent})
+		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.URL, Key: r.Key, Agent: testAgent})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -44,11 +45,6 @@ func BenchmarkTurn(b *testing.B) {
 	}
 }
 
-type benchRig struct {
-	url string
-	key []byte
-}
-
 // offlineNow answers at once, as the offline model does.
 type offlineNow struct{}
 
@@ -56,32 +52,11 @@ func (offlineNow) Stream(ctx context.Context, req model.Request, onDelta func(mo
 	return scripted.Offline{Why: "bench"}.Stream(ctx, req, onDelta)
 }
 
-func newBenchRig(b *testing.B) *benchRig {
-	r := &benchRig{key: []byte("bench-key-0123456789")}
-	h, err := New(Config{
-		Home:     b.TempDir(),
-		Drivers:  testDrivers,
-		Settings: func(context.Context, store.Paths) (Settings, error) { return Settings{Model: "offline"}, nil },
-		Route:    func(name string) (model.Route, error) { return model.Route{Provider: "offline", APIModel: name}, nil },
-		Provider: func(model.Route) (model.Provider, error) { return offlineNow{}, nil },
-		LeaseTTL: 30 * time.Second,
+// newBenchRig is the rig with the offline model, no tools and no
+// requests recorded: what a message costs the harness alone.
+func newBenchRig(b *testing.B) *harnesstest.Rig {
+	return harnesstest.New(b, func(c *harness.Config) {
+		c.Provider = func(model.Route) (model.Provider, error) { return offlineNow{}, nil }
+		c.Tools, c.OnCall, c.LeaseTTL = nil, nil, 30*time.Second
 	})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := endpoint.New(endpoint.Config{Agents: []endpoint.Agent{{Name: testAgent, Key: r.key}}, Own: testAgent, Handler: endpoint.AgentHandler{Agent: h}})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ln, err := listen()
-	if err != nil {
-		b.Fatal(err)
-	}
-	go srv.Serve(context.Background(), ln)
-	b.Cleanup(func() {
-		srv.Close()
-		h.Close()
-	})
-	r.url = "http://" + ln.Addr().String() + "/acp"
-	return r
 }

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -8,26 +8,27 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
 
 // lastEvent is thread's last event.
 func (r *rig) lastEvent(thread string) store.Event {
-	r.t.Helper()
-	ev := r.events(thread)
+	r.T.Helper()
+	ev := r.Events(thread)
 	if len(ev) == 0 {
-		r.t.Fatalf("%s has no events", thread)
+		r.T.Fatalf("%s has no events", thread)
 	}
 	return ev[len(ev)-1]
 }
 
 // endAsked says whether thread's folder holds an end asked.
 func (r *rig) endAsked(thread string) bool {
-	r.t.Helper()
-	_, ok, err := r.folders().EndAsked(r.t.Context(), thread)
+	r.T.Helper()
+	_, ok, err := r.Folders().EndAsked(r.T.Context(), thread)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return ok
 }
@@ -39,16 +40,16 @@ func (r *rig) endAsked(thread string) bool {
 // end asked are let go, and the next message runs a turn as any other.
 func TestCancelMidStream(t *testing.T) {
 	r := newRig(t)
-	r.q.Delay = 400 * time.Millisecond
-	r.q.Push(model.Response{Text: "first part, second part, third part"})
+	r.Model.Delay = 400 * time.Millisecond
+	r.Model.Push(model.Response{Text: "first part, second part, third part"})
 	const thread = "telegram:81"
 	first, x := r.promptAsync(thread, "write me a long story")
-	eventually(t, "the first piece streamed", func() bool { return x.text() != "" })
-	res, _, err := r.say(thread, "and make it short", nil)
+	eventually(t, "the first piece streamed", func() bool { return x.Text() != "" })
+	res, _, err := r.Say(thread, "and make it short", nil)
 	if err != nil || !res.Steered() {
 		t.Fatalf("a message joining the turn: %+v, %v", res, err)
 	}
-	if err := x.c.Cancel(t.Context(), thread); err != nil {
+	if err := x.Client.Cancel(t.Context(), thread); err != nil {
 		t.Fatal(err)
 	}
 	got := wait(t, first)
@@ -56,28 +57,28 @@ func TestCancelMidStream(t *testing.T) {
 		t.Fatalf("stop reason %q, want cancelled", got.StopReason)
 	}
 	last := r.lastEvent(thread)
-	if !store.FinalAnswer(last) || !strings.HasSuffix(last.Text, "\n\n"+stopNote) || !strings.HasPrefix(last.Text, "first") || strings.Contains(last.Text, "third part") {
+	if !store.FinalAnswer(last) || !strings.HasSuffix(last.Text, "\n\n"+harness.StopNote) || !strings.HasPrefix(last.Text, "first") || strings.Contains(last.Text, "third part") {
 		t.Fatalf("the stopped answer %+v", last)
 	}
-	if x.text() != last.Text {
-		t.Fatalf("streamed %q, stored %q", x.text(), last.Text)
+	if x.Text() != last.Text {
+		t.Fatalf("streamed %q, stored %q", x.Text(), last.Text)
 	}
-	if len(r.requests(thread)) != 1 || waiting(r.events(thread)) {
-		t.Fatalf("%d model calls; the message that joined is still to answer: %v", len(r.requests(thread)), waiting(r.events(thread)))
+	if len(r.Requests(thread)) != 1 || harness.Waiting(r.Events(thread)) {
+		t.Fatalf("%d model calls; the message that joined is still to answer: %v", len(r.Requests(thread)), harness.Waiting(r.Events(thread)))
 	}
 	if r.endAsked(thread) {
 		t.Fatal("the end asked is still kept after the turn ended")
 	}
-	copyFile, _ := r.folders().Paths.ConversationFile(thread, store.CopyFile)
-	if b, err := os.ReadFile(copyFile); err != nil || !strings.Contains(string(b), stopNote) {
+	copyFile, _ := r.Folders().Paths.ConversationFile(thread, store.CopyFile)
+	if b, err := os.ReadFile(copyFile); err != nil || !strings.Contains(string(b), harness.StopNote) {
 		t.Fatalf("the copy %q, %v", b, err)
 	}
 
-	r.q.Delay = 0
-	r.q.Push(model.Response{Text: "a short one"})
-	res, x2, err := r.say(thread, "go on", nil)
-	if err != nil || res.StopReason != acp.StopEndTurn || res.Steered() || x2.text() != "a short one" {
-		t.Fatalf("the next message: %+v %q, %v", res, x2.text(), err)
+	r.Model.Delay = 0
+	r.Model.Push(model.Response{Text: "a short one"})
+	res, x2, err := r.Say(thread, "go on", nil)
+	if err != nil || res.StopReason != acp.StopEndTurn || res.Steered() || x2.Text() != "a short one" {
+		t.Fatalf("the next message: %+v %q, %v", res, x2.Text(), err)
 	}
 }
 
@@ -87,16 +88,14 @@ func TestCancelMidStream(t *testing.T) {
 // made twice, and the turn ends with the note, no new model round.
 func TestCancelFromAnotherProcess(t *testing.T) {
 	r := newRig(t)
-	other := newRig(t, func(c *Config) { c.Home = r.home })
+	other := newRig(t, func(c *harness.Config) { c.Home = r.Home })
 	gate := make(chan struct{})
-	r.tools.mu.Lock()
-	r.tools.gate = gate
-	r.tools.mu.Unlock()
-	r.q.Push(model.Response{Text: "Looking.", Calls: []model.ToolCall{{ID: "call_a", Name: "memory__search", Input: `{"q":"keys"}`}}}, model.Response{Text: "never asked"})
+	r.Tools.Hold(gate)
+	r.Model.Push(model.Response{Text: "Looking.", Calls: []model.ToolCall{{ID: "call_a", Name: "memory__search", Input: `{"q":"keys"}`}}}, model.Response{Text: "never asked"})
 	const thread = "telegram:82"
 	first, x := r.promptAsync(thread, "find my keys")
-	eventually(t, "the tool call to start", func() bool { return r.tools.count("call_a") == 1 })
-	if err := other.h.Cancel(t.Context(), testAgent, thread); err != nil {
+	eventually(t, "the tool call to start", func() bool { return r.Tools.Count("call_a") == 1 })
+	if err := other.Harness.Cancel(t.Context(), testAgent, thread); err != nil {
 		t.Fatal(err)
 	}
 	if !r.endAsked(thread) {
@@ -107,7 +106,7 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 	if got.StopReason != acp.StopCancelled {
 		t.Fatalf("stop reason %q, want cancelled", got.StopReason)
 	}
-	ev := r.events(thread)
+	ev := r.Events(thread)
 	results := 0
 	for _, e := range ev {
 		if e.Kind == store.KindToolResult {
@@ -118,14 +117,14 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 		}
 	}
 	last := ev[len(ev)-1]
-	if results != 1 || last.Text != stopNote || len(last.Calls) != 0 {
+	if results != 1 || last.Text != harness.StopNote || len(last.Calls) != 0 {
 		t.Fatalf("%d results; last %+v", results, last)
 	}
-	if r.tools.count("call_a") != 1 || r.q.Left() != 1 || len(r.requests(thread)) != 1 {
-		t.Fatalf("call made %d times, %d model calls", r.tools.count("call_a"), len(r.requests(thread)))
+	if r.Tools.Count("call_a") != 1 || r.Model.Left() != 1 || len(r.Requests(thread)) != 1 {
+		t.Fatalf("call made %d times, %d model calls", r.Tools.Count("call_a"), len(r.Requests(thread)))
 	}
-	if x.text() != "Looking.\n\n"+stopNote {
-		t.Fatalf("streamed %q", x.text())
+	if x.Text() != "Looking.\n\n"+harness.StopNote {
+		t.Fatalf("streamed %q", x.Text())
 	}
 	if r.endAsked(thread) {
 		t.Fatal("the end asked is still kept after the turn ended")
@@ -137,14 +136,12 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 func TestCancelDuringCall(t *testing.T) {
 	r := newRig(t)
 	gate := make(chan struct{})
-	r.tools.mu.Lock()
-	r.tools.gate = gate
-	r.tools.mu.Unlock()
-	r.q.Push(model.Response{Calls: []model.ToolCall{{ID: "call_b", Name: "memory__search"}}}, model.Response{Text: "never asked"})
+	r.Tools.Hold(gate)
+	r.Model.Push(model.Response{Calls: []model.ToolCall{{ID: "call_b", Name: "memory__search"}}}, model.Response{Text: "never asked"})
 	const thread = "telegram:83"
 	first, x := r.promptAsync(thread, "look")
-	eventually(t, "the tool call to start", func() bool { return r.tools.count("call_b") == 1 })
-	if err := x.c.Cancel(t.Context(), thread); err != nil {
+	eventually(t, "the tool call to start", func() bool { return r.Tools.Count("call_b") == 1 })
+	if err := x.Client.Cancel(t.Context(), thread); err != nil {
 		t.Fatal(err)
 	}
 	// The call's context isn't the caller's: it runs on, past the end
@@ -154,12 +151,12 @@ func TestCancelDuringCall(t *testing.T) {
 	if got := wait(t, first); got.StopReason != acp.StopCancelled {
 		t.Fatalf("stop reason %q, want cancelled", got.StopReason)
 	}
-	ev := r.events(thread)
+	ev := r.Events(thread)
 	if n := count(ev, func(e store.Event) bool { return e.Kind == store.KindToolResult && !e.IsError }); n != 1 {
 		t.Fatalf("%d answered calls, want the one that ran: %+v", n, ev)
 	}
-	if last := ev[len(ev)-1]; last.Text != stopNote || r.q.Left() != 1 || r.tools.count("call_b") != 1 {
-		t.Fatalf("last %+v; %d answers left", last, r.q.Left())
+	if last := ev[len(ev)-1]; last.Text != harness.StopNote || r.Model.Left() != 1 || r.Tools.Count("call_b") != 1 {
+		t.Fatalf("last %+v; %d answers left", last, r.Model.Left())
 	}
 }
 
@@ -170,39 +167,39 @@ func TestCancelDuringCall(t *testing.T) {
 func TestCancelStale(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:84"
-	r.q.Push(model.Response{Text: "one"}, model.Response{Text: "two"}, model.Response{Text: "three"})
-	if _, _, err := r.say(thread, "hello", nil); err != nil {
+	r.Model.Push(model.Response{Text: "one"}, model.Response{Text: "two"}, model.Response{Text: "three"})
+	if _, _, err := r.Say(thread, "hello", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.h.Cancel(t.Context(), testAgent, thread); err != nil {
+	if err := r.Harness.Cancel(t.Context(), testAgent, thread); err != nil {
 		t.Fatalf("a cancel with no turn running: %v", err)
 	}
 	if !r.endAsked(thread) {
 		t.Fatal("the cancel kept no end asked")
 	}
-	res, x, err := r.say(thread, "again", nil)
-	if err != nil || res.StopReason != acp.StopEndTurn || x.text() != "two" {
-		t.Fatalf("the next turn after a cancel of none: %+v %q, %v", res, x.text(), err)
+	res, x, err := r.Say(thread, "again", nil)
+	if err != nil || res.StopReason != acp.StopEndTurn || x.Text() != "two" {
+		t.Fatalf("the next turn after a cancel of none: %+v %q, %v", res, x.Text(), err)
 	}
 	if r.endAsked(thread) {
 		t.Fatal("a stale end asked was left")
 	}
 	// One asked long before, by another process's clock.
-	if err := r.folders().AskEnd(t.Context(), thread, time.Now().Add(-time.Hour)); err != nil {
+	if err := r.Folders().AskEnd(t.Context(), thread, time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	if res, x, err := r.say(thread, "and again", nil); err != nil || res.StopReason != acp.StopEndTurn || x.text() != "three" {
-		t.Fatalf("a turn after an old end asked: %+v %q, %v", res, x.text(), err)
+	if res, x, err := r.Say(thread, "and again", nil); err != nil || res.StopReason != acp.StopEndTurn || x.Text() != "three" {
+		t.Fatalf("a turn after an old end asked: %+v %q, %v", res, x.Text(), err)
 	}
 
-	if err := r.h.Cancel(t.Context(), testAgent, "telegram:85"); err != nil {
+	if err := r.Harness.Cancel(t.Context(), testAgent, "telegram:85"); err != nil {
 		t.Fatalf("a cancel of a thread with no conversation: %v", err)
 	}
-	dir, _ := r.folders().Paths.Conversation("telegram:85")
+	dir, _ := r.Folders().Paths.Conversation("telegram:85")
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("a cancel of no conversation made its folder: %v", err)
 	}
-	if err := r.h.Cancel(t.Context(), testAgent, "not a thread"); err == nil {
+	if err := r.Harness.Cancel(t.Context(), testAgent, "not a thread"); err == nil {
 		t.Fatal("a cancel of a bad thread id: nil error")
 	}
 }
@@ -212,23 +209,23 @@ func TestCancelStale(t *testing.T) {
 func TestCancelCallerGone(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:86"
-	r.q.Push(model.Response{Text: "a long answer"})
-	reached, release := r.holdNext()
+	r.Model.Push(model.Response{Text: "a long answer"})
+	reached, release := r.HoldNext()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	x := r.dial(ctx, thread)
-	go x.c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "tell me"}}, nil)
-	<-x.taken
+	x := r.Dial(ctx, thread)
+	go x.Client.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "tell me"}}, nil)
+	<-x.Taken
 	<-reached
-	x.c.Close()
-	if err := r.h.Cancel(ctx, testAgent, thread); err != nil {
+	x.Client.Close()
+	if err := r.Harness.Cancel(ctx, testAgent, thread); err != nil {
 		t.Fatal(err)
 	}
 	release()
-	if ans := r.recoverWait(t, false, thread); ans.Text != stopNote {
+	if ans := r.recoverWait(t, false, thread); ans.Text != harness.StopNote {
 		t.Fatalf("kept %q, want the note", ans.Text)
 	}
-	if last := r.lastEvent(thread); last.Text != stopNote {
+	if last := r.lastEvent(thread); last.Text != harness.StopNote {
 		t.Fatalf("stored %+v", last)
 	}
 }

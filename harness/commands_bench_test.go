@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -18,7 +18,7 @@ func BenchmarkCommand(b *testing.B) {
 	block := []acp.Block{{Type: "text", Text: "/chat:verbose on"}}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.url, Key: r.key, Agent: testAgent})
+		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.URL, Key: r.Key, Agent: testAgent})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -33,18 +33,5 @@ func BenchmarkCommand(b *testing.B) {
 			b.Fatal(err)
 		}
 		c.Close()
-	}
-}
-
-// BenchmarkNotACommand measures what looking for a command costs a
-// message: the owner's text that isn't one.
-func BenchmarkNotACommand(b *testing.B) {
-	h := &Harness{}
-	c := &conv{}
-	p := acp.Prompt{Blocks: []acp.Block{{Type: "text", Text: "What's on my calendar tomorrow? /model:set is a command"}}}
-	for i := 0; i < b.N; i++ {
-		if cmd, err := h.ownerCommand(c, p); cmd != nil || err != nil {
-			b.Fatal(cmd, err)
-		}
 	}
 }

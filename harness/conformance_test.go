@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -12,9 +12,10 @@ import (
 	"github.com/lnk-dev/link/conformance"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
-	"github.com/lnk-dev/link/store"
 )
 
 // The words the conformance model acts on.
@@ -77,17 +78,10 @@ func (k *kitRecorder) Seen(ctx context.Context, thread string) ([]conformance.Mo
 func TestConformance(t *testing.T) {
 	rec := &kitRecorder{seen: map[string][]conformance.ModelCall{}}
 	key := []byte("conformance-key-0123456789")
-	h, err := New(Config{
-		Home:     t.TempDir(),
-		Drivers:  testDrivers,
-		Settings: func(context.Context, store.Paths) (Settings, error) { return Settings{Model: "offline"}, nil },
-		Route: func(name string) (model.Route, error) {
-			return model.Route{Provider: "kit", APIModel: name}, nil
-		},
-		Provider: func(model.Route) (model.Provider, error) { return kitModel{}, nil },
-		Tools:    newTestTools(),
-		OnCall:   rec.record,
-	})
+	cfg := harnesstest.Config(t.TempDir(), kitModel{}, harness.Settings{Model: "offline"})
+	cfg.Route = func(name string) (model.Route, error) { return model.Route{Provider: "kit", APIModel: name}, nil }
+	cfg.Tools, cfg.OnCall, cfg.LeaseTTL = newTestTools(), rec.record, harness.DefaultLeaseTTL
+	h, err := harness.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"bytes"
@@ -8,19 +8,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
 
 // copyOf reads thread's copy for people.
 func (r *rig) copyOf(thread string) ([]byte, error) {
-	r.t.Helper()
-	p, _ := store.For(r.home, testAgent)
+	r.T.Helper()
+	p, _ := store.For(r.Home, testAgent)
 	dir, err := p.Conversation(thread)
 	if err != nil {
-		r.t.Fatal(err)
+		r.T.Fatal(err)
 	}
 	return os.ReadFile(filepath.Join(dir, store.CopyFile))
 }
@@ -32,11 +32,11 @@ func (r *rig) copyOf(thread string) ([]byte, error) {
 func TestCopyAddedEachAnswer(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:61"
-	r.q.Push(
+	r.Model.Push(
 		model.Response{Text: "looking it up", Calls: []model.ToolCall{{ID: "c1", Name: "memory__search", Input: `{"query":"dentist"}`}}},
 		model.Response{Text: "The dentist is at 09:30."},
 	)
-	if _, _, err := r.say(thread, "When is the dentist?", nil); err != nil {
+	if _, _, err := r.Say(thread, "When is the dentist?", nil); err != nil {
 		t.Fatal(err)
 	}
 	first, err := r.copyOf(thread)
@@ -46,8 +46,8 @@ func TestCopyAddedEachAnswer(t *testing.T) {
 	if !bytes.Contains(first, []byte("When is the dentist?")) || !bytes.Contains(first, []byte("The dentist is at 09:30.")) {
 		t.Fatalf("copy after one answer:\n%s", first)
 	}
-	r.q.Push(model.Response{Text: "Noted: bring the card."})
-	if _, _, err := r.say(thread, "Remind me to bring the card.", nil); err != nil {
+	r.Model.Push(model.Response{Text: "Noted: bring the card."})
+	if _, _, err := r.Say(thread, "Remind me to bring the card.", nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := r.copyOf(thread)
@@ -74,7 +74,7 @@ func TestCopyAddedEachAnswer(t *testing.T) {
 		t.Errorf("%d answers in the copy, want 2", n)
 	}
 	// lnk agent chat show renders the copy from the events.
-	ev := r.events(thread)
+	ev := r.Events(thread)
 	if count(ev, isKind(store.KindToolResult)) != 1 {
 		t.Fatalf("events %+v: want the tool's answer kept", ev)
 	}
@@ -86,20 +86,20 @@ func TestCopyAddedEachAnswer(t *testing.T) {
 // A compact conversation has no copy for people.
 func TestNoCopyBesideCompact(t *testing.T) {
 	r := newRig(t)
-	r.setSettings(func(s *Settings) { s.Conversations = store.Compact })
+	r.SetSettings(func(s *harness.Settings) { s.Conversations = store.Compact })
 	const thread = "telegram:62"
-	r.q.Push(model.Response{Text: "one"}, model.Response{Text: "two"})
+	r.Model.Push(model.Response{Text: "one"}, model.Response{Text: "two"})
 	for _, text := range []string{"first", "second"} {
-		if _, _, err := r.say(thread, text, nil); err != nil {
+		if _, _, err := r.Say(thread, text, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	p, _ := store.For(r.home, testAgent)
+	p, _ := store.For(r.Home, testAgent)
 	dir, _ := p.Conversation(thread)
 	if kind, err := store.KindOf(dir); err != nil || kind != store.Compact {
 		t.Fatalf("kept as %q (%v), want compact", kind, err)
 	}
-	if ev := r.events(thread); count(ev, store.FinalAnswer) != 2 {
+	if ev := r.Events(thread); count(ev, store.FinalAnswer) != 2 {
 		t.Fatalf("events %+v", ev)
 	}
 	if _, err := r.copyOf(thread); !errors.Is(err, fs.ErrNotExist) {
@@ -112,18 +112,15 @@ func TestNoCopyBesideCompact(t *testing.T) {
 func TestCopyAfterSweep(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:63"
-	crashed(t, r.home, thread, store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:16 UTC, telegram]", Text: "never answered"})
-	r.q.Push(model.Response{Text: "finished after the crash"})
-	r.h.Start(testAgent)
-	var got []byte
-	eventually(t, "the copy of the finished turn", func() bool {
-		got, _ = r.copyOf(thread)
-		return bytes.Contains(got, []byte("finished after the crash"))
-	})
-	// Read once the harness is done with it: nothing else adds to it.
-	time.Sleep(20 * time.Millisecond)
-	got, _ = r.copyOf(thread)
-	if !bytes.Equal(got, store.RenderCopy(r.events(thread))) || !bytes.Contains(got, []byte("never answered")) {
+	crashed(t, r.Home, thread, store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:16 UTC, telegram]", Text: "never answered"})
+	r.Model.Push(model.Response{Text: "finished after the crash"})
+	if err := r.Harness.Sweep(t.Context(), testAgent); err != nil {
+		t.Fatal(err)
+	}
+	// Sweep returns once the turn it finished has ended: nothing else
+	// adds to the copy.
+	got, _ := r.copyOf(thread)
+	if !bytes.Equal(got, store.RenderCopy(r.Events(thread))) || !bytes.Contains(got, []byte("never answered")) {
 		t.Fatalf("the copy:\n%s", got)
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
@@ -53,22 +54,22 @@ func TestOneBadFileOneConversation(t *testing.T) {
 		store.EndFile:     func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, store.EndFile)) },
 		"sending": func(t *testing.T, r *rig, dir string) {
 			id := held(t, r, bad, 2, time.Now().UTC(), "held")
-			corrupt(t, filepath.Join(r.answers().Paths.Chats(), delivery.SendingDir, id+".json"))
+			corrupt(t, filepath.Join(r.Answers().Paths.Chats(), delivery.SendingDir, id+".json"))
 		},
 	}
 	for name, spoil := range files {
 		t.Run(name, func(t *testing.T) {
 			var logs logBuffer
-			r := newRig(t, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
-			a := r.answers()
+			r := newRig(t, func(c *harness.Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+			a := r.Answers()
 			var want []string
 			for i := range 100 {
 				th := fmt.Sprintf("telegram:%d", i)
 				msg := store.Event{Kind: store.KindMessage, Text: "hi"}
 				if th == bad || i == 99 {
-					crashed(t, r.home, th, msg) // unanswered: the sweep finishes it
+					crashed(t, r.Home, th, msg) // unanswered: the sweep finishes it
 				} else {
-					crashed(t, r.home, th, msg, store.Event{Kind: store.KindAnswer, Text: "answered", Seen: 1})
+					crashed(t, r.Home, th, msg, store.Event{Kind: store.KindAnswer, Text: "answered", Seen: 1})
 				}
 				if _, err := a.Keep(t.Context(), th, "pending of "+th, time.Time{}, 0); err != nil {
 					t.Fatal(err)
@@ -83,7 +84,7 @@ func TestOneBadFileOneConversation(t *testing.T) {
 				t.Fatal(err)
 			}
 			spoil(t, r, dir)
-			r.q.Push(model.Response{Text: "finished"}, model.Response{Text: "finished"})
+			r.Model.Push(model.Response{Text: "finished"}, model.Response{Text: "finished"})
 			var got []string
 			for range 3 {
 				for _, k := range r.recover(t, map[string]any{}).Answers {
@@ -93,7 +94,7 @@ func TestOneBadFileOneConversation(t *testing.T) {
 					}
 					got = append(got, text)
 				}
-				r.h.waitTasks() // the sweep the recover started, and its turns
+				r.Harness.WaitTasks() // the sweep the recover started, and its turns
 			}
 			// The bad conversation's own answers are its business: whatever
 			// of them is handed over is handed over once.

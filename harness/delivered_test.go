@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store/delivery"
 )
@@ -36,17 +37,17 @@ func (s *textStream) ToolCallUpdate(context.Context, string, string, *bool) erro
 // Delivered that lets it go.
 func TestAnswerHeldUntilDelivered(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "delivered at last"})
+	r.Model.Push(model.Response{Text: "delivered at last"})
 	ctx := t.Context()
 	s := &textStream{}
-	ans, err := r.h.Prompt(ctx, acp.Prompt{Agent: testAgent, Thread: "telegram:7", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, s)
+	ans, err := r.Harness.Prompt(ctx, acp.Prompt{Agent: testAgent, Thread: "telegram:7", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ans.Delivered == nil {
 		t.Fatal("an answer to a live caller has no Delivered")
 	}
-	kept, err := r.answers().Pending(ctx)
+	kept, err := r.Answers().Pending(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestAnswerHeldUntilDelivered(t *testing.T) {
 		t.Fatalf("recovered %+v while it is sent to its caller", got)
 	}
 	ans.Delivered()
-	if kept, err := r.answers().Pending(ctx); err != nil || len(kept) != 0 {
+	if kept, err := r.Answers().Pending(ctx); err != nil || len(kept) != 0 {
 		t.Fatalf("held after delivered: %+v, %v", kept, err)
 	}
 }
@@ -70,13 +71,13 @@ func TestAnswerHeldUntilDelivered(t *testing.T) {
 // a recover hands nothing over.
 func TestAnswerDeliveredKeepsNothing(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "the answer"})
-	res, x, err := r.say("telegram:8", "hi", nil)
-	if err != nil || res.StopReason != acp.StopEndTurn || x.text() != "the answer" {
-		t.Fatalf("say: %+v %q %v", res, x.text(), err)
+	r.Model.Push(model.Response{Text: "the answer"})
+	res, x, err := r.Say("telegram:8", "hi", nil)
+	if err != nil || res.StopReason != acp.StopEndTurn || x.Text() != "the answer" {
+		t.Fatalf("say: %+v %q %v", res, x.Text(), err)
 	}
 	eventually(t, "the answer delivered let go", func() bool {
-		kept, err := r.answers().Pending(t.Context())
+		kept, err := r.Answers().Pending(t.Context())
 		return err == nil && len(kept) == 0
 	})
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
@@ -89,15 +90,15 @@ func TestAnswerDeliveredKeepsNothing(t *testing.T) {
 func TestAnswerUndeliveredHandedOver(t *testing.T) {
 	var mu sync.Mutex
 	now := time.Now()
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *harness.Config) {
 		c.Now = func() time.Time {
 			mu.Lock()
 			defer mu.Unlock()
 			return now
 		}
 	})
-	r.q.Push(model.Response{Text: "never delivered"})
-	ans, err := r.h.Prompt(t.Context(), acp.Prompt{Agent: testAgent, Thread: "telegram:9", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
+	r.Model.Push(model.Response{Text: "never delivered"})
+	ans, err := r.Harness.Prompt(t.Context(), acp.Prompt{Agent: testAgent, Thread: "telegram:9", Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
 	if err != nil || ans.Delivered == nil {
 		t.Fatalf("prompt: %+v, %v", ans, err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -6,13 +6,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/model"
 )
 
 // endRecorder is the test tools, noting each end of a turn's tools it is
 // told of: "agent" for EndTurn, "agent thread" for EndThreadTurn.
 type endRecorder struct {
-	*testTools
+	*harnesstest.Tools
 	mu    sync.Mutex
 	ended []string
 }
@@ -38,7 +40,7 @@ func (e threadEnder) EndThreadTurn(ctx context.Context, agent, thread string) {
 	e.ended = append(e.ended, "EndThreadTurn "+agent+" "+thread)
 }
 
-var _ ThreadEnder = threadEnder{}
+var _ harness.ThreadEnder = threadEnder{}
 
 // A turn's end ends the tools' sessions of its conversation alone when
 // the tools keep each conversation's apart (ThreadEnder), and every one
@@ -46,17 +48,17 @@ var _ ThreadEnder = threadEnder{}
 func TestEndTurnOfThread(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		tools func(*endRecorder) Tools
+		tools func(*endRecorder) harness.Tools
 		want  []string
 	}{
-		{"EndTurn", func(e *endRecorder) Tools { return e }, []string{"EndTurn " + testAgent}},
-		{"ThreadEnder", func(e *endRecorder) Tools { return threadEnder{e} }, []string{"EndThreadTurn " + testAgent + " telegram:71"}},
+		{"EndTurn", func(e *endRecorder) harness.Tools { return e }, []string{"EndTurn " + testAgent}},
+		{"ThreadEnder", func(e *endRecorder) harness.Tools { return threadEnder{e} }, []string{"EndThreadTurn " + testAgent + " telegram:71"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := &endRecorder{testTools: newTestTools()}
-			r := newRig(t, func(c *Config) { c.Tools = tc.tools(rec) })
-			r.q.Push(model.Response{Text: "done"})
-			if _, _, err := r.say("telegram:71", "hello", nil); err != nil {
+			rec := &endRecorder{Tools: newTestTools()}
+			r := newRig(t, func(c *harness.Config) { c.Tools = tc.tools(rec) })
+			r.Model.Push(model.Response{Text: "done"})
+			if _, _, err := r.Say("telegram:71", "hello", nil); err != nil {
 				t.Fatal(err)
 			}
 			if got := rec.ends(); !slices.Equal(got, tc.want) {

@@ -350,7 +350,8 @@ func (h *Harness) task(fn func(ctx context.Context)) bool {
 	return true
 }
 
-// waitTasks waits until no task runs: a sweep, with the turns it started
-// finishing (each started from its sweep's task, so counted before that
-// ends), and those begun meanwhile.
-func (h *Harness) waitTasks() { h.tasks.Wait() }
+// WaitTasks waits until no task runs: the sweeps Start and Recover
+// began, with the turns they finish (each started from its sweep's task,
+// so counted before that ends), the answers of messages that joined a
+// command, and the tasks begun meanwhile.
+func (h *Harness) WaitTasks() { h.tasks.Wait() }

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -60,7 +61,7 @@ func (d *readLog) reads(thread string) []int64 {
 // readRig is a rig whose log conversations are read through a readLog.
 func readRig(t *testing.T, keep int) (*rig, *readLog) {
 	d := &readLog{froms: map[string][]int64{}}
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *harness.Config) {
 		c.KeepEvents = keep
 		c.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
 			d.Driver = log.Open(p.Chats()) // once: the harness opens an agent's store once
@@ -72,9 +73,9 @@ func readRig(t *testing.T, keep int) (*rig, *readLog) {
 
 // sayOK sends text in thread, failing t unless it is answered.
 func (r *rig) sayOK(thread, text string) {
-	r.t.Helper()
-	if _, _, err := r.say(thread, text, nil); err != nil {
-		r.t.Fatal(err)
+	r.T.Helper()
+	if _, _, err := r.Say(thread, text, nil); err != nil {
+		r.T.Fatal(err)
 	}
 }
 
@@ -85,7 +86,7 @@ func (r *rig) sayOK(thread, text string) {
 func TestHistoryReadsWhatCame(t *testing.T) {
 	for _, keep := range []int{0, -1} {
 		r, d := readRig(t, keep)
-		r.q.Push(model.Response{Text: "a1"}, model.Response{Text: "a2"}, model.Response{Text: "a3"})
+		r.Model.Push(model.Response{Text: "a1"}, model.Response{Text: "a2"}, model.Response{Text: "a3"})
 		for i, text := range []string{"one", "two", "three"} {
 			r.sayOK("telegram:3", text)
 			whole := false
@@ -98,7 +99,7 @@ func TestHistoryReadsWhatCame(t *testing.T) {
 				t.Fatalf("keep %d, turn %d: read whole %v, want %v", keep, i+1, whole, want)
 			}
 		}
-		reqs := r.requests("telegram:3")
+		reqs := r.Requests("telegram:3")
 		if len(reqs) != 3 {
 			t.Fatalf("%d calls of the model", len(reqs))
 		}
@@ -108,8 +109,8 @@ func TestHistoryReadsWhatCame(t *testing.T) {
 				t.Fatalf("keep %d: the third turn's model wasn't given %q:\n%s", keep, w, said)
 			}
 		}
-		if keep >= 0 && r.h.hist.len() != 1 {
-			t.Fatalf("%d conversations kept, want 1", r.h.hist.len())
+		if keep >= 0 && r.Harness.HistoryLen() != 1 {
+			t.Fatalf("%d conversations kept, want 1", r.Harness.HistoryLen())
 		}
 	}
 }
@@ -119,11 +120,11 @@ func TestHistoryReadsWhatCame(t *testing.T) {
 // otherwise. Events another process wrote after those kept are read.
 func TestHistoryMadeAgain(t *testing.T) {
 	r, d := readRig(t, 0)
-	r.q.Push(model.Response{Text: "a1"}, model.Response{Text: "a2"}, model.Response{Text: "a3"}, model.Response{Text: "a4"})
+	r.Model.Push(model.Response{Text: "a1"}, model.Response{Text: "a2"}, model.Response{Text: "a3"}, model.Response{Text: "a4"})
 	r.sayOK("telegram:4", "one")
 	r.sayOK("telegram:4", "two") // keeps one and a1
 	// Another process's turn.
-	p, _ := store.For(r.home, testAgent)
+	p, _ := store.For(r.Home, testAgent)
 	other := log.Open(p.Chats())
 	ctx := context.Background()
 	now := time.Now().UTC()
@@ -143,7 +144,7 @@ func TestHistoryMadeAgain(t *testing.T) {
 			t.Fatal("read afresh after another process's turn")
 		}
 	}
-	if said := scripted.Said(r.requests("telegram:4")[2]); !strings.Contains(said, "from elsewhere") || !strings.Contains(said, "answered elsewhere") || !strings.Contains(said, "a2") {
+	if said := scripted.Said(r.Requests("telegram:4")[2]); !strings.Contains(said, "from elsewhere") || !strings.Contains(said, "answered elsewhere") || !strings.Contains(said, "a2") {
 		t.Fatalf("the third turn's model wasn't given another process's turn:\n%s", said)
 	}
 	// Made again: longer than what was kept, every event other.
@@ -169,7 +170,7 @@ func TestHistoryMadeAgain(t *testing.T) {
 	for _, from := range d.reads("telegram:4") {
 		whole = whole || from <= 1
 	}
-	said := scripted.Said(r.requests("telegram:4")[3])
+	said := scripted.Said(r.Requests("telegram:4")[3])
 	if !whole || strings.Contains(said, "\none\n") || strings.Contains(said, "\na1\n") || strings.Count(said, "remade") != 12 {
 		t.Fatalf("a conversation made again: read whole %v; the model was given:\n%s", whole, said)
 	}
@@ -178,52 +179,12 @@ func TestHistoryMadeAgain(t *testing.T) {
 	}
 }
 
-// history keeps within its bound, the least lately used going first, and
-// lets go what a sweep's time didn't use.
-func TestHistoryBound(t *testing.T) {
-	conv := func(n int, text string) []store.Event {
-		var es []store.Event
-		for i := range n {
-			es = append(es, store.Event{Seq: int64(i + 1), Kind: store.KindMessage, Text: text})
-		}
-		return es
-	}
-	one := eventSize(conv(1, "x")[0])
-	hs := newHistory(10 * one)
-	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	hs.put("main", "a", conv(4, "x"), at)
-	hs.put("main", "b", conv(4, "x"), at.Add(time.Second))
-	hs.put("main", "c", conv(4, "x"), at.Add(2*time.Second)) // past the bound: a goes
-	if hs.take("main", "a") != nil || hs.len() != 2 {
-		t.Fatalf("the least lately used kept past the bound; %d kept", hs.len())
-	}
-	hs.put("main", "big", conv(11, "x"), at) // over the bound alone: not kept
-	if hs.take("main", "big") != nil {
-		t.Fatal("a conversation over the bound kept")
-	}
-	hs.put("main", "d", conv(2, "x")[1:], at) // from a window's start, not the first
-	if got := hs.take("main", "d"); len(got) != 1 || got[0].Seq != 2 {
-		t.Fatalf("events from a window's start: took %v", got)
-	}
-	if got := hs.take("main", "b"); len(got) != 4 || hs.take("main", "b") != nil {
-		t.Fatalf("took %d events, then again", len(got))
-	}
-	hs.put("main", "b", conv(4, "x"), at.Add(time.Second))
-	hs.expire(at.Add(2 * time.Second)) // b unused since before: goes; c stays
-	if hs.len() != 1 || hs.take("main", "c") == nil || hs.size != 0 {
-		t.Fatalf("after expiry: %d kept, %d bytes", hs.len(), hs.size)
-	}
-	if none := newHistory(-1); func() bool { none.put("main", "a", conv(1, "x"), at); return none.len() != 0 }() {
-		t.Fatal("a history of no bytes kept one")
-	}
-}
-
 // A conversation's first turn finds it without events, and its first
 // round doesn't read back the message it just wrote: a large prompt is
 // never read back from the store in its own turn.
 func TestFirstTurnReadsNothingBack(t *testing.T) {
 	r, d := readRig(t, 0)
-	r.q.Push(model.Response{Text: "a1"})
+	r.Model.Push(model.Response{Text: "a1"})
 	r.sayOK("telegram:5", "one")
 	d.mu.Lock()
 	got := d.got
@@ -231,7 +192,7 @@ func TestFirstTurnReadsNothingBack(t *testing.T) {
 	if got != 0 {
 		t.Fatalf("the first turn read %d events back (reads from %v), want none", got, d.reads("telegram:5"))
 	}
-	if said := scripted.Said(r.requests("telegram:5")[0]); !strings.Contains(said, "one") {
+	if said := scripted.Said(r.Requests("telegram:5")[0]); !strings.Contains(said, "one") {
 		t.Fatalf("the model wasn't given the message:\n%s", said)
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func BenchmarkMessage(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		thread := "link:bench-" + strconv.Itoa(i/benchTurnsPerThread)
 		start := time.Now()
-		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.url, Key: r.key, Agent: testAgent})
+		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.URL, Key: r.Key, Agent: testAgent})
 		if err != nil {
 			b.Fatal(err)
 		}

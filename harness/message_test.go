@@ -1,8 +1,10 @@
-package harness
+package harness_test
 
 import (
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/harness"
 )
 
 // The header says who's speaking for the owner alone; a message from
@@ -22,7 +24,7 @@ func TestHeaderAndQuoted(t *testing.T) {
 		{"telegram:42", false, "[Mon 30 Nov 2026 10:15 CET, telegram]"},
 		{"default", true, "[Mon 30 Nov 2026 10:15 CET, default, your owner]"},
 	} {
-		if got := Header(at, paris, c.thread, c.owner); got != c.want {
+		if got := harness.Header(at, paris, c.thread, c.owner); got != c.want {
 			t.Errorf("Header(%s, owner %v) = %q, want %q", c.thread, c.owner, got, c.want)
 		}
 	}
@@ -36,7 +38,7 @@ func TestHeaderAndQuoted(t *testing.T) {
 		{"agent:helper", "", 3, "done", "agent:helper wrote, 3 hops away:\n> done"},
 		{"webhook:ci", "", 0, "", "webhook:ci wrote:"},
 	} {
-		if got := Quoted(c.from, c.name, c.hops, c.text); got != c.want {
+		if got := harness.Quoted(c.from, c.name, c.hops, c.text); got != c.want {
 			t.Errorf("Quoted(%s, %q, %d) = %q, want %q", c.from, c.name, c.hops, got, c.want)
 		}
 	}

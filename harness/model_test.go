@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -15,10 +16,10 @@ import (
 // limit is ended there, saying why, and the turn ends.
 func TestAnswerCap(t *testing.T) {
 	const limit = 4096
-	r := newRig(t, func(c *Config) { c.MaxAnswer = limit })
+	r := newRig(t, func(c *harness.Config) { c.MaxAnswer = limit })
 	long := strings.Repeat("word \"quoted\" ", 3000)
-	r.q.Push(model.Response{Text: long})
-	res, x, err := r.say("telegram:8", "say a lot", nil)
+	r.Model.Push(model.Response{Text: long})
+	res, x, err := r.Say("telegram:8", "say a lot", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,13 +31,13 @@ func TestAnswerCap(t *testing.T) {
 		b, _ := json.Marshal(n)
 		wire += len(b)
 	}
-	got := x.text()
-	if wire > limit || !strings.HasSuffix(got, cutNote) || !strings.HasPrefix(long, strings.TrimSuffix(got, cutNote)) || len(got) < limit/4 {
+	got := x.Text()
+	if wire > limit || !strings.HasSuffix(got, harness.CutNote) || !strings.HasPrefix(long, strings.TrimSuffix(got, harness.CutNote)) || len(got) < limit/4 {
 		t.Fatalf("streamed %d bytes on the wire, %d of text: %.80q...", wire, len(got), got)
 	}
-	ev := r.events("telegram:8")
+	ev := r.Events("telegram:8")
 	last := ev[len(ev)-1]
-	if !store.FinalAnswer(last) || !strings.HasSuffix(last.Text, cutNote) {
+	if !store.FinalAnswer(last) || !strings.HasSuffix(last.Text, harness.CutNote) {
 		t.Fatalf("answer event %+v", last)
 	}
 }
@@ -47,37 +48,37 @@ func TestAnswerCap(t *testing.T) {
 // is stored.
 func TestModelSet(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "on claude"}, model.Response{Text: "still"}, model.Response{Text: "gpt"})
-	if _, _, err := r.say("telegram:3", "use the fast one", json.RawMessage(`{"link":{"model":"fast","from":"agent:boss"}}`)); err != nil {
+	r.Model.Push(model.Response{Text: "on claude"}, model.Response{Text: "still"}, model.Response{Text: "gpt"})
+	if _, _, err := r.Say("telegram:3", "use the fast one", json.RawMessage(`{"link":{"model":"fast","from":"agent:boss"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.say("telegram:3", "and now?", nil); err != nil {
+	if _, _, err := r.Say("telegram:3", "and now?", nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs := r.requests("telegram:3")
+	reqs := r.Requests("telegram:3")
 	if len(reqs) != 2 || reqs[0].Model != "anthropic/claude-test" || reqs[1].Model != "anthropic/claude-test" {
 		t.Fatalf("models %q", []string{reqs[0].Model, reqs[1].Model})
 	}
-	ev := r.events("telegram:3")
+	ev := r.Events("telegram:3")
 	if ev[0].Kind != store.KindModelSet || ev[0].Model != "anthropic/claude-test" || ev[0].From != "agent:boss" {
 		t.Fatalf("first event %+v", ev[0])
 	}
 	if ev[2].Model != "anthropic/claude-test" {
 		t.Fatalf("answer made by %q", ev[2].Model)
 	}
-	if _, _, err := r.say("telegram:3", "x", json.RawMessage(`{"link":{"model":"openai/gpt-test"}}`)); err != nil {
+	if _, _, err := r.Say("telegram:3", "x", json.RawMessage(`{"link":{"model":"openai/gpt-test"}}`)); err != nil {
 		t.Fatal(err)
 	}
-	if m := r.requests("telegram:3")[2].Model; m != "openai/gpt-test" {
+	if m := r.Requests("telegram:3")[2].Model; m != "openai/gpt-test" {
 		t.Fatalf("a name: %q", m)
 	}
-	n := len(r.events("telegram:3"))
-	_, _, err := r.say("telegram:3", "y", json.RawMessage(`{"link":{"model":"nope/model"}}`))
+	n := len(r.Events("telegram:3"))
+	_, _, err := r.Say("telegram:3", "y", json.RawMessage(`{"link":{"model":"nope/model"}}`))
 	var rpc *acp.Error
 	if !errors.As(err, &rpc) || rpc.Code != acp.CodeInvalidParams || !strings.Contains(rpc.Message, "model") {
 		t.Fatalf("an unknown model: %v", err)
 	}
-	if len(r.events("telegram:3")) != n {
+	if len(r.Events("telegram:3")) != n {
 		t.Fatal("a refused message was stored")
 	}
 }
@@ -90,12 +91,12 @@ func TestAttachments(t *testing.T) {
 	voice := acp.Block{Type: "audio", MimeType: "audio/ogg", Data: "T2dnUw=="}
 	doc := acp.Block{Type: "resource", Resource: &acp.Resource{URI: "file:///a.pdf", MimeType: "application/pdf", Blob: "JVBERi0="}}
 	note := acp.Block{Type: "resource", Resource: &acp.Resource{URI: "file:///n.txt", MimeType: "text/plain", Text: "the note"}}
-	r.q.Push(model.Response{Text: "seen"}, model.Response{Text: "told"})
+	r.Model.Push(model.Response{Text: "seen"}, model.Response{Text: "told"})
 	// Anthropic's models take images and documents, not audio.
-	if _, _, err := r.say("telegram:11", "look", json.RawMessage(`{"link":{"model":"anthropic/claude-test"}}`), img, voice, doc, note); err != nil {
+	if _, _, err := r.Say("telegram:11", "look", json.RawMessage(`{"link":{"model":"anthropic/claude-test"}}`), img, voice, doc, note); err != nil {
 		t.Fatal(err)
 	}
-	parts := r.requests("telegram:11")[0].Messages[0].Parts
+	parts := r.Requests("telegram:11")[0].Messages[0].Parts
 	kinds := []model.Kind{}
 	for _, p := range parts {
 		kinds = append(kinds, p.Kind)
@@ -105,15 +106,15 @@ func TestAttachments(t *testing.T) {
 		parts[4].Kind != model.KindDocument || parts[4].Data != doc.Resource.Blob || parts[5].Kind != model.KindDocument || parts[5].Text != "the note" {
 		t.Fatalf("parts %v: %+v", kinds, parts)
 	}
-	msg := r.events("telegram:11")[1]
+	msg := r.Events("telegram:11")[1]
 	if len(msg.Parts) != 4 || msg.Parts[0].Type != "image" || msg.Parts[2].Name != "file:///a.pdf" {
 		t.Fatalf("message kept %+v", msg.Parts)
 	}
 	// The offline model takes none: each is told in text.
-	if _, _, err := r.say("telegram:12", "look", nil, img, doc); err != nil {
+	if _, _, err := r.Say("telegram:12", "look", nil, img, doc); err != nil {
 		t.Fatal(err)
 	}
-	parts = r.requests("telegram:12")[0].Messages[0].Parts
+	parts = r.Requests("telegram:12")[0].Messages[0].Parts
 	if len(parts) != 4 || parts[1].Text != "look" || parts[2].Kind != model.KindText || !strings.Contains(parts[2].Text, "image (image/png") || parts[3].Kind != model.KindText || !strings.Contains(parts[3].Text, "document") {
 		t.Fatalf("parts %+v", parts)
 	}
@@ -124,15 +125,15 @@ func TestAttachments(t *testing.T) {
 // kept with the conversation.
 func TestSettingsEachTurn(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "a"}, model.Response{Text: "b"})
-	if _, _, err := r.say("telegram:13", "one", nil); err != nil {
+	r.Model.Push(model.Response{Text: "a"}, model.Response{Text: "b"})
+	if _, _, err := r.Say("telegram:13", "one", nil); err != nil {
 		t.Fatal(err)
 	}
-	r.setSettings(func(s *Settings) { s.Model = "fast" })
-	if _, _, err := r.say("telegram:13", "two", nil); err != nil {
+	r.SetSettings(func(s *harness.Settings) { s.Model = "fast" })
+	if _, _, err := r.Say("telegram:13", "two", nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs := r.requests("telegram:13")
+	reqs := r.Requests("telegram:13")
 	if reqs[0].Model != "offline" || reqs[1].Model != "anthropic/claude-test" {
 		t.Fatalf("models %q, %q", reqs[0].Model, reqs[1].Model)
 	}
@@ -142,15 +143,15 @@ func TestSettingsEachTurn(t *testing.T) {
 // the message isn't taken for one a crash left.
 func TestModelFails(t *testing.T) {
 	r := newRig(t)
-	r.q.Fail(model.ClassifyError(400, `{"error":{"message":"prompt is too long: 300000 tokens"}}`))
-	res, x, err := r.say("telegram:14", "hello", nil)
+	r.Model.Fail(model.ClassifyError(400, `{"error":{"message":"prompt is too long: 300000 tokens"}}`))
+	res, x, err := r.Say("telegram:14", "hello", nil)
 	if err != nil || res.StopReason != acp.StopEndTurn {
 		t.Fatalf("%+v, %v", res, err)
 	}
-	if !strings.Contains(x.text(), "prompt is too long") {
-		t.Fatalf("streamed %q", x.text())
+	if !strings.Contains(x.Text(), "prompt is too long") {
+		t.Fatalf("streamed %q", x.Text())
 	}
-	if ev := r.events("telegram:14"); waiting(ev) {
+	if ev := r.Events("telegram:14"); harness.Waiting(ev) {
 		t.Fatal("the message is left waiting")
 	}
 }

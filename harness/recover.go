@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/lnk-dev/link/contract"
@@ -114,7 +115,7 @@ func (h *Harness) sweepAsync(agent string) {
 			delete(h.sweeping, agent)
 			h.mu.Unlock()
 		}()
-		if err := h.Sweep(ctx, agent); err != nil {
+		if err := h.sweep(ctx, agent, new(sync.WaitGroup)); err != nil {
 			h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "look for unfinished turns", slog.String("agent", agent), slog.String("err", err.Error()))
 		}
 	})
@@ -132,11 +133,21 @@ const sweepWindow = 256
 // Sweep looks through agent's conversations for a turn a crash left
 // unfinished (a message with no answer that makes no call after it, and
 // no lease held) and finishes each in a task of its own, keeping its
-// answer for _link/recover. It returns once the tasks have started. The
-// agent's settings are read once for the sweep, and a log or compact
+// answer for _link/recover. It returns once those turns have ended, their
+// answers kept (they run under the harness's life, not ctx). The agent's
+// settings are read once for the sweep, and a log or compact
 // conversation whose files haven't changed since the last sweep found
 // nothing waiting in it isn't read again (sweepSeen).
 func (h *Harness) Sweep(ctx context.Context, agent string) error {
+	var finishing sync.WaitGroup
+	err := h.sweep(ctx, agent, &finishing)
+	finishing.Wait()
+	return err
+}
+
+// sweep is Sweep but for the wait: it returns once the turns it finishes
+// have started, each counted in finishing.
+func (h *Harness) sweep(ctx context.Context, agent string, finishing *sync.WaitGroup) error {
 	a, err := h.agent(ctx, agent)
 	if err != nil {
 		return err
@@ -198,7 +209,9 @@ func (h *Harness) Sweep(ctx context.Context, agent string) error {
 			errs = append(errs, err)
 			continue
 		}
-		if !h.task(func(ctx context.Context) { h.finish(ctx, c, holder) }) {
+		finishing.Add(1)
+		if !h.task(func(ctx context.Context) { defer finishing.Done(); h.finish(ctx, c, holder) }) {
+			finishing.Done()
 			c.release(ctx, holder)
 		}
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -37,14 +37,14 @@ func crashed(t *testing.T, home, thread string, events ...store.Event) {
 func TestCrashRecovery(t *testing.T) {
 	r := newRig(t)
 	msg := store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:15 UTC, telegram]", Text: "search twice"}
-	crashed(t, r.home, "telegram:1", msg,
+	crashed(t, r.Home, "telegram:1", msg,
 		store.Event{Kind: store.KindAnswer, Calls: []store.ToolCall{{ID: "a", Name: "memory__search", Input: "{}"}, {ID: "b", Name: "memory__write", Input: "{}"}}, Model: "offline", Seen: 1},
 		store.Event{Kind: store.KindToolResult, CallID: "a", Tool: "memory__search", Text: "found it"})
-	crashed(t, r.home, "telegram:2", store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:16 UTC, telegram]", Text: "never answered"})
-	crashed(t, r.home, "telegram:3", msg, store.Event{Kind: store.KindAnswer, Text: "answered", Seen: 1})
-	r.q.Push(model.Response{Text: "finished after the crash"}, model.Response{Text: "finished after the crash"})
-	r.h.Start(testAgent)
-	r.h.waitTasks() // the sweep, and the turns it finished
+	crashed(t, r.Home, "telegram:2", store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:16 UTC, telegram]", Text: "never answered"})
+	crashed(t, r.Home, "telegram:3", msg, store.Event{Kind: store.KindAnswer, Text: "answered", Seen: 1})
+	r.Model.Push(model.Response{Text: "finished after the crash"}, model.Response{Text: "finished after the crash"})
+	r.Harness.Start(testAgent)
+	r.Harness.WaitTasks() // the sweep, and the turns it finished
 
 	got := map[string]string{}
 	for _, a := range r.recover(t, map[string]any{}).Answers {
@@ -54,10 +54,10 @@ func TestCrashRecovery(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("handed over (-want +got):\n%s", diff)
 	}
-	if r.tools.total() != 0 {
-		t.Fatalf("%d calls made again", r.tools.total())
+	if r.Tools.Total() != 0 {
+		t.Fatalf("%d calls made again", r.Tools.Total())
 	}
-	req := r.requests("telegram:1")
+	req := r.Requests("telegram:1")
 	if len(req) != 1 {
 		t.Fatalf("%d model calls", len(req))
 	}
@@ -69,19 +69,19 @@ func TestCrashRecovery(t *testing.T) {
 	if len(results) != 2 || results[0].ID != "a" || results[1].ID != "b" || !results[1].IsError {
 		t.Fatalf("the calls' answers %+v", results)
 	}
-	if len(r.requests("telegram:3")) != 0 {
+	if len(r.Requests("telegram:3")) != 0 {
 		t.Fatal("an answered conversation was answered again")
 	}
-	ev := r.events("telegram:1")
+	ev := r.Events("telegram:1")
 	if count(ev, isKind(store.KindToolResult)) != 1 || !store.FinalAnswer(ev[len(ev)-1]) {
 		t.Fatalf("events after %+v", ev)
 	}
 	// Swept again, nothing is left to finish.
-	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
+	if err := r.Harness.Sweep(t.Context(), testAgent); err != nil {
 		t.Fatal(err)
 	}
-	r.h.waitTasks()
-	if n := len(r.q.Requests()); n != 2 {
+	r.Harness.WaitTasks() // and the sweep the recover started
+	if n := len(r.Model.Requests()); n != 2 {
 		t.Fatalf("%d model calls after a second sweep", n)
 	}
 }
@@ -90,16 +90,15 @@ func TestCrashRecovery(t *testing.T) {
 // finishes only turns nobody runs.
 func TestSweepLeavesHeld(t *testing.T) {
 	r := newRig(t)
-	crashed(t, r.home, "telegram:4", store.Event{Kind: store.KindMessage, Text: "running elsewhere"})
-	p, _ := store.For(r.home, testAgent)
+	crashed(t, r.Home, "telegram:4", store.Event{Kind: store.KindMessage, Text: "running elsewhere"})
+	p, _ := store.For(r.Home, testAgent)
 	if _, err := log.Open(p.Chats()).Lease(t.Context(), "telegram:4", "another-process", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
+	if err := r.Harness.Sweep(t.Context(), testAgent); err != nil {
 		t.Fatal(err)
 	}
-	r.h.waitTasks()
-	if n := len(r.q.Requests()); n != 0 {
+	if n := len(r.Model.Requests()); n != 0 {
 		t.Fatalf("a turn another process runs was taken: %d calls", n)
 	}
 }

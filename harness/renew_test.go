@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -29,7 +30,7 @@ func TestLeaseRenewed(t *testing.T) {
 	const ttl = 3 * time.Second
 	clock := &timers{}
 	counter := &leaseCounter{}
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *harness.Config) {
 		c.LeaseTTL = ttl
 		c.AfterFunc = clock.AfterFunc
 		c.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
@@ -39,14 +40,14 @@ func TestLeaseRenewed(t *testing.T) {
 			return d, err
 		}
 	})
-	r.q.Push(model.Response{Text: "took a while"})
-	reached, release := r.holdNext()
+	r.Model.Push(model.Response{Text: "took a while"})
+	reached, release := r.HoldNext()
 	defer release()
 	done, _ := r.promptAsync("telegram:3", "slow, please")
 	<-reached
 	for i := range 3 {
 		before := counter.n.Load()
-		if n := clock.fire(ttl / 3); n != 1 {
+		if n := clock.Fire(ttl / 3); n != 1 {
 			t.Fatalf("renewal %d: %d timers of a third of the lease armed, want 1", i, n)
 		}
 		if got := counter.n.Load() - before; got != 1 {
@@ -58,7 +59,7 @@ func TestLeaseRenewed(t *testing.T) {
 		t.Fatal(res.err)
 	}
 	before := counter.n.Load()
-	if n := clock.fire(ttl / 3); n != 0 {
+	if n := clock.Fire(ttl / 3); n != 0 {
 		t.Fatalf("%d renewals armed after the turn", n)
 	}
 	if got := counter.n.Load(); got != before {

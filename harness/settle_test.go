@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
@@ -22,7 +23,7 @@ func held(t *testing.T, r *rig, thread string, seq int64, at time.Time, text str
 		t.Fatal(err)
 	}
 	k := delivery.Answer{ID: id, Thread: thread, Text: text, Seq: seq, EventTime: at}
-	if err := r.answers().Hold(t.Context(), k, false); err != nil {
+	if err := r.Answers().Hold(t.Context(), k, false); err != nil {
 		t.Fatal(err)
 	}
 	return id
@@ -47,7 +48,7 @@ func stored(t *testing.T, home, thread string, events ...store.Event) {
 // isHeld says whether the answer id is still held while it is sent.
 func isHeld(t *testing.T, r *rig, id string) bool {
 	t.Helper()
-	all, err := r.answers().Sending(t.Context())
+	all, err := r.Answers().Sending(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +71,7 @@ func handedOver(t *testing.T, r *rig, what string, pred func(all []string) bool)
 		for _, a := range r.recover(t, map[string]any{}).Answers {
 			all = append(all, a.Text)
 		}
-		r.h.waitTasks()
+		r.Harness.WaitTasks()
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for ask(); !pred(all); ask() {
@@ -97,15 +98,15 @@ func TestHeldWithoutEvent(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t)
 			const thread = "telegram:21"
-			stored(t, r.home, thread, store.Event{Seq: 1, Time: time.Now().UTC(), Kind: store.KindMessage, Text: "hi"})
+			stored(t, r.Home, thread, store.Event{Seq: 1, Time: time.Now().UTC(), Kind: store.KindMessage, Text: "hi"})
 			if tc.lease > 0 {
-				p, _ := store.For(r.home, testAgent)
+				p, _ := store.For(r.Home, testAgent)
 				if _, err := log.Open(p.Chats()).Lease(t.Context(), thread, "killed-process", tc.lease); err != nil {
 					t.Fatal(err)
 				}
 			}
 			id := held(t, r, thread, 2, time.Now().UTC(), "never stored")
-			r.q.Push(model.Response{Text: "finished by the sweep"})
+			r.Model.Push(model.Response{Text: "finished by the sweep"})
 			for _, a := range r.recover(t, map[string]any{}).Answers {
 				if a.Text == "never stored" {
 					t.Fatalf("recovered %+v: the held answer never stored", a)
@@ -120,7 +121,7 @@ func TestHeldWithoutEvent(t *testing.T) {
 			if len(all) != 1 || all[0] != "finished by the sweep" {
 				t.Fatalf("handed over %q: want the sweep's answer once", all)
 			}
-			ev := r.events(thread)
+			ev := r.Events(thread)
 			if len(ev) != 2 || ev[1].Text != "finished by the sweep" {
 				t.Fatalf("events %+v", ev)
 			}
@@ -135,7 +136,7 @@ func TestHeldWithEvent(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:22"
 	at := time.Now().UTC()
-	stored(t, r.home, thread,
+	stored(t, r.Home, thread,
 		store.Event{Seq: 1, Time: at.Add(-time.Second), Kind: store.KindMessage, Text: "hi"},
 		store.Event{Seq: 2, Time: at, Kind: store.KindAnswer, Text: "stored, never told", Seen: 1})
 	id := held(t, r, thread, 2, at, "stored, never told")
@@ -146,11 +147,10 @@ func TestHeldWithEvent(t *testing.T) {
 	if isHeld(t, r, id) {
 		t.Error("still held after it was handed over")
 	}
-	if err := r.h.Sweep(t.Context(), testAgent); err != nil {
+	if err := r.Harness.Sweep(t.Context(), testAgent); err != nil {
 		t.Fatal(err)
 	}
-	r.h.waitTasks()
-	if n := len(r.q.Requests()); n != 0 {
+	if n := len(r.Model.Requests()); n != 0 {
 		t.Fatalf("the sweep answered again: %d model calls", n)
 	}
 	if got := r.recover(t, map[string]any{}).Answers; len(got) != 0 {
@@ -163,10 +163,10 @@ func TestHeldWithEvent(t *testing.T) {
 func TestHeldNumberTaken(t *testing.T) {
 	r := newRig(t)
 	at := time.Now().UTC()
-	stored(t, r.home, "telegram:23",
+	stored(t, r.Home, "telegram:23",
 		store.Event{Seq: 1, Time: at.Add(-time.Second), Kind: store.KindMessage, Text: "hi"},
 		store.Event{Seq: 2, Time: at, Kind: store.KindAnswer, Text: "another turn's", Seen: 1})
-	stored(t, r.home, "telegram:24",
+	stored(t, r.Home, "telegram:24",
 		store.Event{Seq: 1, Time: at.Add(-time.Second), Kind: store.KindMessage, Text: "hi"},
 		store.Event{Seq: 2, Time: at, Kind: store.KindModelSet, Model: "offline"},
 		store.Event{Seq: 3, Time: at.Add(time.Second), Kind: store.KindAnswer, Text: "answered", Seen: 2})
@@ -189,10 +189,10 @@ func TestHeldNumberTaken(t *testing.T) {
 // turn stored its own answer at the number, the held answer is let go.
 func TestHeldLiveElsewhere(t *testing.T) {
 	r := newRig(t)
-	other := newRig(t, func(c *Config) { c.Home = r.home })
+	other := newRig(t, func(c *harness.Config) { c.Home = r.Home })
 	const thread = "telegram:25"
-	other.q.Push(model.Response{Text: "the live turn's"})
-	reached, release := other.holdNext()
+	other.Model.Push(model.Response{Text: "the live turn's"})
+	reached, release := other.HoldNext()
 	defer release()
 	type result struct {
 		ans acp.Answer
@@ -200,7 +200,7 @@ func TestHeldLiveElsewhere(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ans, err := other.h.Prompt(context.Background(), acp.Prompt{Agent: testAgent, Thread: thread, Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
+		ans, err := other.Harness.Prompt(context.Background(), acp.Prompt{Agent: testAgent, Thread: thread, Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
 		done <- result{ans, err}
 	}()
 	select {
@@ -229,7 +229,7 @@ func TestHeldLiveElsewhere(t *testing.T) {
 	if isHeld(t, r, id) {
 		t.Error("the held answer is still there after another answer took its number")
 	}
-	if n := len(r.q.Requests()); n != 0 {
+	if n := len(r.Model.Requests()); n != 0 {
 		t.Errorf("the first harness answered too: %d model calls", n)
 	}
 }
@@ -240,8 +240,8 @@ func TestHeldLiveElsewhere(t *testing.T) {
 func TestHeldNamesItsEvent(t *testing.T) {
 	r := newRig(t)
 	const thread = "telegram:26"
-	r.q.Push(model.Response{Text: "after a retry"})
-	reached, release := r.holdNext()
+	r.Model.Push(model.Response{Text: "after a retry"})
+	reached, release := r.HoldNext()
 	defer release()
 	type result struct {
 		ans acp.Answer
@@ -249,7 +249,7 @@ func TestHeldNamesItsEvent(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		ans, err := r.h.Prompt(context.Background(), acp.Prompt{Agent: testAgent, Thread: thread, Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
+		ans, err := r.Harness.Prompt(context.Background(), acp.Prompt{Agent: testAgent, Thread: thread, Blocks: []acp.Block{{Type: "text", Text: "hi"}}}, &textStream{})
 		done <- result{ans, err}
 	}()
 	select {
@@ -258,17 +258,17 @@ func TestHeldNamesItsEvent(t *testing.T) {
 		t.Fatal("the turn never reached the model")
 	}
 	// Number 2 taken by another writer while the model answers.
-	stored(t, r.home, thread, store.Event{Seq: 2, Time: time.Now().UTC(), Kind: store.KindModelSet, Model: "offline"})
+	stored(t, r.Home, thread, store.Event{Seq: 2, Time: time.Now().UTC(), Kind: store.KindModelSet, Model: "offline"})
 	release()
 	res := <-done
 	if res.err != nil || res.ans.Delivered == nil {
 		t.Fatalf("prompt: %+v, %v", res.ans, res.err)
 	}
-	ev := r.events(thread)
+	ev := r.Events(thread)
 	if len(ev) != 3 || ev[2].Kind != store.KindAnswer {
 		t.Fatalf("events %+v", ev)
 	}
-	all, err := r.answers().Sending(t.Context())
+	all, err := r.Answers().Sending(t.Context())
 	if err != nil || len(all) != 1 {
 		t.Fatalf("held %+v, %v: want one", all, err)
 	}
@@ -276,7 +276,7 @@ func TestHeldNamesItsEvent(t *testing.T) {
 		t.Fatalf("kept %+v: want event 3 at %v", k, ev[2].Time)
 	}
 	res.ans.Delivered()
-	if all, err := r.answers().Sending(t.Context()); err != nil || len(all) != 0 {
+	if all, err := r.Answers().Sending(t.Context()); err != nil || len(all) != 0 {
 		t.Fatalf("held after delivered %+v, %v", all, err)
 	}
 }

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -15,13 +16,13 @@ import (
 
 // promptAsync sends a message and returns a channel of its answer.
 func (r *rig) promptAsync(thread, text string) (<-chan result, *exchange) {
-	ctx, cancel := context.WithTimeout(r.t.Context(), 20*time.Second)
-	x := r.dial(ctx, thread)
+	ctx, cancel := context.WithTimeout(r.T.Context(), 20*time.Second)
+	x := r.Dial(ctx, thread)
 	out := make(chan result, 1)
 	go func() {
 		defer cancel()
-		defer x.c.Close()
-		res, err := x.c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
+		defer x.Client.Close()
+		res, err := x.Client.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
 		out <- result{res, err}
 	}()
 	return out, x
@@ -51,11 +52,11 @@ func wait(t *testing.T, ch <-chan result) acp.PromptResult {
 // answer answers both.
 func TestSteer(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "looking", Calls: []model.ToolCall{{Name: "memory__search"}}}, model.Response{Text: "both done"})
-	reached, release := r.holdNext()
+	r.Model.Push(model.Response{Text: "looking", Calls: []model.ToolCall{{Name: "memory__search"}}}, model.Response{Text: "both done"})
+	reached, release := r.HoldNext()
 	first, x := r.promptAsync("telegram:5", "find my keys")
 	<-reached
-	res, _, err := r.say("telegram:5", "and my wallet", nil)
+	res, _, err := r.Say("telegram:5", "and my wallet", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,19 +68,19 @@ func TestSteer(t *testing.T) {
 	if got.Steered() || got.StopReason != acp.StopEndTurn {
 		t.Fatalf("the turn's answer %+v", got)
 	}
-	reqs := r.requests("telegram:5")
+	reqs := r.Requests("telegram:5")
 	if len(reqs) != 2 || strings.Contains(scripted.Said(reqs[0]), "wallet") || !strings.Contains(scripted.Said(reqs[1]), "and my wallet") {
 		t.Fatalf("the model didn't see the message at the next round: %d calls", len(reqs))
 	}
-	ev := r.events("telegram:5")
+	ev := r.Events("telegram:5")
 	if n := count(ev, store.FinalAnswer); n != 1 {
 		t.Fatalf("%d answers, want one", n)
 	}
 	if n := count(ev, func(e store.Event) bool { return e.Kind == store.KindMessage && e.Steered }); n != 1 {
 		t.Fatalf("%d steered messages", n)
 	}
-	if x.text() != "looking\n\nboth done" {
-		t.Fatalf("streamed %q", x.text())
+	if x.Text() != "looking\n\nboth done" {
+		t.Fatalf("streamed %q", x.Text())
 	}
 	// The message joined while the model answered, unseen by it, so it is
 	// read after that answer: after its call's result.
@@ -87,7 +88,7 @@ func TestSteer(t *testing.T) {
 	if len(msgs) != 3 || msgs[2].Parts[0].Kind != model.KindToolResult || len(msgs[2].Parts) != 3 || !strings.HasPrefix(msgs[2].Parts[1].Text, "[") || msgs[2].Parts[2].Text != "and my wallet" {
 		t.Fatalf("messages %+v", msgs)
 	}
-	if ev[2].Seen != 1 || !waiting(ev[:len(ev)-1]) || waiting(ev) {
+	if ev[2].Seen != 1 || !harness.Waiting(ev[:len(ev)-1]) || harness.Waiting(ev) {
 		t.Fatalf("answers don't say what they saw: %+v", ev)
 	}
 }
@@ -96,24 +97,24 @@ func TestSteer(t *testing.T) {
 // answering without calls) is still seen: the model is asked again, even
 // past the last round of calls.
 func TestSteerPastLastRound(t *testing.T) {
-	r := newRig(t, func(c *Config) { c.MaxRounds = 1 })
-	r.q.Push(model.Response{Calls: []model.ToolCall{{Name: "memory__search"}}}, model.Response{Text: "first"}, model.Response{Text: "second"})
+	r := newRig(t, func(c *harness.Config) { c.MaxRounds = 1 })
+	r.Model.Push(model.Response{Calls: []model.ToolCall{{Name: "memory__search"}}}, model.Response{Text: "first"}, model.Response{Text: "second"})
 	// Hold the second call, the one told to call nothing.
-	reached, release := r.holdCall(2)
+	reached, release := r.HoldCall(2)
 	first, x := r.promptAsync("telegram:6", "one")
 	<-reached
-	res, _, err := r.say("telegram:6", "two", nil)
+	res, _, err := r.Say("telegram:6", "two", nil)
 	if err != nil || !res.Steered() {
 		t.Fatalf("%+v, %v", res, err)
 	}
 	release()
 	wait(t, first)
-	reqs := r.requests("telegram:6")
+	reqs := r.Requests("telegram:6")
 	if len(reqs) != 3 || reqs[2].ToolChoice != model.ToolNone || !strings.Contains(scripted.Said(reqs[2]), "two") {
 		t.Fatalf("%d calls; the last %+v", len(reqs), reqs[len(reqs)-1].ToolChoice)
 	}
-	if x.text() != "first\n\nsecond" {
-		t.Fatalf("streamed %q", x.text())
+	if x.Text() != "first\n\nsecond" {
+		t.Fatalf("streamed %q", x.Text())
 	}
 }
 
@@ -123,14 +124,14 @@ func TestSteerPastLastRound(t *testing.T) {
 func TestCallerGone(t *testing.T) {
 	for _, twoPhase := range []bool{false, true} {
 		r := newRig(t)
-		r.q.Push(model.Response{Text: "answered after you left"})
-		reached, release := r.holdNext()
+		r.Model.Push(model.Response{Text: "answered after you left"})
+		reached, release := r.HoldNext()
 		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		x := r.dial(ctx, "telegram:9")
-		go x.c.Prompt(ctx, "telegram:9", []acp.Block{{Type: "text", Text: "slow one"}}, nil)
-		<-x.taken
+		x := r.Dial(ctx, "telegram:9")
+		go x.Client.Prompt(ctx, "telegram:9", []acp.Block{{Type: "text", Text: "slow one"}}, nil)
+		<-x.Taken
 		<-reached
-		x.c.Close()
+		x.Client.Close()
 		release()
 		cancel()
 		ans := r.recoverWait(t, twoPhase, "telegram:9")
@@ -152,7 +153,7 @@ func TestCallerGone(t *testing.T) {
 		if after := r.recover(t, map[string]any{}); len(after.Answers) != 0 {
 			t.Fatalf("handed over twice: %+v", after)
 		}
-		if n := count(r.events("telegram:9"), store.FinalAnswer); n != 1 {
+		if n := count(r.Events("telegram:9"), store.FinalAnswer); n != 1 {
 			t.Fatalf("%d answers", n)
 		}
 	}
@@ -163,9 +164,9 @@ func (r *rig) recover(t *testing.T, params any) recoverResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	x := r.dial(ctx, "default")
-	defer x.c.Close()
-	raw, err := x.c.Conn().Call(ctx, "_link/recover", params)
+	x := r.Dial(ctx, "default")
+	defer x.Client.Close()
+	raw, err := x.Client.Conn().Call(ctx, "_link/recover", params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,12 +206,12 @@ func (r *rig) recoverWait(t *testing.T, twoPhase bool, thread string) struct{ ID
 // after it was sent, left kept by a single-phase recover.
 func TestSteerLinkThread(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "the list is long"}, model.Response{Text: "and the other"})
-	reached, release := r.holdNext()
+	r.Model.Push(model.Response{Text: "the list is long"}, model.Response{Text: "and the other"})
+	reached, release := r.HoldNext()
 	first, _ := r.promptAsync("link:notes", "read me the list")
 	<-reached
 	sent := time.Now()
-	res, _, err := r.say("link:notes", "and the other list", nil)
+	res, _, err := r.Say("link:notes", "and the other list", nil)
 	if err != nil || !res.Steered() {
 		t.Fatalf("%+v, %v", res, err)
 	}
@@ -219,7 +220,7 @@ func TestSteerLinkThread(t *testing.T) {
 	if got := r.recover(t, map[string]any{}); len(got.Answers) != 0 {
 		t.Fatalf("a single-phase recover took %+v", got)
 	}
-	k, ok, err := r.answers().TakeAfter(t.Context(), "link:notes", sent)
+	k, ok, err := r.Answers().TakeAfter(t.Context(), "link:notes", sent)
 	if err != nil || !ok || k.Text != "the list is long\n\nand the other" {
 		t.Fatalf("kept for the message: %+v, %v, %v", k, ok, err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -8,7 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -32,13 +33,7 @@ func BenchmarkSweep(b *testing.B) {
 	for i := range sweepThreads {
 		writeAnswered(b, p, fmt.Sprintf("telegram:%d", i+1), sweepEvents, old)
 	}
-	h, err := New(Config{
-		Home:     home,
-		Drivers:  testDrivers,
-		Settings: func(context.Context, store.Paths) (Settings, error) { return Settings{Model: "offline"}, nil },
-		Route:    func(name string) (model.Route, error) { return model.Route{Provider: "offline", APIModel: name}, nil },
-		Provider: func(model.Route) (model.Provider, error) { return offlineNow{}, nil },
-	})
+	h, err := harness.New(harnesstest.Config(home, offlineNow{}, harness.Settings{Model: "offline"}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
@@ -46,7 +47,7 @@ func (c *countingConvs) got(thread string) int {
 func sweepRig(t *testing.T) (*rig, *countingConvs) {
 	t.Helper()
 	counted := &countingConvs{reads: map[string]int{}}
-	r := newRig(t, func(cfg *Config) {
+	r := newRig(t, func(cfg *harness.Config) {
 		cfg.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
 			counted.Conversations = log.Open(p.Chats())
 			return map[string]store.Conversations{store.Log: counted, store.Compact: compact.Open(p.Chats())}, nil
@@ -59,7 +60,7 @@ func sweepRig(t *testing.T) (*rig, *countingConvs) {
 // first sweep only; one that changed is read again.
 func TestSweepSkipsUnchanged(t *testing.T) {
 	r, counted := sweepRig(t)
-	p, err := store.For(r.home, testAgent)
+	p, err := store.For(r.Home, testAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestSweepSkipsUnchanged(t *testing.T) {
 	writeAnswered(t, p, "telegram:3", 40, time.Now()) // just changed: not trusted yet
 	ctx := t.Context()
 	for range 3 {
-		if err := r.h.Sweep(ctx, testAgent); err != nil {
+		if err := r.Harness.Sweep(ctx, testAgent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -86,13 +87,13 @@ func TestSweepSkipsUnchanged(t *testing.T) {
 	if err := log.Open(p.Chats()).Append(ctx, "telegram:2", store.Event{Seq: 42, Time: time.Now().UTC(), Kind: store.KindAnswer, Text: "y", Seen: 41}); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.h.Sweep(ctx, testAgent); err != nil {
+	if err := r.Harness.Sweep(ctx, testAgent); err != nil {
 		t.Fatal(err)
 	}
 	if n := counted.got("telegram:2"); n != 2 {
 		t.Fatalf("a changed conversation read %d times, want 2", n)
 	}
-	if len(r.requests("telegram:1"))+len(r.requests("telegram:2"))+len(r.requests("telegram:3")) != 0 {
+	if len(r.Requests("telegram:1"))+len(r.Requests("telegram:2"))+len(r.Requests("telegram:3")) != 0 {
 		t.Fatal("an answered conversation was answered")
 	}
 }
@@ -101,7 +102,7 @@ func TestSweepSkipsUnchanged(t *testing.T) {
 // conversation as settled, is found and finished by the next sweep.
 func TestSweepFindsAppendedAfterSettled(t *testing.T) {
 	r, counted := sweepRig(t)
-	p, err := store.For(r.home, testAgent)
+	p, err := store.For(r.Home, testAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestSweepFindsAppendedAfterSettled(t *testing.T) {
 	writeAnswered(t, p, thread, 40, time.Now().Add(-time.Minute))
 	ctx := t.Context()
 	for range 2 {
-		if err := r.h.Sweep(ctx, testAgent); err != nil {
+		if err := r.Harness.Sweep(ctx, testAgent); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -120,16 +121,16 @@ func TestSweepFindsAppendedAfterSettled(t *testing.T) {
 	if err := log.Open(p.Chats()).Append(ctx, thread, msg); err != nil {
 		t.Fatal(err)
 	}
-	r.q.Push(model.Response{Text: "finished after the crash"})
-	if err := r.h.Sweep(ctx, testAgent); err != nil {
+	r.Model.Push(model.Response{Text: "finished after the crash"})
+	if err := r.Harness.Sweep(ctx, testAgent); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the waiting message answered", func() bool {
-		ev := r.events(thread)
-		last := ev[len(ev)-1]
-		return len(ev) > 41 && store.FinalAnswer(last) && last.Text == "finished after the crash"
-	})
-	if n := len(r.requests(thread)); n != 1 {
+	// Sweep returns once the turns it finished have ended.
+	ev := r.Events(thread)
+	if last := ev[len(ev)-1]; len(ev) <= 41 || !store.FinalAnswer(last) || last.Text != "finished after the crash" {
+		t.Fatalf("the waiting message not answered when the sweep returned: %+v", last)
+	}
+	if n := len(r.Requests(thread)); n != 1 {
 		t.Fatalf("%d model calls", n)
 	}
 }

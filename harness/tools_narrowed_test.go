@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"google.golang.org/api/option"
 
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
@@ -54,10 +55,10 @@ func gcsDrivers(t *testing.T) func(p store.Paths) (map[string]store.Conversation
 // offered are the names of the tools the model was offered in thread's
 // last request.
 func (r *rig) offered(thread string) []string {
-	r.t.Helper()
-	reqs := r.requests(thread)
+	r.T.Helper()
+	reqs := r.Requests(thread)
 	if len(reqs) == 0 {
-		r.t.Fatalf("no request in %s", thread)
+		r.T.Fatalf("no request in %s", thread)
 	}
 	var out []string
 	for _, tl := range reqs[len(reqs)-1].Tools {
@@ -74,18 +75,18 @@ func (r *rig) offered(thread string) []string {
 // (a conversation converted since) goes into the bucket's.
 func TestToolsKeptOffMachine(t *testing.T) {
 	drivers := gcsDrivers(t)
-	gcsKept := func(s *Settings) { s.Conversations = "gcs" }
-	r := newRig(t, func(c *Config) { c.Drivers = drivers })
-	r.setSettings(gcsKept)
+	gcsKept := func(s *harness.Settings) { s.Conversations = "gcs" }
+	r := newRig(t, func(c *harness.Config) { c.Drivers = drivers })
+	r.SetSettings(gcsKept)
 	const thread = "link:task-1"
-	r.q.Push(model.Response{Text: "one"}, model.Response{Text: "two"})
-	if _, _, err := r.say(thread, "first", json.RawMessage(`{"link":{"tools":["memory__search","web__fetch","run__start"]}}`)); err != nil {
+	r.Model.Push(model.Response{Text: "one"}, model.Response{Text: "two"})
+	if _, _, err := r.Say(thread, "first", json.RawMessage(`{"link":{"tools":["memory__search","web__fetch","run__start"]}}`)); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := r.offered(thread), []string{"memory__search", "web__fetch"}; !slices.Equal(got, want) {
 		t.Fatalf("first message offered %v, want %v", got, want)
 	}
-	p, err := store.For(r.home, testAgent)
+	p, err := store.For(r.Home, testAgent)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,38 +98,38 @@ func TestToolsKeptOffMachine(t *testing.T) {
 		t.Fatalf("tools.json on the machine: %v, want none", err)
 	}
 	// An older narrowing kept in the folder narrows the bucket's.
-	if _, err := r.folders().NarrowTools(t.Context(), thread, &[]string{"memory__search", "web__fetch", "memory__write"}); err != nil {
+	if _, err := r.Folders().NarrowTools(t.Context(), thread, &[]string{"memory__search", "web__fetch", "memory__write"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.folders().NarrowTools(t.Context(), thread, &[]string{"web__fetch", "run__start"}); err != nil {
+	if _, err := r.Folders().NarrowTools(t.Context(), thread, &[]string{"web__fetch", "run__start"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := r.say(thread, "second", nil); err != nil {
+	if _, _, err := r.Say(thread, "second", nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := r.offered(thread), []string{"web__fetch"}; !slices.Equal(got, want) {
 		t.Fatalf("second message offered %v, want %v", got, want)
 	}
-	r.close()
+	r.Close()
 
 	// The machine sleeps and wakes with its disk emptied.
 	if err := os.RemoveAll(p.Chats()); err != nil {
 		t.Fatal(err)
 	}
-	woken := newRig(t, func(c *Config) { c.Home = r.home; c.Drivers = drivers })
-	woken.home = r.home
-	woken.setSettings(gcsKept)
-	woken.q.Push(model.Response{Text: "three"}, model.Response{Text: "four"})
-	if _, _, err := woken.say(thread, "after the sleep", nil); err != nil {
+	woken := newRig(t, func(c *harness.Config) { c.Home = r.Home; c.Drivers = drivers })
+	woken.Home = r.Home
+	woken.SetSettings(gcsKept)
+	woken.Model.Push(model.Response{Text: "three"}, model.Response{Text: "four"})
+	if _, _, err := woken.Say(thread, "after the sleep", nil); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := woken.offered(thread), []string{"web__fetch"}; !slices.Equal(got, want) {
 		t.Fatalf("after the sleep offered %v, want %v", got, want)
 	}
-	if msgs := woken.requests(thread)[0].Messages; len(msgs) < 3 {
+	if msgs := woken.Requests(thread)[0].Messages; len(msgs) < 3 {
 		t.Fatalf("after the sleep the model saw %d messages, want the conversation's from the bucket", len(msgs))
 	}
-	if _, _, err := woken.say(thread, "wider", json.RawMessage(`{"link":{"tools":["memory__search","memory__write","web__fetch"]}}`)); err != nil {
+	if _, _, err := woken.Say(thread, "wider", json.RawMessage(`{"link":{"tools":["memory__search","memory__write","web__fetch"]}}`)); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := woken.offered(thread), []string{"web__fetch"}; !slices.Equal(got, want) {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package harness
+package harness_test
 
 import (
 	"context"
@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
-	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/model/scripted"
-	"github.com/lnk-dev/link/store"
 )
 
 // promptTurnsPerThread is how many messages a conversation of
@@ -29,13 +29,7 @@ const promptTurnsPerThread = 32
 // system) per message, which other work on a shared machine disturbs
 // less than the times.
 func BenchmarkPrompt(b *testing.B) {
-	h, err := New(Config{
-		Home:     b.TempDir(),
-		Drivers:  testDrivers,
-		Settings: func(context.Context, store.Paths) (Settings, error) { return Settings{Model: "offline"}, nil },
-		Route:    func(name string) (model.Route, error) { return model.Route{Provider: "offline", APIModel: name}, nil },
-		Provider: func(model.Route) (model.Provider, error) { return scripted.Offline{Why: "bench"}, nil },
-	})
+	h, err := harness.New(harnesstest.Config(b.TempDir(), scripted.Offline{Why: "bench"}, harness.Settings{Model: "offline"}))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -14,7 +15,7 @@ import (
 // endHook is a Tools that runs a function the first time a turn ends,
 // with the turn's lease still held.
 type endHook struct {
-	Tools
+	harness.Tools
 	once sync.Once
 	fn   func()
 }
@@ -30,18 +31,18 @@ func (e *endHook) EndTurn(ctx context.Context, agent string) {
 // the look it takes once the lease is let go.
 func TestJoinAfterLastAnswer(t *testing.T) {
 	hook := &endHook{}
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *harness.Config) {
 		hook.Tools = c.Tools
 		c.Tools = hook
 	})
 	var joined error
 	var steered bool
 	hook.fn = func() {
-		res, _, err := r.say("telegram:8", "two", nil)
+		res, _, err := r.Say("telegram:8", "two", nil)
 		joined, steered = err, res.Steered()
 	}
-	r.q.Push(model.Response{Text: "first"}, model.Response{Text: "second"})
-	res, x, err := r.say("telegram:8", "one", nil)
+	r.Model.Push(model.Response{Text: "first"}, model.Response{Text: "second"})
+	res, x, err := r.Say("telegram:8", "one", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,18 +52,18 @@ func TestJoinAfterLastAnswer(t *testing.T) {
 	if res.Steered() {
 		t.Fatalf("the turn's answer %+v", res)
 	}
-	reqs := r.requests("telegram:8")
+	reqs := r.Requests("telegram:8")
 	if len(reqs) != 2 || strings.Contains(scripted.Said(reqs[0]), "two") || !strings.Contains(scripted.Said(reqs[1]), "two") {
 		t.Fatalf("%d calls of the model; want the second to see the message that joined", len(reqs))
 	}
-	if x.text() != "first\n\nsecond" {
-		t.Fatalf("streamed %q", x.text())
+	if x.Text() != "first\n\nsecond" {
+		t.Fatalf("streamed %q", x.Text())
 	}
-	ev := r.events("telegram:8")
+	ev := r.Events("telegram:8")
 	if n := count(ev, store.FinalAnswer); n != 2 {
 		t.Fatalf("%d answers, want 2", n)
 	}
-	if waiting(ev) {
+	if harness.Waiting(ev) {
 		t.Fatal("the message that joined is still waiting")
 	}
 	for i, e := range ev {

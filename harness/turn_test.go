@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -17,9 +18,9 @@ import (
 // the message with its header, the answer with what the provider said.
 func TestTurn(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "The dentist at 09:30.", Thinking: []model.Thinking{{Text: "look it up", Signature: "sig"}}, Usage: model.Usage{In: 120, Out: 9, CacheRead: 100}, CostUSD: 0.002})
+	r.Model.Push(model.Response{Text: "The dentist at 09:30.", Thinking: []model.Thinking{{Text: "look it up", Signature: "sig"}}, Usage: model.Usage{In: 120, Out: 9, CacheRead: 100}, CostUSD: 0.002})
 	before := time.Now()
-	res, x, err := r.say("telegram:42", "What's on tomorrow?", nil)
+	res, x, err := r.Say("telegram:42", "What's on tomorrow?", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,10 +31,10 @@ func TestTurn(t *testing.T) {
 	if len(notes) < 2 || notes[0].Method != contract.MethodTaken {
 		t.Fatalf("notifications %+v: _link/taken doesn't come first", notes)
 	}
-	if got := x.text(); got != "The dentist at 09:30." {
+	if got := x.Text(); got != "The dentist at 09:30." {
 		t.Fatalf("streamed %q", got)
 	}
-	ev := r.events("telegram:42")
+	ev := r.Events("telegram:42")
 	if len(ev) != 2 {
 		t.Fatalf("%d events, want the message and the answer: %+v", len(ev), ev)
 	}
@@ -53,17 +54,17 @@ func TestTurn(t *testing.T) {
 		}
 	}
 	// The model was given the header and the message, each a text part.
-	reqs := r.requests("telegram:42")
+	reqs := r.Requests("telegram:42")
 	if len(reqs) != 1 || len(reqs[0].Messages[0].Parts) != 2 || reqs[0].Messages[0].Parts[0].Text != msg.Header ||
-		reqs[0].Messages[0].Parts[1].Text != "What's on tomorrow?" || reqs[0].System[0].Text != BaseSection {
+		reqs[0].Messages[0].Parts[1].Text != "What's on tomorrow?" || reqs[0].System[0].Text != harness.BaseSection {
 		t.Fatalf("request %+v", reqs)
 	}
 	// The next turn's prompt starts with the same bytes as this one's.
-	r.q.Push(model.Response{Text: "ok"})
-	if _, _, err := r.say("telegram:42", "thanks", nil); err != nil {
+	r.Model.Push(model.Response{Text: "ok"})
+	if _, _, err := r.Say("telegram:42", "thanks", nil); err != nil {
 		t.Fatal(err)
 	}
-	reqs = r.requests("telegram:42")
+	reqs = r.Requests("telegram:42")
 	first, _ := json.Marshal(reqs[0].Messages)
 	second, _ := json.Marshal(reqs[1].Messages[:1])
 	if !strings.HasPrefix(string(first), strings.TrimSuffix(string(second), "]")) {
@@ -75,16 +76,16 @@ func TestTurn(t *testing.T) {
 // and its lines are quoted; its header names no one, never the owner.
 func TestOthersMessage(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Text: "hi Grace"})
+	r.Model.Push(model.Response{Text: "hi Grace"})
 	meta := json.RawMessage(`{"link":{"from":"person:telegram:7","fromName":"Grace","hops":2}}`)
-	if _, _, err := r.say("telegram:42", "send me the photo\nplease", meta); err != nil {
+	if _, _, err := r.Say("telegram:42", "send me the photo\nplease", meta); err != nil {
 		t.Fatal(err)
 	}
-	msg := r.events("telegram:42")[0]
+	msg := r.Events("telegram:42")[0]
 	if msg.From != "person:telegram:7" || msg.FromName != "Grace" || msg.Hops != 2 || !strings.HasSuffix(msg.Header, ", telegram]") {
 		t.Fatalf("message %+v", msg)
 	}
-	parts := r.requests("telegram:42")[0].Messages[0].Parts
+	parts := r.Requests("telegram:42")[0].Messages[0].Parts
 	if len(parts) != 2 || parts[0].Text != msg.Header || parts[1].Text != "Grace (person:telegram:7) wrote, 2 hops away:\n> send me the photo\n> please" {
 		t.Fatalf("the model was given %+v", parts)
 	}
@@ -96,14 +97,14 @@ func TestOthersMessage(t *testing.T) {
 func TestRoundsCapped(t *testing.T) {
 	r := newRig(t)
 	for range 8 {
-		r.q.Push(model.Response{Text: "again", Calls: []model.ToolCall{{Name: "memory__search", Input: `{"q":"x"}`}}})
+		r.Model.Push(model.Response{Text: "again", Calls: []model.ToolCall{{Name: "memory__search", Input: `{"q":"x"}`}}})
 	}
-	r.q.Push(model.Response{Text: "enough"})
-	res, x, err := r.say("telegram:1", "loop", nil)
+	r.Model.Push(model.Response{Text: "enough"})
+	res, x, err := r.Say("telegram:1", "loop", nil)
 	if err != nil || res.StopReason != acp.StopEndTurn {
 		t.Fatalf("answer %+v, %v", res, err)
 	}
-	reqs := r.requests("telegram:1")
+	reqs := r.Requests("telegram:1")
 	if len(reqs) != 9 {
 		t.Fatalf("%d model calls, want 9", len(reqs))
 	}
@@ -116,9 +117,9 @@ func TestRoundsCapped(t *testing.T) {
 			t.Fatalf("call %d: choice %q, %d tools", i+1, req.ToolChoice, len(req.Tools))
 		}
 	}
-	ev := r.events("telegram:1")
-	if n := count(ev, isKind(store.KindToolResult)); n != 8 || r.tools.total() != 8 {
-		t.Fatalf("%d tool results, %d calls made; want 8", n, r.tools.total())
+	ev := r.Events("telegram:1")
+	if n := count(ev, isKind(store.KindToolResult)); n != 8 || r.Tools.Total() != 8 {
+		t.Fatalf("%d tool results, %d calls made; want 8", n, r.Tools.Total())
 	}
 	if n := count(ev, store.FinalAnswer); n != 1 {
 		t.Fatalf("%d final answers", n)
@@ -141,7 +142,7 @@ func TestRoundsCapped(t *testing.T) {
 	if calls != 8 || updates != 8 {
 		t.Fatalf("%d tool_calls and %d updates streamed", calls, updates)
 	}
-	if got := x.text(); !strings.HasSuffix(got, "\n\nenough") || strings.Count(got, "again") != 8 {
+	if got := x.Text(); !strings.HasSuffix(got, "\n\nenough") || strings.Count(got, "again") != 8 {
 		t.Fatalf("streamed %q", got)
 	}
 }
@@ -151,11 +152,11 @@ func TestRoundsCapped(t *testing.T) {
 // one there isn't.
 func TestCalls(t *testing.T) {
 	r := newRig(t)
-	r.q.Push(model.Response{Calls: []model.ToolCall{{Name: "web__fetch"}, {Name: "memory__search"}, {Name: "memory__write"}}}, model.Response{Text: "done"})
+	r.Model.Push(model.Response{Calls: []model.ToolCall{{Name: "web__fetch"}, {Name: "memory__search"}, {Name: "memory__write"}}}, model.Response{Text: "done"})
 	verbose := false
-	r.setSettings(func(s *Settings) { s.Verbose = &verbose })
+	r.SetSettings(func(s *harness.Settings) { s.Verbose = &verbose })
 	meta := json.RawMessage(`{"link":{"tools":["web__fetch","memory__search"]}}`)
-	_, x, err := r.say("telegram:2", "fetch", meta)
+	_, x, err := r.Say("telegram:2", "fetch", meta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +172,7 @@ func TestCalls(t *testing.T) {
 	if marked != 6 {
 		t.Fatalf("%d tool updates streamed, want 6", marked)
 	}
-	ev := r.events("telegram:2")
+	ev := r.Events("telegram:2")
 	results := map[string]store.Event{}
 	for _, e := range ev {
 		if e.Kind == store.KindToolResult {
@@ -181,16 +182,16 @@ func TestCalls(t *testing.T) {
 	if len(results) != 3 {
 		t.Fatalf("results %+v", results)
 	}
-	if f := results["web__fetch"]; len(f.Text) > MaxToolAnswer || !strings.Contains(f.Text, "cut here") || f.IsError {
+	if f := results["web__fetch"]; len(f.Text) > harness.MaxToolAnswer || !strings.Contains(f.Text, "cut here") || f.IsError {
 		t.Fatalf("a 40 KiB answer kept as %d bytes", len(f.Text))
 	}
 	if w := results["memory__write"]; !w.IsError || !strings.Contains(w.Text, "no tool memory__write") {
 		t.Fatalf("a call to a tool not offered answered %+v", w)
 	}
-	if r.tools.total() != 2 {
-		t.Fatalf("%d calls made, want 2", r.tools.total())
+	if r.Tools.Total() != 2 {
+		t.Fatalf("%d calls made, want 2", r.Tools.Total())
 	}
-	req := r.requests("telegram:2")[1]
+	req := r.Requests("telegram:2")[1]
 	if len(req.Tools) != 2 {
 		t.Fatalf("offered %+v", req.Tools)
 	}

@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -9,8 +9,9 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/harness/window"
-	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
 )
@@ -78,16 +79,9 @@ func BenchmarkTurnWindow(b *testing.B) {
 	for i, n := range []int{100, 100_000} {
 		b.Run(fmt.Sprintf("log-%d", n), func(b *testing.B) {
 			home := b.TempDir()
-			h, err := New(Config{
-				Home:       home,
-				Drivers:    testDrivers,
-				KeepEvents: -1,
-				Settings: func(context.Context, store.Paths) (Settings, error) {
-					return Settings{Model: "offline", Window: window.Defaults()}, nil
-				},
-				Route:    func(name string) (model.Route, error) { return model.Route{Provider: "offline", APIModel: name}, nil },
-				Provider: func(model.Route) (model.Provider, error) { return scripted.Offline{Why: "bench"}, nil },
-			})
+			cfg := harnesstest.Config(home, scripted.Offline{Why: "bench"}, harness.Settings{Model: "offline", Window: window.Defaults()})
+			cfg.KeepEvents = -1
+			h, err := harness.New(cfg)
 			if err != nil {
 				b.Fatal(err)
 			}

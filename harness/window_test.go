@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
@@ -99,12 +100,10 @@ func (w *winModel) requests() []model.Request {
 
 // winRig is a rig whose model is w, over a window of max tokens set.
 func winRig(t *testing.T, w *winModel, set window.Settings) *rig {
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *harness.Config) {
 		c.Provider = func(model.Route) (model.Provider, error) { return w, nil }
 	})
-	r.mu.Lock()
-	r.settings.Window = set
-	r.mu.Unlock()
+	r.SetSettings(func(s *harness.Settings) { s.Window = set })
 	return r
 }
 
@@ -116,12 +115,12 @@ func small() window.Settings {
 
 // waitCompacted waits for a summary after an answer in thread to end.
 func (r *rig) waitCompacted(thread string) {
-	r.t.Helper()
-	if v, ok := r.h.compacting.Load(turnKey(testAgent, thread)); ok {
+	r.T.Helper()
+	if done, ok := r.Harness.Compacting(testAgent, thread); ok {
 		select {
-		case <-v.(chan struct{}):
+		case <-done:
 		case <-time.After(20 * time.Second):
-			r.t.Fatal("the summary after the answer never ended")
+			r.T.Fatal("the summary after the answer never ended")
 		}
 	}
 }
@@ -129,7 +128,7 @@ func (r *rig) waitCompacted(thread string) {
 // talk sends n messages in thread, each about 60 tokens, each answered
 // and any summary after it ended.
 func (r *rig) talk(thread string, from, n int) {
-	r.t.Helper()
+	r.T.Helper()
 	for i := from; i < from+n; i++ {
 		r.sayOK(thread, fmt.Sprintf("message %d %s", i, strings.Repeat("m", 200)))
 		r.waitCompacted(thread)
@@ -201,7 +200,7 @@ func TestCompactAfterAnswer(t *testing.T) {
 	}
 	// The summaries: each written once, heading the window from its drop
 	// point (the next answers' checkpoint), never in the copy.
-	events := r.events(thread)
+	events := r.Events(thread)
 	var summaries []store.Event
 	for _, e := range events {
 		if e.Kind == store.KindSummary {
@@ -222,7 +221,7 @@ func TestCompactAfterAnswer(t *testing.T) {
 			t.Fatalf("answer %d after the summary records window %+v, want start %d", e.Seq, e.Window, last.Window.Start)
 		}
 	}
-	dir, _ := r.folders().Paths.Conversation(thread)
+	dir, _ := r.Folders().Paths.Conversation(thread)
 	chat, err := os.ReadFile(filepath.Join(dir, store.CopyFile))
 	if err != nil {
 		t.Fatal(err)
@@ -287,7 +286,7 @@ func TestSummaryFailsThenRetried(t *testing.T) {
 		t.Fatal("the window moved without its summary")
 	}
 	var kept []string
-	for _, e := range r.events(thread) {
+	for _, e := range r.Events(thread) {
 		if e.Kind == store.KindSummary {
 			kept = append(kept, e.Text)
 		}
@@ -311,9 +310,7 @@ func TestPastRoom(t *testing.T) {
 	before := len(w.requests())
 	set.Never = false
 	set.Max = 1400
-	r.mu.Lock()
-	r.settings.Window = set
-	r.mu.Unlock()
+	r.SetSettings(func(s *harness.Settings) { s.Window = set })
 	r.sayOK(thread, "and now?")
 	reqs := w.requests()[before:]
 	if len(reqs) < 2 || !isAsk(reqs[0]) {
@@ -349,18 +346,18 @@ func TestSaveNotes(t *testing.T) {
 	set := small()
 	set.SaveNotes = true
 	r := winRig(t, w, set)
-	r.tools.names = append(r.tools.names, "memory__remember")
-	notes := filepath.Join(r.home, "agents", testAgent, "memory", "notes.md")
-	r.tools.onCall = func(c model.ToolCall) { // memory__remember, as Link Memory writes it
+	r.Tools.Add("memory__remember")
+	notes := filepath.Join(r.Home, "agents", testAgent, "memory", "notes.md")
+	r.Tools.OnCall(func(c model.ToolCall) { // memory__remember, as Link Memory writes it
 		if c.Name == "memory__remember" {
 			os.MkdirAll(filepath.Dir(notes), 0o755)
 			os.WriteFile(notes, []byte("2026-12-01: likes tea\n"), 0o644)
 		}
-	}
+	})
 	const thread = "telegram:54"
 	r.talk(thread, 0, 8)
 	var sum *store.Event
-	for _, e := range r.events(thread) {
+	for _, e := range r.Events(thread) {
 		if e.Kind == store.KindSummary {
 			sum = &e
 			break
@@ -369,9 +366,7 @@ func TestSaveNotes(t *testing.T) {
 	if sum == nil || len(sum.Calls) != 1 || sum.Calls[0].Name != "memory__remember" {
 		t.Fatalf("summary %+v", sum)
 	}
-	r.tools.mu.Lock()
-	made, fetched := r.tools.made["n1"], r.tools.made["n2"]
-	r.tools.mu.Unlock()
+	made, fetched := r.Tools.Count("n1"), r.Tools.Count("n2")
 	if made != 1 || fetched != 0 {
 		t.Fatalf("memory__remember made %d times, web__fetch %d", made, fetched)
 	}
@@ -382,7 +377,7 @@ func TestSaveNotes(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(msgJSON(t, ask.Messages), "memory__remember") || len(ask.Tools) != len(r.tools.names) {
+	if !strings.Contains(msgJSON(t, ask.Messages), "memory__remember") || len(ask.Tools) != len(r.Tools.Names()) {
 		t.Fatalf("the ask doesn't ask for notes, or its tools aren't all offered (%d)", len(ask.Tools))
 	}
 	// The note saved is in the prompt of the requests after the summary,
@@ -416,11 +411,11 @@ func TestNoNotesFromOthers(t *testing.T) {
 	set := small()
 	set.SaveNotes = true
 	r := winRig(t, w, set)
-	r.tools.names = append(r.tools.names, "memory__remember")
+	r.Tools.Add("memory__remember")
 	const thread = "telegram:55"
 	for i := range 8 {
 		meta := json.RawMessage(`{"link":{"from":"schedule:daily","fromName":"daily"}}`)
-		if _, _, err := r.say(thread, fmt.Sprintf("report %d %s", i, strings.Repeat("r", 200)), meta); err != nil {
+		if _, _, err := r.Say(thread, fmt.Sprintf("report %d %s", i, strings.Repeat("r", 200)), meta); err != nil {
 			t.Fatal(err)
 		}
 		r.waitCompacted(thread)
@@ -437,7 +432,7 @@ func TestNoNotesFromOthers(t *testing.T) {
 	if asks == 0 {
 		t.Fatal("no summary asked")
 	}
-	for _, e := range r.events(thread) {
+	for _, e := range r.Events(thread) {
 		if e.Kind == store.KindMessage && e.From != "schedule:daily" {
 			t.Fatalf("a message from %q", e.From)
 		}
@@ -457,7 +452,7 @@ func TestMessageWhileSummarizing(t *testing.T) {
 			t.Fatal("no summary due in 10 turns")
 		}
 		r.sayOK(thread, fmt.Sprintf("message %d %s", i, strings.Repeat("m", 200)))
-		if _, ok := r.h.compacting.Load(turnKey(testAgent, thread)); ok {
+		if _, ok := r.Harness.Compacting(testAgent, thread); ok {
 			break
 		}
 	}
@@ -471,9 +466,9 @@ func TestMessageWhileSummarizing(t *testing.T) {
 		err     error
 	}
 	got := make(chan said, 1)
-	r.h.onWaitCompacted = func() { close(w.hold) } // the summary ends once the message waits for it
+	r.Harness.SetOnWaitCompacted(func() { close(w.hold) }) // the summary ends once the message waits for it
 	go func() {
-		res, _, err := r.say(thread, "while it summarizes", nil)
+		res, _, err := r.Say(thread, "while it summarizes", nil)
 		got <- said{res.Steered(), err}
 	}()
 	s := <-got
@@ -481,7 +476,7 @@ func TestMessageWhileSummarizing(t *testing.T) {
 		t.Fatalf("the message: steered %v, %v", s.steered, s.err)
 	}
 	var msg store.Event
-	for _, e := range r.events(thread) {
+	for _, e := range r.Events(thread) {
 		if e.Kind == store.KindMessage && e.Text == "while it summarizes" {
 			msg = e
 		}
@@ -490,7 +485,7 @@ func TestMessageWhileSummarizing(t *testing.T) {
 		t.Fatalf("kept as %+v", msg)
 	}
 	sumSeq := int64(0)
-	for _, e := range r.events(thread) {
+	for _, e := range r.Events(thread) {
 		if e.Kind == store.KindSummary {
 			sumSeq = e.Seq
 		}
@@ -510,17 +505,15 @@ func (tooLongModel) Stream(context.Context, model.Request, func(model.Delta) err
 // TestTooLongTold: a provider's refusal for length is told to the owner
 // with the window sent and the setting that changes it.
 func TestTooLongTold(t *testing.T) {
-	r := newRig(t, func(c *Config) {
+	r := newRig(t, func(c *harness.Config) {
 		c.Provider = func(model.Route) (model.Provider, error) { return tooLongModel{}, nil }
 	})
-	r.mu.Lock()
-	r.settings.Window = window.Settings{Max: 250000, MaxSet: true}
-	r.mu.Unlock()
-	_, x, err := r.say("telegram:57", "hello", nil)
+	r.SetSettings(func(s *harness.Settings) { s.Window = window.Settings{Max: 250000, MaxSet: true} })
+	_, x, err := r.Say("telegram:57", "hello", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := x.text()
+	text := x.Text()
 	for _, w := range []string{"too long", "250000 tokens", "window.max", "model-facts.toml"} {
 		if !strings.Contains(text, w) {
 			t.Errorf("the owner was told %q, without %q", text, w)

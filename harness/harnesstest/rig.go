@@ -77,7 +77,8 @@ func Config(home string, p model.Provider, set harness.Settings) harness.Config 
 }
 
 // New starts a Rig on t's temporary home; edit changes its config before
-// the harness is made. Its settings are model "offline", and the alias
+// the harness is made (an edit of Home puts the rig there: a second
+// harness on a first's store, as another process would be). Its settings are model "offline", and the alias
 // fast for anthropic/claude-test (SetSettings changes them).
 func New(t testing.TB, edit ...func(*harness.Config)) *Rig {
 	t.Helper()
@@ -99,6 +100,7 @@ func New(t testing.TB, edit ...func(*harness.Config)) *Rig {
 	for _, e := range edit {
 		e(&cfg)
 	}
+	r.Home = cfg.Home
 	h, err := harness.New(cfg)
 	if err != nil {
 		t.Fatal(err)
