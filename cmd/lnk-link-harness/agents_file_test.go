@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 func TestParseAgents(t *testing.T) {
@@ -14,8 +16,12 @@ func TestParseAgents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Name != "main" || got[0].ID != "01HZ" || got[0].Port != 18800 || got[1].Env["LNK_MEMORY"] != "http://127.0.0.1:9/mcp" || got[1].ID != "" {
-		t.Fatalf("%+v", got)
+	want := []agentLine{
+		{Name: "main", ID: "01HZ", Home: "/srv/link", Port: 18800, KeyFile: "/k/main"},
+		{Name: "work", Home: "/srv/link", Port: 18801, KeyFile: "/k/work", Env: map[string]string{"LNK_MEMORY": "http://127.0.0.1:9/mcp"}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("agents (-want +got):\n%s", diff)
 	}
 	const ok = `{"name":"a","home":"/h","port":1,"key_file":"/k"}`
 	for _, c := range []struct{ file, why string }{

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
@@ -195,8 +196,13 @@ func TestParseFlags(t *testing.T) {
 	if err := m.ParseFlags([]string{"serve"}); err != nil {
 		t.Fatal(err)
 	}
-	if m.Home != "/h" || m.Agent != "work" || m.Port != 9000 || m.KeyFile != "/k" || m.Model != "offline" {
-		t.Fatalf("from the environment: %+v", m)
+	type flags struct {
+		Home, Agent, KeyFile, Model string
+		Port                        int
+	}
+	want := flags{Home: "/h", Agent: "work", KeyFile: "/k", Model: "offline", Port: 9000}
+	if diff := cmp.Diff(want, flags{m.Home, m.Agent, m.KeyFile, m.Model, m.Port}); diff != "" {
+		t.Fatalf("from the environment (-want +got):\n%s", diff)
 	}
 	m = NewMain(&bytes.Buffer{}, &bytes.Buffer{}, env)
 	if err := m.ParseFlags([]string{"serve", "--agent", "other", "--port", "0"}); err != nil || m.Agent != "other" || m.Port != 0 {

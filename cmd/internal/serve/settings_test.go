@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/lnk-dev/link/harness"
 	prompts "github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/store"
@@ -14,8 +16,20 @@ import (
 
 func TestSettings(t *testing.T) {
 	s, err := ParseSettings([]byte(`{"model":{"name":"anthropic/claude-x","aliases":{"fast":"anthropic/claude-y"},"answer":900},"storage":{"conversations":"compact"},"chat":{"verbose":false},"other":1}`), "")
-	if err != nil || s.Model != "anthropic/claude-x" || s.Alias("fast") != "anthropic/claude-y" || s.Conversations != "compact" || s.Verbose == nil || *s.Verbose || s.MaxTokens != 900 {
-		t.Fatalf("%+v, %v", s, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	want := harness.Settings{
+		Model:         "anthropic/claude-x",
+		Aliases:       map[string]string{"fast": "anthropic/claude-y"},
+		Conversations: "compact",
+		Verbose:       &off,
+		MaxTokens:     900,
+		Window:        window.Defaults(),
+	}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Fatalf("settings (-want +got):\n%s", diff)
 	}
 	if s, _ := ParseSettings([]byte(`{"model":{"name":"a/b"}}`), "offline"); s.Model != "offline" {
 		t.Fatalf("--model doesn't win: %+v", s)
