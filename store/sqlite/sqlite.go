@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -90,6 +92,9 @@ func Open(chats string) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
+	if err := noLinks(path); err != nil {
+		return nil, fmt.Errorf("open sqlite store: %w", err)
+	}
 	d := &Driver{path: path}
 	if d.w, err = sql.Open("sqlite", dsn(path, false)); err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -109,6 +114,23 @@ func Open(chats string) (*Driver, error) {
 	d.r.SetMaxIdleConns(2)
 	d.r.SetConnMaxIdleTime(time.Minute)
 	return d, nil
+}
+
+// noLinks refuses a database at path, or its journal, WAL or shared
+// memory file, that is a symbolic link (fsx.ErrLink): SQLite would follow
+// it. The database is made here, 0600, if it isn't there.
+func noLinks(path string) error {
+	f, err := fsx.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	f.Close()
+	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
+		if fi, err := os.Lstat(path + suffix); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			return &fs.PathError{Op: "open", Path: path + suffix, Err: fsx.ErrLink}
+		}
+	}
+	return nil
 }
 
 // dsn is the data source name of the file at path: a file: URI, so a
