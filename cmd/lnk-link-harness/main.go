@@ -32,6 +32,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	m := NewMain(os.Stdout, os.Stderr, environ.Map())
+	m.StartAgain = startAgain(os.Stdout, os.Stderr)
 	code := 0
 	if err := m.ParseFlags(os.Args[1:]); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -68,6 +69,13 @@ type Main struct {
 	// Blank, when not "", is a unit's control socket (serve --blank): it
 	// holds nothing of anyone's until a line there binds it to an agent.
 	Blank string
+	// AgentsPoll is how often serve --agents looks at its agents file for
+	// an agent joining or leaving, which restarts the process.
+	AgentsPoll time.Duration
+	// StartAgain starts the next process when the agents file changed,
+	// once this one listens no more, and gives its pid; nil starts none
+	// (the next message starts it, as after every agent slept).
+	StartAgain func() (pid int, err error)
 
 	ready chan struct{} // closed once listening
 	url   string        // the endpoint's address once listening
@@ -79,7 +87,7 @@ type Main struct {
 
 // NewMain makes the program with its output and environment.
 func NewMain(stdout, stderr io.Writer, env map[string]string) *Main {
-	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Env: env, ready: make(chan struct{}), done: make(chan struct{})}
+	return &Main{Stdin: os.Stdin, Stdout: stdout, Stderr: stderr, Env: env, AgentsPoll: agentsPoll, ready: make(chan struct{}), done: make(chan struct{})}
 }
 
 const usage = `usage: lnk-link-harness serve [flags]

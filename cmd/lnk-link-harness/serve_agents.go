@@ -67,7 +67,40 @@ func (m *Main) runAgents(ctx context.Context) error {
 	}
 	m.url = srv.URL()
 	close(m.ready)
-	return m.serveUntil(ctx, srv, logger)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	changed := make(chan struct{})
+	go func() {
+		if watchAgents(wctx, m.AgentsFile, lines, m.AgentsPoll, logger) == errAgentsChanged {
+			close(changed)
+		}
+	}()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		return srv.Close()
+	case <-srv.Served():
+		return srv.Close()
+	case <-srv.AllAsleep():
+		logger.LogAttrs(ctx, slog.LevelInfo, "every agent asleep: ending; the next message starts it again")
+		return srv.Close()
+	}
+	// An agent joined or left: stopped like any other stop, the next
+	// process started once no port listens here, so it can listen on them
+	// while this one answers the connections it has.
+	logger.LogAttrs(ctx, slog.LevelInfo, "the agents file changed: restarting")
+	return srv.CloseThen(func() {
+		if m.StartAgain == nil {
+			logger.LogAttrs(ctx, slog.LevelInfo, "not started again here: the next message starts the next process")
+			return
+		}
+		pid, err := m.StartAgain()
+		if err != nil {
+			logger.LogAttrs(ctx, slog.LevelError, "start the next process", slog.String("err", err.Error()))
+			return
+		}
+		logger.LogAttrs(ctx, slog.LevelInfo, "next process started", slog.Int("pid", pid))
+	})
 }
 
 // agentConfig is the serve.Config of one agent's line: its ID the line's,

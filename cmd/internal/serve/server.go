@@ -288,19 +288,32 @@ func (s *Server) Served() <-chan struct{} { return s.served }
 // Close stops taking connections on every port, answers those open until
 // their clients close them, then lets the turns still running (their
 // callers gone) end, and closes the stores and tools.
-func (s *Server) Close() error {
+func (s *Server) Close() error { return s.CloseThen(nil) }
+
+// CloseThen is Close, calling unlistened, when not nil, once no port
+// listens (a next process may listen on them) and before the connections
+// open are answered to their end.
+func (s *Server) CloseThen(unlistened func()) error {
 	s.once.Do(func() {
 		errs := make([]error, len(s.agents))
-		var wg sync.WaitGroup
+		var closed, stopped sync.WaitGroup
 		for i, a := range s.agents {
-			wg.Add(1)
+			closed.Add(1)
+			stopped.Add(1)
 			go func() {
-				defer wg.Done()
+				defer closed.Done()
 				errs[i] = a.srv.Close()
-				<-a.done
+			}()
+			go func() {
+				defer stopped.Done()
+				<-a.done // Serve returns once its listener is closed
 			}()
 		}
-		wg.Wait()
+		stopped.Wait()
+		if unlistened != nil {
+			unlistened()
+		}
+		closed.Wait()
 		for _, err := range s.serrs {
 			if !errors.Is(err, endpoint.ErrClosed) { // closed before its Serve began: this Close's doing
 				errs = append(errs, err)
