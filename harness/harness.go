@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -44,9 +43,9 @@ type Harness struct {
 	sweeping map[string]bool
 	sweeper  chan struct{} // closed to stop Start's timer
 
-	locks [64]sync.Mutex // appends of one conversation, in this process
-	hist  *history       // events kept between turns, a cache
-	turns sync.Map       // the turn running here of each conversation, for Cancel
+	locks convLocks // appends of one conversation, in this process
+	hist  *history  // events kept between turns, a cache
+	turns sync.Map  // the turn running here of each conversation, for Cancel
 	// compacting holds, by conversation, a channel closed once the turn
 	// summarizing it after its answer lets its lease go: a message that
 	// comes meanwhile waits for it, for a turn of its own.
@@ -195,13 +194,45 @@ func (h *Harness) holder() string {
 	return "link-harness-" + h.id + "-" + strconv.FormatInt(h.seq.Add(1), 10)
 }
 
-// lock is the in-process lock of one conversation's appends.
-func (h *Harness) lock(agent, thread string) *sync.Mutex {
-	f := fnv.New32a()
-	f.Write([]byte(agent))
-	f.Write([]byte{0})
-	f.Write([]byte(thread))
-	return &h.locks[f.Sum32()%uint32(len(h.locks))]
+// convLocks are the in-process locks of conversations' appends: a lock
+// of its own for each conversation while an append of it runs or waits,
+// so no conversation's append (and its sync) waits behind another's.
+type convLocks struct {
+	mu sync.Mutex
+	m  map[histKey]*convLock
+}
+
+// convLock is one conversation's lock, and how many appends hold it or
+// wait for it.
+type convLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock takes the lock of the agent's thread's appends, and returns its
+// unlock.
+func (l *convLocks) lock(agent, thread string) (unlock func()) {
+	k := histKey{agent, thread}
+	l.mu.Lock()
+	c := l.m[k]
+	if c == nil {
+		if l.m == nil {
+			l.m = map[histKey]*convLock{}
+		}
+		c = &convLock{}
+		l.m[k] = c
+	}
+	c.users++
+	l.mu.Unlock()
+	c.Lock()
+	return func() {
+		c.Unlock()
+		l.mu.Lock()
+		if c.users--; c.users == 0 {
+			delete(l.m, k)
+		}
+		l.mu.Unlock()
+	}
 }
 
 // maxAppendTries bounds the retries of an append whose number another
@@ -224,9 +255,7 @@ func (h *Harness) append(ctx context.Context, c *conv, e store.Event, hook ...ap
 	if len(hook) > 0 && hook[0] != nil {
 		defer func() { hook[0](ev, true, err) }()
 	}
-	mu := h.lock(c.agent, c.thread)
-	mu.Lock()
-	defer mu.Unlock()
+	defer h.locks.lock(c.agent, c.thread)()
 	keeper := c.keeper()
 	next := c.next.Load()
 	for range maxAppendTries {
