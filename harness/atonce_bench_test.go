@@ -1,4 +1,4 @@
-package harness
+package harness_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ func BenchmarkMessagesAtOnce(b *testing.B) {
 			ctx := context.Background()
 			block := []acp.Block{{Type: "text", Text: "hello"}}
 			send := func(thread string) error {
-				conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.url, Key: r.key, Agent: testAgent})
+				conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.URL, Key: r.Key, Agent: testAgent})
 				if err != nil {
 					return err
 				}
