@@ -2,14 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/lnk-dev/link/cmd/internal/drivers"
 	"github.com/lnk-dev/link/cmd/internal/environ"
@@ -19,11 +20,6 @@ import (
 
 // The conversation commands that work on an agent's store directly: show,
 // convert and fork. lnk agent chat itself, and send, talk to the harness.
-func init() {
-	register(command{words: "agent chat show", summary: "print a conversation's copy for people, from its events", run: runChatShow})
-	register(command{words: "agent chat convert", summary: "move every conversation to another way of keeping them", run: runChatConvert})
-	register(command{words: "agent chat fork", summary: "begin a conversation with one's events before a message", run: runChatFork})
-}
 
 // chatFlags are the flags every conversation command takes.
 type chatFlags struct {
@@ -33,13 +29,15 @@ type chatFlags struct {
 	settings map[string]*string
 }
 
-func (c *chatFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.home, "home", "", "the Link home folder (default $LNK_HOME, else the user's config folder/lnk)")
-	fs.StringVar(&c.agent, "agent", "", "the agent (default $"+contract.EnvAgent+", else main)")
+func (c *chatFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&c.home, "home", "", "the Link home `folder` (default $LNK_HOME, else the user's config folder/lnk)")
+	fs.StringVar(&c.agent, "agent", "", "the agent's `name` (default $"+contract.EnvAgent+", else main)")
+	groupFlags(fs, "The agent", "home", "agent")
 	c.settings = map[string]*string{}
 	for _, d := range drivers.Link {
 		for _, s := range d.Settings {
 			c.settings[s.Env] = fs.String(s.Flag, "", s.Usage+" (default $"+s.Env+")")
+			groupFlags(fs, "Drivers' settings", s.Flag)
 		}
 	}
 }
@@ -95,65 +93,23 @@ func closeDrivers(ds map[string]store.Conversations) {
 	}
 }
 
-// chatParseFlags parses args with fs, flags and words in any order, and
-// returns the words. It prints fs's usage for --help and says so with
-// flag.ErrHelp.
-func chatParseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var words []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return words, nil
-		}
-		if args[0] == "--" {
-			return append(words, args[1:]...), nil
-		}
-		words = append(words, args[0])
-		args = args[1:]
-	}
-}
-
-func chatFlagSet(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: lnk %s\n\n", usage)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// chatExit maps a command's error to its status, saying it on stderr.
-func chatExit(stderr io.Writer, what string, err error) int {
-	switch {
-	case err == nil:
-		return 0
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	}
-	fmt.Fprintf(stderr, "lnk %s: %v\n", what, err)
-	return 1
-}
-
-func runChatShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func (m *Main) chatShowCmd() *cobra.Command {
 	var cf chatFlags
-	fs := chatFlagSet("agent chat show", "agent chat show THREAD [--home DIR] [--agent NAME]\n\n"+
-		"Prints what was said in the conversation THREAD (telegram:42, link:notes, default),\n"+
-		"up to the agent's last answer, from its events, however they are kept: the owner's\n"+
-		"messages and people's, and the agent's answers, never a tool's call or answer.", stderr)
-	cf.register(fs)
-	words, err := chatParseFlags(fs, args)
-	if err != nil {
-		return chatUsageStatus(err)
+	c := &cobra.Command{
+		Use:   "show THREAD",
+		Short: "print a conversation's copy for people, from its events",
+		Long: `Prints what was said in the conversation THREAD (telegram:42, link:notes, default),
+up to the agent's last answer, from its events, however they are kept: the owner's
+messages and people's, and the agent's answers, never a tool's call or answer.`,
+		Example: `  lnk agent chat show link:chat
+  lnk agent chat show --agent research telegram:42`,
+		Args: words(1, "name one THREAD"),
+		RunE: func(c *cobra.Command, words []string) error {
+			return chatShow(c.Context(), cf, words[0], m.Stdout)
+		},
 	}
-	if len(words) != 1 {
-		fs.Usage()
-		return 2
-	}
-	return chatExit(stderr, "agent chat show", chatShow(ctx, cf, words[0], stdout))
+	cf.register(c.Flags())
+	return c
 }
 
 func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer) error {
@@ -180,26 +136,32 @@ func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer
 	return err
 }
 
-func runChatConvert(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func (m *Main) chatConvertCmd() *cobra.Command {
 	var cf chatFlags
+	var to string
 	ways := drivers.Names()
-	fs := chatFlagSet("agent chat convert", "agent chat convert --to "+strings.Join(ways, "|")+" [--home DIR] [--agent NAME] [--gcs-bucket B]\n\n"+
-		"Moves every conversation of the agent that isn't kept the way --to says to that way,\n"+
-		"each written beside its own and put in its place in one rename, with its tools and\n"+
-		"the answers it still has to hand over. Stop the agent first: a conversation whose\n"+
-		"turn runs refuses it. The spec's [storage] conversations says only how a new one\n"+
-		"begins; this moves the old ones.", stderr)
-	cf.register(fs)
-	to := fs.String("to", "", "the way to keep them: "+strings.Join(ways, ", "))
-	words, err := chatParseFlags(fs, args)
-	if err != nil {
-		return chatUsageStatus(err)
+	c := &cobra.Command{
+		Use:   "convert --to " + strings.Join(ways, "|"),
+		Short: "move every conversation to another way of keeping them",
+		Long: `Moves every conversation of the agent that isn't kept the way --to says to that way,
+each written beside its own and put in its place in one rename, with its tools and
+the answers it still has to hand over. Stop the agent first: a conversation whose
+turn runs refuses it. The spec's [storage] conversations says only how a new one
+begins; this moves the old ones.`,
+		Example: `  lnk agent chat convert --to compact
+  lnk agent chat convert --to gcs --gcs-bucket my-chats`,
+		Args: noWords,
+		RunE: func(c *cobra.Command, _ []string) error {
+			if to == "" {
+				return badUsage("say --to, one of %s", strings.Join(ways, ", "))
+			}
+			return chatConvert(c.Context(), cf, to, m.Stdout, m.Stderr)
+		},
 	}
-	if len(words) != 0 || *to == "" {
-		fs.Usage()
-		return 2
-	}
-	return chatExit(stderr, "agent chat convert", chatConvert(ctx, cf, *to, stdout, stderr))
+	cf.register(c.Flags())
+	c.Flags().StringVar(&to, "to", "", "the `way` to keep them: "+strings.Join(ways, ", "))
+	c.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(ways, cobra.ShellCompDirectiveNoFileComp))
+	return c
 }
 
 func chatConvert(ctx context.Context, cf chatFlags, to string, stdout, stderr io.Writer) error {
@@ -248,25 +210,31 @@ func (b *chatProgressBar) end() {
 	}
 }
 
-func runChatFork(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func (m *Main) chatForkCmd() *cobra.Command {
 	var cf chatFlags
-	fs := chatFlagSet("agent chat fork", "agent chat fork THREAD --before SEQ [--as NEWTHREAD] [--home DIR] [--agent NAME]\n\n"+
-		"Begins NEWTHREAD with every event of THREAD before #SEQ, a message of the owner's\n"+
-		"(lnk agent chat show gives each its number), as they are, and the tools THREAD\n"+
-		"was narrowed to, so the fork's prompt is the same up to there. Without --as, the\n"+
-		"new thread is link:fork-<SEQ>-<thread>.", stderr)
-	cf.register(fs)
-	before := fs.Int64("before", 0, "the owner's message the fork begins before (required)")
-	as := fs.String("as", "", "the new thread (default link:fork-<SEQ>-<thread>)")
-	words, err := chatParseFlags(fs, args)
-	if err != nil {
-		return chatUsageStatus(err)
+	var before int64
+	var as string
+	c := &cobra.Command{
+		Use:   "fork THREAD --before SEQ",
+		Short: "begin a conversation with one's events before a message",
+		Long: `Begins NEWTHREAD with every event of THREAD before #SEQ, a message of the owner's
+(lnk agent chat show gives each its number), as they are, and the tools THREAD
+was narrowed to, so the fork's prompt is the same up to there. Without --as, the
+new thread is link:fork-<SEQ>-<thread>.`,
+		Example: `  lnk agent chat fork link:chat --before 9
+  lnk agent chat fork telegram:42 --before 9 --as link:edit`,
+		Args: words(1, "name one THREAD"),
+		RunE: func(c *cobra.Command, words []string) error {
+			if before < 1 {
+				return badUsage("say --before SEQ, the owner's message the fork begins before")
+			}
+			return chatFork(c.Context(), cf, words[0], before, as, m.Stdout)
+		},
 	}
-	if len(words) != 1 || *before < 1 {
-		fs.Usage()
-		return 2
-	}
-	return chatExit(stderr, "agent chat fork", chatFork(ctx, cf, words[0], *before, *as, stdout))
+	cf.register(c.Flags())
+	c.Flags().Int64Var(&before, "before", 0, "the owner's message the fork begins before (required)")
+	c.Flags().StringVar(&as, "as", "", "the new `thread` (default link:fork-<SEQ>-<thread>)")
+	return c
 }
 
 func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as string, stdout io.Writer) error {
@@ -340,13 +308,4 @@ func chatForkName(ctx context.Context, r *store.Router, thread string, seq int64
 		}
 	}
 	return "", fmt.Errorf("no free name for a fork of %s: say --as", thread)
-}
-
-// chatUsageStatus is the status of flags that didn't parse: 0 for --help,
-// which printed the usage, else 2.
-func chatUsageStatus(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	return 2
 }

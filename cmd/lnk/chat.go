@@ -9,24 +9,37 @@ import (
 	"os"
 	"strings"
 
-	"github.com/lnk-dev/link/cmd/internal/environ"
+	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(command{
-		words:   "agent chat",
-		summary: "chat with the agent: each line a message, its answer streamed",
-		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			ctx, intr, stop := chatInterrupts(ctx) // Ctrl-C stops an answer (agent_chat_cancel.go)
-			defer stop()
-			return runChat(ctx, args, environ.Map(), os.Stdin, isTerminal(os.Stdin), intr, stdout, stderr)
+// chatCmd is lnk agent chat, and the commands on its conversations.
+func (m *Main) chatCmd() *cobra.Command {
+	var o chatOptions
+	c := &cobra.Command{
+		Use:   "chat",
+		Short: "chat with the agent: each line a message, its answer streamed",
+		Long:  chatLong,
+		Example: `  lnk agent chat
+  lnk agent chat --agent research --thread link:plans
+  lnk agent chat --endpoint http://127.0.0.1:18800/acp --key-file ~/.config/lnk/agents/main/endpoint.key
+  echo "what did we decide?" | lnk agent chat`,
+		Args: cobra.ArbitraryArgs, // said by chatMain, which names send
+		RunE: func(c *cobra.Command, words []string) error {
+			ctx, intr := c.Context(), m.Interrupts
+			if m.Signals {
+				var stop func()
+				ctx, intr, stop = chatInterrupts(ctx) // Ctrl-C stops an answer (agent_chat_cancel.go)
+				defer stop()
+			}
+			return status(chatMain(ctx, o, words, m.Env, m.Stdin, m.Terminal, intr, m.Stdout, m.Stderr))
 		},
-	})
+	}
+	o.register(c.Flags())
+	c.AddCommand(m.chatSendCmd(), m.chatShowCmd(), m.chatConvertCmd(), m.chatForkCmd())
+	return c
 }
 
-const chatUsage = `usage: lnk agent chat [--thread link:NAME] [flags]
-
-Chats with the agent as Link's own connection: each line read is a
+const chatLong = `Chats with the agent as Link's own connection: each line read is a
 message, and its answer streams as it comes, with each tool call it makes
 (⚙ memory__search …, then done or failed). Answers kept for the thread
 while nobody waited (a turn a crash cut short and finished after, a
@@ -40,26 +53,18 @@ answers and a key to it is at hand, else lnk starts Link Harness for it
 here, on its home (--home, $LNK_HOME, else the user's config folder/lnk)
 with a key made once under it, on the model the provider key set chooses
 (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY, OLLAMA_HOST), or
-on the offline scripted model with none.
-
-flags:
-`
+on the offline scripted model with none.`
 
 // maxLine bounds one message read from the input.
 const maxLine = 1 << 20
 
-// runChat is lnk agent chat: lines of in are messages. prompt says to
-// show a prompt before each line (a terminal's input). An interrupt on
-// intr stops the answer streaming, and at the prompt ends the chat.
-func runChat(ctx context.Context, args []string, env map[string]string, in io.Reader, prompt bool, intr <-chan os.Signal, stdout, stderr io.Writer) int {
-	fs := newFlags("lnk agent chat", chatUsage, stderr)
-	var o chatOptions
-	o.register(fs)
-	if code, done := parseFlags(fs, args); done {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lnk agent chat: it reads its messages from the input, not %q (lnk agent chat send TEXT sends one)\n", fs.Args())
+// chatMain is lnk agent chat with its flags o and words: lines of in are
+// messages. prompt says to show a prompt before each line (a terminal's
+// input). An interrupt on intr stops the answer streaming, and at the
+// prompt ends the chat. It returns the exit status.
+func chatMain(ctx context.Context, o chatOptions, words []string, env map[string]string, in io.Reader, prompt bool, intr <-chan os.Signal, stdout, stderr io.Writer) int {
+	if len(words) > 0 {
+		fmt.Fprintf(stderr, "lnk agent chat: it reads its messages from the input, not %q (lnk agent chat send TEXT sends one)\n", words)
 		return 2
 	}
 	if err := o.check(); err != nil {

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -20,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/cmd/internal/serve"
@@ -54,14 +55,16 @@ type chatOptions struct {
 	wait     time.Duration // how long a steered message waits for its answer
 }
 
-func (o *chatOptions) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.thread, "thread", defaultChatThread, "the conversation, link:NAME (Link's own connection)")
-	fs.StringVar(&o.endpoint, "endpoint", "", "the agent's endpoint (http://127.0.0.1:18800/acp); default: $LNK_PORT's when it answers, else a Link Harness started here")
-	fs.StringVar(&o.keyFile, "key-file", "", "the file holding the endpoint key (default $LNK_KEY_FILE, else the agent's endpoint.key under its home)")
-	fs.StringVar(&o.home, "home", "", "the Link home folder (default $LNK_HOME, else the user's config folder/lnk)")
-	fs.StringVar(&o.agent, "agent", "", "the agent (default $"+contract.EnvAgent+", else main)")
-	fs.StringVar(&o.model, "model", "", "the model of a harness started here (default $LNK_MODEL, else the agent's config.json's, else one the provider keys set choose)")
+func (o *chatOptions) register(fs *pflag.FlagSet) {
+	fs.StringVar(&o.thread, "thread", defaultChatThread, "the conversation, link:`NAME` (Link's own connection)")
 	fs.DurationVar(&o.wait, "wait", 2*time.Minute, "how long a message that joined a running turn waits for that turn's answer")
+	fs.StringVar(&o.home, "home", "", "the Link home `folder` (default $LNK_HOME, else the user's config folder/lnk)")
+	fs.StringVar(&o.agent, "agent", "", "the agent's `name` (default $"+contract.EnvAgent+", else main)")
+	fs.StringVar(&o.endpoint, "endpoint", "", "the agent's endpoint `URL` (http://127.0.0.1:18800/acp); default: $LNK_PORT's when it answers, else a Link Harness started here")
+	fs.StringVar(&o.keyFile, "key-file", "", "the `file` holding the endpoint key (default $LNK_KEY_FILE, else the agent's endpoint.key under its home)")
+	fs.StringVar(&o.model, "model", "", "the `model` of a harness started here (default $LNK_MODEL, else the agent's config.json's, else one the provider keys set choose)")
+	groupFlags(fs, "The agent", "home", "agent")
+	groupFlags(fs, "Reaching it", "endpoint", "key-file", "model")
 }
 
 // check refuses a thread that isn't Link's own connection's.

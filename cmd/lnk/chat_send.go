@@ -6,39 +6,34 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lnk-dev/link/cmd/internal/environ"
+	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(command{
-		words:   "agent chat send",
-		summary: "send the agent one message and print its answer",
-		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runChatSend(ctx, args, environ.Map(), stdout, stderr)
-		},
-	})
-}
-
-const chatSendUsage = `usage: lnk agent chat send [--thread link:NAME] [flags] TEXT
-
-Sends TEXT to the agent in the thread (link:chat unless said), as Link's
+func (m *Main) chatSendCmd() *cobra.Command {
+	var o chatOptions
+	c := &cobra.Command{
+		Use:   "send [--thread link:NAME] TEXT",
+		Short: "send the agent one message and print its answer",
+		Long: `Sends TEXT to the agent in the thread (link:chat unless said), as Link's
 own connection, and prints the answer as it streams; tool calls go to
 standard error. A message that joins a turn already running is answered
 by that turn's answer, kept for it: send waits for it (--wait) and prints
-it. The agent is reached as lnk agent chat reaches it.
-
-flags:
-`
-
-// runChatSend is lnk agent chat send.
-func runChatSend(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
-	fs := newFlags("lnk agent chat send", chatSendUsage, stderr)
-	var o chatOptions
-	o.register(fs)
-	if code, done := parseFlags(fs, args); done {
-		return code
+it. The agent is reached as lnk agent chat reaches it.`,
+		Example: `  lnk agent chat send "what's on my list?"
+  lnk agent chat send --thread link:plans --wait 5m "summarize the plan"`,
+		Args: cobra.ArbitraryArgs,
+		RunE: func(c *cobra.Command, words []string) error {
+			return status(sendMain(c.Context(), o, words, m.Env, m.Stdout, m.Stderr))
+		},
 	}
-	text := strings.TrimSpace(strings.Join(fs.Args(), " "))
+	o.register(c.Flags())
+	return c
+}
+
+// sendMain is lnk agent chat send with its flags o and words, the
+// message; it returns the exit status.
+func sendMain(ctx context.Context, o chatOptions, words []string, env map[string]string, stdout, stderr io.Writer) int {
+	text := strings.TrimSpace(strings.Join(words, " "))
 	if text == "" {
 		fmt.Fprintln(stderr, "lnk agent chat send: no message: say its TEXT")
 		return 2

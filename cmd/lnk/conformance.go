@@ -2,26 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/lnk-dev/link/conformance"
 	"github.com/lnk-dev/link/conformance/reference"
 	"github.com/lnk-dev/link/contract"
 )
-
-func init() {
-	register(command{
-		words:   "conformance",
-		summary: "check an endpoint against the endpoint contract, one line per rule",
-		run:     runConformance,
-	})
-}
 
 // Exit statuses of lnk conformance.
 const (
@@ -31,11 +24,7 @@ const (
 	exitIncomplete = 3 // none failed, but some were not run: not a pass
 )
 
-const conformanceUsage = `usage:
-  lnk conformance --endpoint URL --key-file FILE --agent NAME [options]
-  lnk conformance --reference
-
-Checks an endpoint against the endpoint contract (spec/endpoint.txt), one
+const conformanceLong = `Checks an endpoint against the endpoint contract (spec/endpoint.txt), one
 rule to a line:
   PASS name — the rule's words
   FAIL name — the rule's words: what was seen
@@ -57,59 +46,65 @@ agent kept for testing, not one people are talking to.
 
 Exit status: 0 when every check ran and passed; 1 when one failed (with
 --reference, when one was not run too); 3 when none failed but some were
-not run, which is not a pass; 2 for bad usage.
+not run, which is not a pass; 2 for bad usage.`
 
-options:
-`
+// conformanceOptions are lnk conformance's flags.
+type conformanceOptions struct {
+	endpointURL, keyFile, agent, agentID string
+	pid                                  int
+	nameless                             bool
+	shared, toolPrompt, tool, recoverMsg string
+	timeout                              time.Duration
+	ref                                  bool
+}
 
-func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("lnk conformance", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	var (
-		endpointURL = fs.String("endpoint", "", "the endpoint's ACP address: http://127.0.0.1:18800/acp")
-		keyFile     = fs.String("key-file", "", "a file holding the agent's endpoint key")
-		agent       = fs.String("agent", "", "the agent's name, sent as Link-Agent")
-		agentID     = fs.String("agent-id", "", "the agent's ID, sent as Link-Agent-Id (checks routing by ID)")
-		pid         = fs.Int("pid", 0, "the endpoint's process, whose socket TCP_NODELAY is read from")
-		nameless    = fs.Bool("nameless", false, "the endpoint answers a connection naming no agent as --agent (checks LNK_AGENT routing)")
-		shared      = fs.String("shared", "", "a name two owners' agents share at the endpoint (checks 409)")
-		toolPrompt  = fs.String("tool-prompt", "", "a message that makes the agent call --tool")
-		tool        = fs.String("tool", "", "the tool --tool-prompt calls, as the harness names it (memory__search)")
-		recoverMsg  = fs.String("recover-prompt", "", "a message whose turn ends only once its caller has gone")
-		timeout     = fs.Duration("timeout", 10*time.Second, "how long each check may take")
-		ref         = fs.Bool("reference", false, "check the kit's reference endpoint, started in this process")
-	)
-	usage := func(w io.Writer) {
-		fmt.Fprint(w, conformanceUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
+func (m *Main) conformanceCmd() *cobra.Command {
+	var o conformanceOptions
+	c := &cobra.Command{
+		Use:   "conformance --endpoint URL --key-file FILE --agent NAME [flags]",
+		Short: "check an endpoint against the endpoint contract, one line per rule",
+		Long:  conformanceLong,
+		Example: `  lnk conformance --reference
+  lnk conformance --endpoint http://127.0.0.1:18800/acp --key-file endpoint.key --agent main --pid 4242`,
+		GroupID: groupCheck,
+		Args:    cobra.ArbitraryArgs, // lnk conformance URL
+		RunE: func(c *cobra.Command, words []string) error {
+			return conformanceMain(c.Context(), c.Flags(), o, words, m.Stdout, m.Stderr)
+		},
 	}
-	bad := func(format string, a ...any) int {
-		fmt.Fprintf(stderr, "lnk conformance: "+format+"\n\n", a...)
-		usage(stderr)
-		return exitUsage
+	fs := c.Flags()
+	fs.StringVar(&o.endpointURL, "endpoint", "", "the endpoint's ACP address: http://127.0.0.1:18800/acp")
+	fs.StringVar(&o.keyFile, "key-file", "", "a file holding the agent's endpoint key")
+	fs.StringVar(&o.agent, "agent", "", "the agent's name, sent as Link-Agent")
+	fs.StringVar(&o.agentID, "agent-id", "", "the agent's ID, sent as Link-Agent-Id (checks routing by ID)")
+	fs.IntVar(&o.pid, "pid", 0, "the endpoint's process, whose socket TCP_NODELAY is read from")
+	fs.BoolVar(&o.nameless, "nameless", false, "the endpoint answers a connection naming no agent as --agent (checks LNK_AGENT routing)")
+	fs.StringVar(&o.shared, "shared", "", "a name two owners' agents share at the endpoint (checks 409)")
+	fs.StringVar(&o.toolPrompt, "tool-prompt", "", "a message that makes the agent call --tool")
+	fs.StringVar(&o.tool, "tool", "", "the tool --tool-prompt calls, as the harness names it (memory__search)")
+	fs.StringVar(&o.recoverMsg, "recover-prompt", "", "a message whose turn ends only once its caller has gone")
+	fs.DurationVar(&o.timeout, "timeout", 10*time.Second, "how long each check may take")
+	fs.BoolVar(&o.ref, "reference", false, "check the kit's reference endpoint, started in this process")
+	groupFlags(fs, "The endpoint", "endpoint", "key-file", "agent", "agent-id", "reference")
+	groupFlags(fs, "Hooks (each check a hook needs runs only with it)", "pid", "nameless", "shared", "tool-prompt", "tool", "recover-prompt")
+	return c
+}
+
+// conformanceMain runs lnk conformance with its flags fs, o and words.
+func conformanceMain(ctx context.Context, fs *pflag.FlagSet, o conformanceOptions, words []string, stdout, stderr io.Writer) error {
+	bad := badUsage
+	if len(words) == 1 && o.endpointURL == "" && !o.ref {
+		o.endpointURL = words[0] // lnk conformance URL
+	} else if len(words) > 0 {
+		return bad("unexpected %q", strings.Join(words, " "))
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return exitPassed
-		}
-		return bad("%v", err)
-	}
-	if fs.NArg() == 1 && *endpointURL == "" && !*ref {
-		*endpointURL = fs.Arg(0) // lnk conformance URL
-	} else if fs.NArg() > 0 {
-		return bad("unexpected %q", strings.Join(fs.Args(), " "))
-	}
-	if *timeout <= 0 {
+	if o.timeout <= 0 {
 		return bad("--timeout is positive")
 	}
-
 	var target conformance.Target
-	if *ref {
+	if o.ref {
 		var others []string
-		fs.Visit(func(f *flag.Flag) {
+		fs.Visit(func(f *pflag.Flag) {
 			if f.Name != "reference" && f.Name != "timeout" {
 				others = append(others, "--"+f.Name)
 			}
@@ -119,43 +114,42 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		e, err := reference.Start(ctx, reference.Options{})
 		if err != nil {
-			fmt.Fprintf(stderr, "lnk conformance: %v\n", err)
-			return exitFailed
+			return err
 		}
 		defer e.Close()
 		target = e.Target()
 		fmt.Fprintf(stdout, "reference endpoint at %s (agent %s, process %d)\n", e.URL, target.Agent, target.PID)
 	} else {
 		switch {
-		case *endpointURL == "":
+		case o.endpointURL == "":
 			return bad("--endpoint or --reference is needed")
-		case *keyFile == "":
+		case o.keyFile == "":
 			return bad("--key-file is needed")
-		case *agent == "":
+		case o.agent == "":
 			return bad("--agent is needed")
-		case (*toolPrompt == "") != (*tool == ""):
+		case (o.toolPrompt == "") != (o.tool == ""):
 			return bad("--tool-prompt and --tool go together")
 		}
-		raw, err := os.ReadFile(*keyFile)
+		raw, err := os.ReadFile(o.keyFile)
 		if err != nil {
 			return bad("read key file: %v", err)
 		}
 		key, err := contract.ParseKey(raw)
 		if err != nil {
-			return bad("key file %s: %v", *keyFile, err)
+			return bad("key file %s: %v", o.keyFile, err)
 		}
 		target = conformance.Target{
-			URL: *endpointURL, Key: key, Agent: *agent, AgentID: *agentID,
-			Nameless: *nameless, Shared: *shared, PID: *pid,
+			URL: o.endpointURL, Key: key, Agent: o.agent, AgentID: o.agentID,
+			Nameless: o.nameless, Shared: o.shared, PID: o.pid,
 		}
-		if *toolPrompt != "" {
-			target.ToolCall = &conformance.ToolCall{Prompt: *toolPrompt, Tool: *tool}
+		if o.toolPrompt != "" {
+			target.ToolCall = &conformance.ToolCall{Prompt: o.toolPrompt, Tool: o.tool}
 		}
-		if *recoverMsg != "" {
-			target.Recover = &conformance.Recover{Prompt: *recoverMsg}
+		if o.recoverMsg != "" {
+			target.Recover = &conformance.Recover{Prompt: o.recoverMsg}
 		}
 	}
-	target.Timeout = *timeout
+	target.Timeout = o.timeout
 
 	results, err := conformance.Check(ctx, target)
 	if err != nil {
@@ -176,13 +170,13 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 	fmt.Fprintf(stdout, "%d passed, %d failed, %d not run\n", passed, failed, notRun)
 	switch {
 	case failed > 0:
-		return exitFailed
-	case notRun > 0 && *ref:
+		return status(exitFailed)
+	case notRun > 0 && o.ref:
 		fmt.Fprintln(stderr, "lnk conformance: the reference endpoint offers every hook, so every check must run")
-		return exitFailed
+		return status(exitFailed)
 	case notRun > 0:
 		fmt.Fprintln(stderr, "lnk conformance: not every check ran, which is not a pass")
-		return exitIncomplete
+		return status(exitIncomplete)
 	}
-	return exitPassed
+	return nil
 }

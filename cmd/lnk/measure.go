@@ -13,21 +13,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
-func init() {
-	register(command{
-		words:   "measure",
-		summary: "measure Link Harness: start, idle memory for 1 to 100 agents, per-message overhead and turns/s, each beside its floor",
-		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runMeasure(ctx, args, stdout, stderr)
-		},
-	})
-}
-
-const measureUsage = `usage: lnk measure [flags]
-
-Starts Link Harness (lnk-link-harness serve) on a home of its own with the
+const measureLong = `Starts Link Harness (lnk-link-harness serve) on a home of its own with the
 offline model, which answers at once, and measures, --runs times, each
 figure the median of its runs:
 
@@ -47,10 +37,7 @@ figure the median of its runs:
 Beside each time is its floor, measured in the same run: the same messages
 to lnk measure floor-server, another process answering the contract's proof,
 upgrade and frames at once over bare WebSockets; and the ratio. The machine
-and its load are printed beside them: on a shared machine times are noisy.
-
-flags:
-`
+and its load are printed beside them: on a shared machine times are noisy.`
 
 // Targets (issue #12).
 const (
@@ -74,28 +61,49 @@ type measureOptions struct {
 	agentCounts, concs []int
 }
 
-func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("lnk measure", measureUsage, stderr)
+func (m *Main) measureCmd() *cobra.Command {
 	var o measureOptions
-	fs.StringVar(&o.bin, "harness", "", "the lnk-link-harness program (default: the one on $PATH, else built from this module with go build)")
+	var counts, concs string
+	var asJSON bool
+	var prefixTurns int
+	c := &cobra.Command{
+		Use:   "measure",
+		Short: "measure Link Harness: start, idle memory for 1 to 100 agents, per-message overhead and turns/s, each beside its floor",
+		Long:  measureLong,
+		Example: `  lnk measure
+  lnk measure --runs 5 --json > figures.json
+  lnk measure --messages 50 --agents 1,10 --concurrency 1,8 --prefix-turns 0`,
+		GroupID: groupCheck,
+		Args:    cobra.ArbitraryArgs, // refused below, with the other bad flags
+		RunE: func(c *cobra.Command, words []string) error {
+			return status(measureMain(c.Context(), o, counts, concs, asJSON, prefixTurns, words, m.Stdout, m.Stderr))
+		},
+	}
+	fs := c.Flags()
+	fs.StringVar(&o.bin, "harness", "", "the lnk-link-harness `program` (default: the one on $PATH, else built from this module with go build)")
 	fs.StringVar(&o.home, "home", "", "the Link home it runs on (default: a new folder, removed after)")
 	fs.IntVar(&o.messages, "messages", 200, "how many messages to time, warm and cold, each run")
 	fs.IntVar(&o.turns, "turns", 256, "how many turns each concurrency runs, each run")
 	fs.IntVar(&o.runs, "runs", 3, "how many runs each figure is the median of")
 	fs.IntVar(&o.samples, "samples", 3, "how many samples of memory to take each time")
 	fs.DurationVar(&o.idle, "idle", 6*time.Second, "how long agents are left idle before their memory is sampled (past the 5 s after which an idle harness gives its free memory back)")
-	counts := fs.String("agents", "1,10,100", "the numbers of agents in one process whose idle memory is measured")
-	concs := fs.String("concurrency", "1,8,64", "the numbers of conversations at once whose turns a second are measured")
-	asJSON := fs.Bool("json", false, "print the figures as JSON")
-	prefixTurns := fs.Int("prefix-turns", 300, "how many turns the cached prefix measure runs, with compaction and without (0: not measured)")
-	if code, done := parseFlags(fs, args); done {
-		return code
-	}
+	fs.StringVar(&counts, "agents", "1,10,100", "the numbers of agents in one process whose idle memory is measured")
+	fs.StringVar(&concs, "concurrency", "1,8,64", "the numbers of conversations at once whose turns a second are measured")
+	fs.BoolVar(&asJSON, "json", false, "print the figures as JSON")
+	fs.IntVar(&prefixTurns, "prefix-turns", 300, "how many turns the cached prefix measure runs, with compaction and without (0: not measured)")
+	groupFlags(fs, "What it runs", "harness", "home")
+	groupFlags(fs, "How much", "messages", "turns", "runs", "samples", "idle", "agents", "concurrency", "prefix-turns")
+	c.AddCommand(m.floorServerCmd())
+	return c
+}
+
+// measureMain is lnk measure with its flags; it returns the exit status.
+func measureMain(ctx context.Context, o measureOptions, counts, concs string, asJSON bool, prefixTurns int, words []string, stdout, stderr io.Writer) int {
 	var err error
-	if o.agentCounts, err = positiveInts(*counts); err == nil {
-		o.concs, err = positiveInts(*concs)
+	if o.agentCounts, err = positiveInts(counts); err == nil {
+		o.concs, err = positiveInts(concs)
 	}
-	if err != nil || fs.NArg() > 0 || o.messages < 1 || o.turns < 1 || o.runs < 1 || o.samples < 1 || o.idle < 0 || *prefixTurns < 0 {
+	if err != nil || len(words) > 0 || o.messages < 1 || o.turns < 1 || o.runs < 1 || o.samples < 1 || o.idle < 0 || prefixTurns < 0 {
 		fmt.Fprintln(stderr, "lnk measure: --messages, --turns, --runs and --samples are at least 1, --idle and --prefix-turns not negative, --agents and --concurrency lists of numbers from 1, and it takes no words")
 		return 2
 	}
@@ -129,9 +137,9 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 1
 	}
 	var on, off prefixShare
-	if *prefixTurns > 0 {
-		if on, err = measurePrefix(ctx, o.bin, *prefixTurns, "0.75"); err == nil {
-			off, err = measurePrefix(ctx, o.bin, *prefixTurns, `"never"`)
+	if prefixTurns > 0 {
+		if on, err = measurePrefix(ctx, o.bin, prefixTurns, "0.75"); err == nil {
+			off, err = measurePrefix(ctx, o.bin, prefixTurns, `"never"`)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "lnk measure: the cached prefix: %v\n", err)
@@ -142,14 +150,14 @@ func runMeasure(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			figure{Name: figPrefixOn, Unit: "share", Value: on.share, Target: fmt.Sprintf("at least %.2f", targetPrefix), Met: &met},
 			figure{Name: figPrefixOff, Unit: "share", Value: off.share})
 	}
-	if *asJSON {
+	if asJSON {
 		b, _ := json.MarshalIndent(r, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
 		return 0
 	}
 	r.print(stdout)
-	if *prefixTurns > 0 {
-		printPrefix(stdout, *prefixTurns, on, off)
+	if prefixTurns > 0 {
+		printPrefix(stdout, prefixTurns, on, off)
 	}
 	return 0
 }

@@ -11,19 +11,27 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/spf13/cobra"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 )
 
-func init() {
-	register(command{
-		words:   "measure floor-server",
-		summary: "the floor lnk measure sets its times beside: the contract's proof, upgrade and one message's frames over bare WebSockets (started by lnk measure)",
-		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runFloorServer(ctx, args, stdout, stderr)
+func (m *Main) floorServerCmd() *cobra.Command {
+	var keyFile string
+	var port int
+	c := &cobra.Command{
+		Use:    "floor-server --key-file KEY",
+		Short:  "the floor lnk measure sets its times beside: the contract's proof, upgrade and one message's frames over bare WebSockets (started by lnk measure)",
+		Hidden: true,
+		Args:   noWords,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return status(runFloorServer(c.Context(), keyFile, port, m.Stdout, m.Stderr))
 		},
-	})
+	}
+	c.Flags().StringVar(&keyFile, "key-file", "", "the endpoint key the proof is made with")
+	c.Flags().IntVar(&port, "port", 0, "the loopback port; 0 picks a free one")
+	return c
 }
 
 // runFloorServer serves the floor until ctx ends: on a free loopback port
@@ -33,19 +41,13 @@ func init() {
 // agent_message_chunk, the prompt's result), by hand over coder/websocket:
 // no endpoint, acp, store or model code, so what lnk measure times here
 // is the least any harness could cost on this machine.
-func runFloorServer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("lnk measure floor-server", "usage: lnk measure floor-server --key-file KEY\n\n", stderr)
-	keyFile := fs.String("key-file", "", "the endpoint key the proof is made with")
-	port := fs.Int("port", 0, "the loopback port; 0 picks a free one")
-	if code, done := parseFlags(fs, args); done {
-		return code
-	}
-	key, err := readKeyFile(*keyFile)
+func runFloorServer(ctx context.Context, keyFile string, port int, stdout, stderr io.Writer) int {
+	key, err := readKeyFile(keyFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "lnk measure floor-server: %v\n", err)
 		return 2
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		fmt.Fprintf(stderr, "lnk measure floor-server: %v\n", err)
 		return 1

@@ -10,7 +10,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/lnk-dev/link/cmd/internal/environ"
+	"github.com/spf13/cobra"
+
 	lnkmemory "github.com/lnk-dev/link/memory"
 	"github.com/lnk-dev/link/memory/fts"
 	"github.com/lnk-dev/link/memory/server"
@@ -18,17 +19,26 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-func init() {
-	register(command{
-		words:   "memory serve",
-		summary: "run Link Memory for the agent: an MCP server of its notes, search, files and skills",
-		run:     runMemoryServe,
-	})
+func (m *Main) memoryServeCmd() *cobra.Command {
+	var cf chatFlags
+	var laddr string
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "run Link Memory for the agent: an MCP server of its notes, search, files and skills",
+		Long:  memoryServeLong,
+		Example: `  lnk memory serve
+  lnk memory serve --agent research --listen 127.0.0.1:18900`,
+		Args: noWords,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return memoryServe(c.Context(), cf, laddr, m.Env, m.Stdout, m.Stderr)
+		},
+	}
+	cf.register(c.Flags())
+	c.Flags().StringVar(&laddr, "listen", "127.0.0.1:0", "the loopback `address` to answer on; port 0 takes a free one")
+	return c
 }
 
-const memoryServeUsage = `memory serve [--home DIR] [--agent NAME] [--listen 127.0.0.1:PORT] [--gcs-bucket B]
-
-Runs Link Memory for the agent, an MCP server over Streamable HTTP on the
+const memoryServeLong = `Runs Link Memory for the agent, an MCP server over Streamable HTTP on the
 loopback: remember and forget (its notes, memory/notes.md), search (ranked, over
 every conversation's copy, its notes, files and skills), read, list and links.
 Link Harness reaches it at $LNK_MEMORY; lnk agent chat starts one itself.
@@ -45,32 +55,20 @@ const envEmbedModel = "LNK_MEMORY_EMBED_MODEL"
 // defaultEmbedModel is the embedding model asked for when none is named.
 const defaultEmbedModel = "nomic-embed-text"
 
-func runMemoryServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	var cf chatFlags
-	var laddr string
-	fs := chatFlagSet("memory serve", memoryServeUsage, stderr)
-	cf.register(fs)
-	fs.StringVar(&laddr, "listen", "127.0.0.1:0", "the loopback address to answer on; port 0 takes a free one")
-	words, err := chatParseFlags(fs, args)
-	if err != nil {
-		return chatUsageStatus(err)
-	}
-	if len(words) > 0 {
-		fs.Usage()
-		return 2
-	}
+// memoryServe serves Link Memory until ctx ends.
+func memoryServe(ctx context.Context, cf chatFlags, laddr string, env map[string]string, stdout, stderr io.Writer) error {
 	p, err := cf.paths()
 	if err != nil {
-		return chatExit(stderr, "memory serve", err)
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ms, err := startMemory(ctx, cf, p, environ.Map(), laddr, logger)
+	ms, err := startMemory(ctx, cf, p, env, laddr, logger)
 	if err != nil {
-		return chatExit(stderr, "memory serve", err)
+		return err
 	}
 	fmt.Fprintln(stdout, ms.URL())
 	<-ctx.Done()
-	return chatExit(stderr, "memory serve", ms.Close())
+	return ms.Close()
 }
 
 // memoryServer is Link Memory served for one agent, and what it opened.

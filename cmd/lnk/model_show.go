@@ -6,55 +6,53 @@ import (
 	"io"
 	"strings"
 
-	"github.com/lnk-dev/link/cmd/internal/environ"
+	"github.com/spf13/cobra"
+
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model/facts"
 )
 
-func init() {
-	register(command{
-		words:   "model show",
-		summary: "a model's window and longest answer, and where each fact came from",
-		run: func(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-			return runModelShow(ctx, args, environ.Map(), stdout, stderr)
-		},
-	})
-}
-
-const modelShowUsage = `usage: lnk model show [flags] MODEL
-
-Prints what is known of MODEL (as Link names it: anthropic/claude-opus-5-5,
+func (m *Main) modelShowCmd() *cobra.Command {
+	var file string
+	c := &cobra.Command{
+		Use:   "show MODEL",
+		Short: "a model's window and longest answer, and where each fact came from",
+		Long: `Prints what is known of MODEL (as Link names it: anthropic/claude-opus-5-5,
 ollama/qwen3:8b): its window and its longest answer, and where each came
 from: your file (~/.lnk/model-facts.toml), which wins field by field, then
 what a runtime on this machine runs it with (Ollama at $OLLAMA_HOST, held
 to the num_ctx it runs, else $OLLAMA_CONTEXT_LENGTH, else Ollama's default),
 then Link's file; a model nobody described gets [window] unknown. Then the
-window Link sends it with Link's [window] settings.
-
-flags:
-`
-
-func runModelShow(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
-	fs := newFlags("lnk model show", modelShowUsage, stderr)
-	file := fs.String("facts", "", "your facts file (default ~/.lnk/model-facts.toml)")
-	if code, done := parseFlags(fs, args); done {
-		return code
+window Link sends it with Link's [window] settings.`,
+		Example: `  lnk model show anthropic/claude-opus-5-5
+  lnk model show --facts ./facts.toml ollama/qwen3:8b`,
+		Args: func(_ *cobra.Command, words []string) error {
+			if len(words) != 1 || strings.TrimSpace(words[0]) == "" {
+				return badUsage("name one model")
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, words []string) error {
+			return status(modelShow(c.Context(), file, words[0], m.Env, m.Stdout, m.Stderr))
+		},
 	}
-	if fs.NArg() != 1 || strings.TrimSpace(fs.Arg(0)) == "" {
-		fmt.Fprintln(stderr, "lnk model show: name one model")
-		return 2
-	}
-	name := fs.Arg(0)
-	if *file == "" {
+	c.Flags().StringVar(&file, "facts", "", "your facts `file` (default ~/.lnk/model-facts.toml)")
+	return c
+}
+
+// modelShow prints what is known of the model name; it returns the exit
+// status.
+func modelShow(ctx context.Context, file, name string, env map[string]string, stdout, stderr io.Writer) int {
+	if file == "" {
 		p, err := facts.UserFile()
 		if err != nil {
 			fmt.Fprintf(stderr, "lnk model show: %v\n", err)
 			return 1
 		}
-		*file = p
+		file = p
 	}
 	set := window.Defaults()
-	r, err := facts.ForEnv(*file, env, set.Unknown)
+	r, err := facts.ForEnv(file, env, set.Unknown)
 	if err != nil {
 		fmt.Fprintf(stderr, "lnk model show: %v\n", err)
 		return 1
@@ -63,7 +61,7 @@ func runModelShow(ctx context.Context, args []string, env map[string]string, std
 	from := func(source string) string {
 		switch source {
 		case facts.FromUser:
-			return "your file, " + *file
+			return "your file, " + file
 		case facts.FromRuntime:
 			return "the runtime on this machine"
 		case facts.FromLink:
