@@ -20,7 +20,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/agentlog"
 	"github.com/lnk-dev/link/cmd/internal/environ"
+	"github.com/lnk-dev/link/cmd/internal/porthold"
 	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
@@ -205,6 +207,12 @@ func (m *Main) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Warnings and errors go to the agent's log too, for lnk agent status.
+	if p, err := store.For(m.Home, m.Agent); err == nil {
+		l, closeLog := agentlog.Logger(p, m.Stderr, slog.LevelInfo)
+		defer closeLog()
+		logger = l
+	}
 	if m.AgentID == "" {
 		p, err := store.For(m.Home, m.Agent)
 		if err != nil {
@@ -229,7 +237,7 @@ func (m *Main) Run(ctx context.Context) error {
 		SleepAfter: m.SleepAfter,
 	})
 	if err != nil {
-		return err
+		return porthold.Explain(err, m.Port, "say another --port or $LNK_PORT (0 takes a free one)")
 	}
 	m.url = srv.URL()
 	fmt.Fprintf(m.Stdout, "endpoint %s\n", m.url)

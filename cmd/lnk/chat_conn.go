@@ -23,6 +23,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/cmd/internal/agentlog"
+	"github.com/lnk-dev/link/cmd/internal/porthold"
 	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
@@ -98,6 +100,8 @@ type agentConn struct {
 
 	mu       sync.Mutex
 	commands []acp.Command // the agent's, as it last listed them; nil before
+	// closeLog closes the agent's log local writes to.
+	closeLog func() error
 }
 
 func firstOf(s ...string) string {
@@ -128,9 +132,10 @@ func connect(ctx context.Context, o chatOptions, env map[string]string, status i
 	}
 	keyFile := firstOf(o.keyFile, env["LNK_KEY_FILE"])
 	if o.endpoint != "" {
-		key, err := readKeyFile(firstOf(keyFile, p.KeyFile()))
+		path := firstOf(keyFile, p.KeyFile())
+		key, err := readKeyFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("the key of %s: %w (say --key-file)", o.endpoint, err)
+			return nil, fmt.Errorf("the key of %s: %w", o.endpoint, keyFileMissing(path, err))
 		}
 		return &agentConn{url: o.endpoint, key: key, agent: agent, paths: p}, nil
 	}
@@ -162,30 +167,21 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 	if err != nil {
 		return nil, err
 	}
-	name := firstOf(o.model, env["LNK_MODEL"])
-	if name == "" {
-		set, err := serve.ReadSettings(ctx, p, "")
-		if err != nil {
-			return nil, err
-		}
-		if set.Model != "" {
-			fmt.Fprintf(status, "lnk: agent %s runs on %s, as its config.json says\n", p.Agent, set.Model)
-		} else {
-			pick := serve.DefaultModel(env)
-			name = pick.Model
-			if pick.Offline() {
-				fmt.Fprintf(status, "lnk: no model provider key is set (ANTHROPIC_API_KEY, OPENAI_API_KEY, OPENROUTER_API_KEY or OLLAMA_HOST), so agent %s runs on the offline scripted model: its answers, labelled [offline model], only repeat what you say\n", p.Agent)
-			} else {
-				fmt.Fprintf(status, "lnk: agent %s runs on %s (%s is set)\n", p.Agent, name, pick.Env)
-			}
-		}
+	choice, err := chooseModel(ctx, p, o.model, env)
+	if err != nil {
+		return nil, err
 	}
-	logger := slog.New(slog.NewTextHandler(status, &slog.HandlerOptions{Level: slog.LevelError}))
+	choice.say(status, p.Agent)
+	name := choice.harnessModel()
+	// Errors are said on status; warnings and errors go to the agent's
+	// log too, for lnk agent status.
+	logger, closeLog := agentlog.Logger(p, status, slog.LevelError)
 	// Link Memory beside it, unless the environment names one already.
 	var mem *memoryServer
 	if env["LNK_MEMORY"] == "" {
 		mem, err = startMemory(ctx, chatFlags{home: home, agent: p.Agent}, p, env, "127.0.0.1:0", logger)
 		if err != nil {
+			closeLog()
 			return nil, fmt.Errorf("start memory of %s: %w", p.Agent, err)
 		}
 		env = maps.Clone(env)
@@ -204,13 +200,21 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 		if mem != nil {
 			mem.Close()
 		}
-		return nil, fmt.Errorf("start agent %s: %w", p.Agent, err)
+		closeLog()
+		return nil, fmt.Errorf("start agent %s: %w", p.Agent, porthold.Explain(err, addrPort(addr), "say another $"+contract.EnvPort+", or unset it and lnk takes a free port"))
 	}
 	fmt.Fprintf(status, "lnk: started agent %s here (home %s, endpoint %s)\n", p.Agent, home, srv.URL())
 	if mem != nil {
 		fmt.Fprintf(status, "lnk: its memory answers at %s\n", mem.URL())
 	}
-	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, mem: mem}, nil
+	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, mem: mem, closeLog: closeLog}, nil
+}
+
+// addrPort is host:port's port, 0 when it has none.
+func addrPort(addr string) int {
+	_, port, _ := net.SplitHostPort(addr)
+	n, _ := strconv.Atoi(port)
+	return n
 }
 
 // Close stops the harness lnk started, once its turns end.
@@ -222,7 +226,7 @@ func (a *agentConn) Close() error {
 	if a.mem != nil {
 		err = errors.Join(err, a.mem.Close())
 	}
-	return err
+	return errors.Join(err, a.closeLog())
 }
 
 // healthy says whether an endpoint on the loopback at port answers

@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"runtime"
@@ -22,6 +24,9 @@ const MinKey = 16
 func ReadKey(path string, logger *slog.Logger) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no key file at %s: make one with `lnk agent key --key-file %s` (a random key, readable by you alone)", path, path)
+		}
 		return nil, fmt.Errorf("read the key file: %w", err)
 	}
 	key, err := contract.ParseKey(b)

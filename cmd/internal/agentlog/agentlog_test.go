@@ -1,0 +1,58 @@
+package agentlog
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lnk-dev/link/store"
+)
+
+// Warnings and errors reach the file, info doesn't, and Last reads the
+// last of them, its message unquoted.
+func TestLast(t *testing.T) {
+	p, err := store.For(t.TempDir(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := Last(context.Background(), p); ok || err != nil {
+		t.Fatalf("no log: %v %v", ok, err)
+	}
+	var out strings.Builder
+	l, closeLog := Logger(p, &out, slog.LevelInfo)
+	l.Info("started")
+	l.Warn("turn failed", "thread", "link:chat", "err", "the model said 500")
+	l.Error(`keep an "answer"`, "err", "disk full")
+	l.Info("still going")
+	if err := closeLog(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(File(p))
+	if strings.Contains(string(b), "started") || strings.Count(string(b), "\n") != 2 {
+		t.Fatalf("log:\n%s", b)
+	}
+	if fi, _ := os.Stat(File(p)); fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v", fi.Mode())
+	}
+	f, ok, err := Last(context.Background(), p)
+	if !ok || err != nil || f.Level != "ERROR" || f.Message != `keep an "answer"` || f.Time == "" || !strings.Contains(f.Line, "disk full") {
+		t.Fatalf("%+v %v %v", f, ok, err)
+	}
+	if !strings.Contains(out.String(), "started") {
+		t.Fatalf("the writer missed info: %s", out.String())
+	}
+}
+
+// FuzzParse: any line parses without panic.
+func FuzzParse(f *testing.F) {
+	f.Add(`time=2026-12-01T10:00:00Z level=WARN msg="turn failed" err=x`)
+	f.Add(`msg="unterminated \"`)
+	f.Fuzz(func(t *testing.T, line string) {
+		fl := parse(line)
+		if fl.Line != line {
+			t.Fatal("line changed")
+		}
+	})
+}
