@@ -11,6 +11,7 @@ import (
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // lastEvent is thread's last event.
@@ -26,7 +27,7 @@ func (r *rig) lastEvent(thread string) store.Event {
 // endAsked says whether thread's folder holds an end asked.
 func (r *rig) endAsked(thread string) bool {
 	r.T.Helper()
-	_, ok, err := r.Folders().EndAsked(r.T.Context(), thread)
+	_, ok, err := r.FolderFiles().EndAsked(r.T.Context(), thread)
 	if err != nil {
 		r.T.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestCancelMidStream(t *testing.T) {
 	if r.endAsked(thread) {
 		t.Fatal("the end asked is still kept after the turn ended")
 	}
-	copyFile, _ := r.Folders().Paths.ConversationFile(thread, store.CopyFile)
+	copyFile, _ := r.FolderFiles().Paths.ConversationFile(thread, transcript.File)
 	if b, err := os.ReadFile(copyFile); err != nil || !strings.Contains(string(b), harness.StopNote) {
 		t.Fatalf("the copy %q, %v", b, err)
 	}
@@ -185,7 +186,7 @@ func TestCancelStale(t *testing.T) {
 		t.Fatal("a stale end asked was left")
 	}
 	// One asked long before, by another process's clock.
-	if err := r.Folders().AskEnd(t.Context(), thread, time.Now().Add(-time.Hour)); err != nil {
+	if err := r.FolderFiles().AskEnd(t.Context(), thread, time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	if res, x, err := r.Say(thread, "and again", nil); err != nil || res.StopReason != acp.StopEndTurn || x.Text() != "three" {
@@ -195,7 +196,7 @@ func TestCancelStale(t *testing.T) {
 	if err := r.Harness.Cancel(t.Context(), testAgent, "telegram:85"); err != nil {
 		t.Fatalf("a cancel of a thread with no conversation: %v", err)
 	}
-	dir, _ := r.Folders().Paths.Conversation("telegram:85")
+	dir, _ := r.FolderFiles().Paths.Conversation("telegram:85")
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("a cancel of no conversation made its folder: %v", err)
 	}

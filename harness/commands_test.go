@@ -261,7 +261,7 @@ func TestCommandNotWaiting(t *testing.T) {
 		t.Fatal("an answer left unasked")
 	}
 	// The copy for people shows the messages and answers, not the commands.
-	dir, _ := r.Folders().Paths.Conversation(thread)
+	dir, _ := r.FolderFiles().Paths.Conversation(thread)
 	if b, err := os.ReadFile(filepath.Join(dir, "chat.md")); err != nil || strings.Contains(string(b), "/chat:verbose") || !strings.Contains(string(b), "second") {
 		t.Fatalf("chat.md: %v\n%s", err, b)
 	}

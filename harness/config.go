@@ -76,7 +76,7 @@ type Config struct {
 	// once per agent; drivers that are store.Closers are closed by Close.
 	Drivers func(p store.Paths) (map[string]store.Conversations, error)
 	// Openers, when not nil, opens each way of keeping conversations on
-	// any folder, for store.ResolveConvert, which the harness calls the
+	// any folder, for convert.Resolve, which the harness calls the
 	// first time it opens an agent's store.
 	Openers func(p store.Paths) map[string]store.Opener
 	// Settings reads the agent's settings, at each turn. A missing file is

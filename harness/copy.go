@@ -4,7 +4,7 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // addCopy adds to the conversation's copy for people (chat.md) what was
@@ -15,7 +15,7 @@ import (
 // turn's, and the next answer makes it again from the events when it
 // doesn't end with the last answer.
 func (t *turn) addCopy(ctx context.Context) {
-	err := store.AppendCopy(ctx, t.c.paths, t.c.keeper(), t.c.thread, t.c.pinned.Kind(), t.events)
+	err := transcript.Append(ctx, t.c.paths, t.c.keeper(), t.c.thread, t.c.pinned.Kind(), t.events)
 	if err != nil {
 		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "add to the copy for people", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // copyOf reads thread's copy for people.
@@ -22,7 +23,7 @@ func (r *rig) copyOf(thread string) ([]byte, error) {
 	if err != nil {
 		r.T.Fatal(err)
 	}
-	return os.ReadFile(filepath.Join(dir, store.CopyFile))
+	return os.ReadFile(filepath.Join(dir, transcript.File))
 }
 
 // Each answer adds what was said since the last one to the copy for
@@ -78,7 +79,7 @@ func TestCopyAddedEachAnswer(t *testing.T) {
 	if count(ev, isKind(store.KindToolResult)) != 1 {
 		t.Fatalf("events %+v: want the tool's answer kept", ev)
 	}
-	if show := store.RenderCopy(ev); !bytes.Equal(got, show) {
+	if show := transcript.Render(ev); !bytes.Equal(got, show) {
 		t.Fatalf("the copy:\n%s\nlnk agent chat show:\n%s", got, show)
 	}
 }
@@ -120,7 +121,7 @@ func TestCopyAfterSweep(t *testing.T) {
 	// Sweep returns once the turn it finished has ended: nothing else
 	// adds to the copy.
 	got, _ := r.copyOf(thread)
-	if !bytes.Equal(got, store.RenderCopy(r.Events(thread))) || !bytes.Contains(got, []byte("never answered")) {
+	if !bytes.Equal(got, transcript.Render(r.Events(thread))) || !bytes.Contains(got, []byte("never answered")) {
 		t.Fatalf("the copy:\n%s", got)
 	}
 }

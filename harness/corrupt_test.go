@@ -17,6 +17,7 @@ import (
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // logBuffer is a log's output, safe to write from several goroutines.
@@ -47,11 +48,11 @@ func (l *logBuffer) String() string {
 func TestOneBadFileOneConversation(t *testing.T) {
 	const bad = "telegram:37" // its message unanswered, so the sweep reads all of it
 	files := map[string]func(t *testing.T, r *rig, dir string){
-		store.AnswersFile: func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, store.AnswersFile)) },
-		"events.jsonl":    func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, "events.jsonl")) },
-		"lease.json":      func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, "lease.json")) },
-		store.ToolsFile:   func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, store.ToolsFile)) },
-		store.EndFile:     func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, store.EndFile)) },
+		folder.Answers: func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, folder.Answers)) },
+		"events.jsonl": func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, "events.jsonl")) },
+		"lease.json":   func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, "lease.json")) },
+		folder.Tools:   func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, folder.Tools)) },
+		folder.End:     func(t *testing.T, r *rig, dir string) { corrupt(t, filepath.Join(dir, folder.End)) },
 		"sending": func(t *testing.T, r *rig, dir string) {
 			id := held(t, r, bad, 2, time.Now().UTC(), "held")
 			corrupt(t, filepath.Join(r.Answers().Paths.Chats(), delivery.SendingDir, id+".json"))
@@ -80,7 +81,7 @@ func TestOneBadFileOneConversation(t *testing.T) {
 			}
 			want = append(want, "finished telegram:99")
 			dir, _ := a.Paths.Conversation(bad)
-			if err := os.WriteFile(filepath.Join(dir, store.ToolsFile), []byte(`["memory__search"]`), 0o600); err != nil {
+			if err := os.WriteFile(filepath.Join(dir, folder.Tools), []byte(`["memory__search"]`), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			spoil(t, r, dir)
@@ -114,10 +115,10 @@ func TestOneBadFileOneConversation(t *testing.T) {
 			if len(its) != len(slices.Compact(slices.Clone(its))) {
 				t.Fatalf("the bad conversation's answers handed over twice: %q", its)
 			}
-			if name != store.AnswersFile {
+			if name != folder.Answers {
 				return
 			}
-			aside, _ := filepath.Glob(filepath.Join(dir, store.AnswersAside+"*"))
+			aside, _ := filepath.Glob(filepath.Join(dir, folder.AnswersAside+"*"))
 			if len(aside) != 1 {
 				t.Fatalf("set aside %v, want one", aside)
 			}

@@ -12,7 +12,7 @@
 //	h, err := harness.New(harness.Config{
 //		Home:     home,                    // every path is store.For(Home, agent)
 //		Drivers:  openDrivers,             // func(store.Paths) (map[string]store.Conversations, error)
-//		Openers:  openers,                 // for store.ResolveConvert, optional
+//		Openers:  openers,                 // for convert.Resolve, optional
 //		Settings: readConfigJSON,          // func(ctx, store.Paths) (harness.Settings, error), each turn
 //		Route:    routeModel,              // func(name) (model.Route, error); nil is model.Resolve(name, Env)
 //		Provider: makeProvider,            // func(model.Route) (model.Provider, error), each model call
@@ -47,7 +47,7 @@
 // passes Config.MaxAnswer (16 MiB): it is ended there, saying why.
 // Once the turn's last answer is stored, still under the lease, what was
 // said since the last answer is added to the conversation's copy for
-// people (chat.md, store.AppendCopy) from the events the turn holds; a
+// people (chat.md, transcript.Append) from the events the turn holds; a
 // compact conversation has none, and a copy that fails is logged, never
 // the turn's failure.
 //

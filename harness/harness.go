@@ -16,7 +16,9 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/delivery"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // ErrClosing: the harness is closing and takes no new turn.
@@ -65,7 +67,7 @@ var _ acp.Agent = (*Harness)(nil)
 type agentStore struct {
 	paths   store.Paths
 	drivers map[string]store.Conversations
-	folders *store.Folders
+	folders *folder.Files
 	answers *delivery.Answers
 }
 
@@ -104,7 +106,7 @@ func (h *Harness) agent(ctx context.Context, agent string) (*agentStore, error) 
 		return nil, err
 	}
 	if h.cfg.Openers != nil {
-		if _, err := store.ResolveConvert(ctx, p, h.cfg.Openers(p)); err != nil {
+		if _, err := convert.Resolve(ctx, p, h.cfg.Openers(p)); err != nil {
 			return nil, fmt.Errorf("open the store of %s: %w", agent, err)
 		}
 	}
@@ -115,7 +117,7 @@ func (h *Harness) agent(ctx context.Context, agent string) (*agentStore, error) 
 	a := &agentStore{
 		paths:   p,
 		drivers: drivers,
-		folders: &store.Folders{Paths: p},
+		folders: &folder.Files{Paths: p},
 		answers: &delivery.Answers{Paths: p, Now: h.cfg.Now, Logger: h.cfg.Logger.With(slog.String("agent", agent))},
 	}
 	h.agents[agent] = a
@@ -131,7 +133,7 @@ type conv struct {
 	settings Settings
 	router   *store.Router
 	drivers  map[string]store.Conversations
-	folders  *store.Folders
+	folders  *folder.Files
 	answers  *delivery.Answers
 
 	pinned *store.Pinned // its driver, pinned while the turn holds the lease

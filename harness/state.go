@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 var _ acp.StateKeeper = (*Harness)(nil)
@@ -170,7 +171,7 @@ func (h *Harness) importOne(ctx context.Context, agent string, a *agentStore, sc
 			return "", err
 		}
 		if wrote {
-			if err := store.MakeCopy(ctx, a.paths, c.reader(), thread); err != nil {
+			if err := transcript.Make(ctx, a.paths, c.reader(), thread); err != nil {
 				h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "make the copy of an import", slog.String("thread", thread), slog.String("err", err.Error()))
 			}
 			return thread, nil

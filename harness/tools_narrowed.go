@@ -11,7 +11,7 @@ import (
 // The tools a conversation was narrowed to are kept by the driver that
 // keeps it when that driver keeps them (store.ToolsKeeper: gcs, in the
 // bucket beside its events, so a sleep that empties the machine's disk
-// can't widen them), else in its folder's tools.json (store.Folders).
+// can't widen them), else in its folder's tools.json (folder.Files).
 
 // toolsKeeper is the conversation's driver when it keeps tools: the one
 // holding it, else the one its folder names, else, for one not begun, the

@@ -17,6 +17,7 @@ import (
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/gcs"
 	"github.com/lnk-dev/link/store/log"
 )
@@ -94,14 +95,14 @@ func TestToolsKeptOffMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, store.ToolsFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, folder.Tools)); !os.IsNotExist(err) {
 		t.Fatalf("tools.json on the machine: %v, want none", err)
 	}
 	// An older narrowing kept in the folder narrows the bucket's.
-	if _, err := r.Folders().NarrowTools(t.Context(), thread, &[]string{"memory__search", "web__fetch", "memory__write"}); err != nil {
+	if _, err := r.FolderFiles().NarrowTools(t.Context(), thread, &[]string{"memory__search", "web__fetch", "memory__write"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Folders().NarrowTools(t.Context(), thread, &[]string{"web__fetch", "run__start"}); err != nil {
+	if _, err := r.FolderFiles().NarrowTools(t.Context(), thread, &[]string{"web__fetch", "run__start"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := r.Say(thread, "second", nil); err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // winModel answers each turn with a numbered answer of about 60 tokens,
@@ -221,8 +222,8 @@ func TestCompactAfterAnswer(t *testing.T) {
 			t.Fatalf("answer %d after the summary records window %+v, want start %d", e.Seq, e.Window, last.Window.Start)
 		}
 	}
-	dir, _ := r.Folders().Paths.Conversation(thread)
-	chat, err := os.ReadFile(filepath.Join(dir, store.CopyFile))
+	dir, _ := r.FolderFiles().Paths.Conversation(thread)
+	chat, err := os.ReadFile(filepath.Join(dir, transcript.File))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // newMemory is the memory of agent main at home, its index in its
@@ -85,7 +86,7 @@ func say(tb testing.TB, p store.Paths, conv store.Conversations, thread string, 
 		turn = append(turn, e)
 		next++
 	}
-	if err := store.AppendCopy(ctx, p, conv, thread, "", turn); err != nil {
+	if err := transcript.Append(ctx, p, conv, thread, "", turn); err != nil {
 		tb.Fatal(err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // maxFile bounds a file search reads: a larger one isn't indexed.
@@ -206,13 +207,13 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 	src := Source{Name: AreaChats + "/" + th, Kind: KindChat, thread: th}
 	folder := filepath.Base(dir)
 	m.watch(AreaChats + "/" + folder)
-	copyName := AreaChats + "/" + folder + "/" + store.CopyFile
+	copyName := AreaChats + "/" + folder + "/" + transcript.File
 	// A log's copy, as last seen, is looked at alone, in the open chats
 	// folder: a conversation moved to another way (lnk agent chat
 	// convert) is a new folder put in its place, which the next full look
 	// sees, since a log's copy is never removed but with its folder.
 	if k, ok := m.ways[dir]; ok && k.way == store.Log && k.copy {
-		if s, _, regular := statIn(chats, folder+"/"+store.CopyFile); regular {
+		if s, _, regular := statIn(chats, folder+"/"+transcript.File); regular {
 			src.way, src.File, src.Stamp = store.Log, copyName, s
 			return src, true, nil
 		}
@@ -224,7 +225,7 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 	src.way = way
 	switch way {
 	case store.Log:
-		info, err := os.Stat(filepath.Join(dir, store.CopyFile))
+		info, err := os.Stat(filepath.Join(dir, transcript.File))
 		if errors.Is(err, fs.ErrNotExist) {
 			return Source{}, false, nil
 		}

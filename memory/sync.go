@@ -15,6 +15,7 @@ import (
 
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // putBatch is how many sources one write of the index takes.
@@ -202,7 +203,7 @@ func (m *Memory) updateCopy(ctx context.Context, s Source) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	end, ok, err := store.CopyEnd(path)
+	end, ok, err := transcript.End(path)
 	if err != nil {
 		return err
 	}
@@ -212,7 +213,7 @@ func (m *Memory) updateCopy(ctx context.Context, s Source) error {
 			return err
 		}
 		if len(evs) > 0 && evs[0].Seq == end && store.FinalAnswer(evs[0]) {
-			add := store.RenderCopy(evs[1:])
+			add := transcript.Render(evs[1:])
 			if len(add) == 0 {
 				return nil
 			}
@@ -231,7 +232,7 @@ func (m *Memory) updateCopy(ctx context.Context, s Source) error {
 	if err != nil {
 		return err
 	}
-	return fsx.Replace(path, store.RenderCopy(all), false)
+	return fsx.Replace(path, transcript.Render(all), false)
 }
 
 // dropCopies removes memory's own copies of the conversations gone.

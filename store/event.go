@@ -119,3 +119,7 @@ type Checkpoint struct {
 	Model   string `json:"model,omitempty"`
 	Verbose *bool  `json:"verbose,omitempty"`
 }
+
+// FinalAnswer says whether e is an answer that ends a turn: one that makes
+// no call.
+func FinalAnswer(e Event) bool { return e.Kind == KindAnswer && len(e.Calls) == 0 }

@@ -64,3 +64,12 @@ func (p Paths) Conversation(thread string) (string, error) {
 // ChatHistory is the messages lnk agent chat's owner typed at a terminal,
 // for its line editor's history: one JSON object a line.
 func (p Paths) ChatHistory() string { return filepath.Join(p.Root, "chat-history.jsonl") }
+
+// ConversationFile is the path of the file name in thread's folder.
+func (p Paths) ConversationFile(thread, name string) (string, error) {
+	dir, err := p.Conversation(thread)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, name), nil
+}

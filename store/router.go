@@ -17,6 +17,12 @@ import (
 // ErrNoDriver: a conversation is kept by a driver the router wasn't given.
 var ErrNoDriver = errors.New("no such driver")
 
+// Opener opens a driver of the conversations of the agent whose
+// conversations folder is chats. A driver whose events are in the
+// conversation's folder (the log, compact) is opened on a convert's own
+// folder too, to write a conversation there before it is put in place.
+type Opener func(chats string) (Conversations, error)
+
 // Router keeps the conversations of one agent, each the way its folder
 // says (KindOf), and begins a new one the way the spec's [storage]
 // conversations says. It holds nothing of a conversation between calls:
@@ -82,17 +88,16 @@ func (r *Router) Kind(thread string) (string, error) {
 }
 
 // KindOf says how the conversation in dir is kept: the driver an empty
-// store.<driver> names, compact where events.zst is, else the log. A
-// folder that doesn't exist, or holds only what isn't an event (its
-// tools, a lease taken before the first event), is a conversation not
-// begun: "".
+// store.<driver> names, compact where events.zst is, the log where
+// events.jsonl holds an event. A folder that doesn't exist, or holds only
+// what isn't an event (its tools, a lease taken before the first event),
+// is a conversation not begun: "".
 func KindOf(dir string) (string, error) {
 	entries, err := readFolder(dir)
 	if entries == nil || err != nil {
 		return "", err
 	}
-	begun := false
-	kind := Log
+	kind := ""
 	for _, e := range entries {
 		name := e.Name()
 		if d, ok := strings.CutPrefix(name, MarkerPrefix); ok && d != "" {
@@ -100,27 +105,14 @@ func KindOf(dir string) (string, error) {
 		}
 		switch {
 		case name == "events.zst":
-			kind, begun = Compact, true
-		case name == "events.jsonl":
+			kind = Compact
+		case name == "events.jsonl" && kind == "":
 			if info, err := e.Info(); err == nil && info.Size() > 0 {
-				begun = true
+				kind = Log
 			}
-		case !notEvents[name] && !strings.HasPrefix(name, ".") && !strings.HasPrefix(name, AnswersAside):
-			begun = true // a file per event, as the log was kept before
 		}
 	}
-	if !begun {
-		return "", nil
-	}
 	return kind, nil
-}
-
-// notEvents are the names a conversation's folder holds that say nothing
-// of how its events are kept: what it keeps that isn't an event, and the
-// log's lease.
-var notEvents = map[string]bool{
-	ToolsFile: true, EndFile: true, AnswersFile: true, CopyFile: true,
-	"lease.json": true, "lease.json.new": true,
 }
 
 // driver is the driver that keeps thread, and its folder.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/internal/fixture"
 	"github.com/lnk-dev/link/store/sqlite"
 	"github.com/lnk-dev/link/store/storetest"
 )
@@ -19,7 +21,7 @@ func TestRouterSuite(t *testing.T) {
 	for _, kind := range []string{store.Log, store.Compact, sqlite.Name} {
 		t.Run(kind, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) store.Conversations {
-				return router(t, agent(t), kind)
+				return fixture.Router(t, fixture.Agent(t), kind)
 			})
 		})
 	}
@@ -27,18 +29,18 @@ func TestRouterSuite(t *testing.T) {
 
 func TestRouterBeginsAndDetects(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
-	ds := drivers(t, p)
-	es := conversation(2, "a")
+	p := fixture.Agent(t)
+	ds := fixture.Drivers(t, p)
+	es := fixture.Conversation(2, "a")
 
 	// A log begun before the spec said sqlite stays a log.
-	appendAll(t, ds[store.Log], "telegram:1", es)
+	fixture.AppendAll(t, ds[store.Log], "telegram:1", es)
 	r, err := store.NewRouter(p, sqlite.Name, ds)
 	if err != nil {
 		t.Fatal(err)
 	}
-	appendAll(t, r, "telegram:2", es)
-	appendAll(t, ds[store.Compact], "telegram:3", es)
+	fixture.AppendAll(t, r, "telegram:2", es)
+	fixture.AppendAll(t, ds[store.Compact], "telegram:3", es)
 
 	for th, want := range map[string]string{"telegram:1": store.Log, "telegram:2": sqlite.Name, "telegram:3": store.Compact, "telegram:4": sqlite.Name} {
 		kind, err := r.Kind(th)
@@ -51,13 +53,13 @@ func TestRouterBeginsAndDetects(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, store.MarkerPrefix+sqlite.Name)); err != nil {
 		t.Fatalf("no marker: %v", err)
 	}
-	sameLines(t, "sqlite's own", readAll(t, ds[sqlite.Name], "telegram:2"), es)
-	if got := readAll(t, ds[store.Log], "telegram:2"); len(got) != 0 {
+	fixture.SameLines(t, "sqlite's own", fixture.ReadAll(t, ds[sqlite.Name], "telegram:2"), es)
+	if got := fixture.ReadAll(t, ds[store.Log], "telegram:2"); len(got) != 0 {
 		t.Fatalf("the log holds %d events of a sqlite conversation", len(got))
 	}
 	// Each reads through the router from where it is.
 	for _, th := range []string{"telegram:1", "telegram:2", "telegram:3"} {
-		sameLines(t, th, readAll(t, r, th), es)
+		fixture.SameLines(t, th, fixture.ReadAll(t, r, th), es)
 		next, err := store.Next(ctx, r, th)
 		if err != nil || next != int64(len(es)+1) {
 			t.Fatalf("next of %s: %d, %v", th, next, err)
@@ -74,11 +76,11 @@ func TestRouterBeginsAndDetects(t *testing.T) {
 // spec's way, not as a log.
 func TestRouterFolderWithoutEvents(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
+	p := fixture.Agent(t)
 	for _, kind := range []string{store.Compact, sqlite.Name} {
-		r := router(t, p, kind)
+		r := fixture.Router(t, p, kind)
 		th := "link:" + kind
-		f := &store.Folders{Paths: p}
+		f := &folder.Files{Paths: p}
 		if _, err := f.NarrowTools(ctx, th, &[]string{"memory__search"}); err != nil {
 			t.Fatal(err)
 		}
@@ -88,7 +90,7 @@ func TestRouterFolderWithoutEvents(t *testing.T) {
 		if got, _ := r.Kind(th); got != kind {
 			t.Fatalf("%s: a folder without events is %q", kind, got)
 		}
-		appendAll(t, r, th, conversation(1, kind))
+		fixture.AppendAll(t, r, th, fixture.Conversation(1, kind))
 		dir, _ := p.Conversation(th)
 		if got, err := store.KindOf(dir); got != kind || err != nil {
 			t.Fatalf("detect after the first event: %q, %v; want %q", got, err, kind)
@@ -100,8 +102,8 @@ func TestRouterFolderWithoutEvents(t *testing.T) {
 }
 
 func TestRouterRefuses(t *testing.T) {
-	p := agent(t)
-	ds := drivers(t, p)
+	p := fixture.Agent(t)
+	ds := fixture.Drivers(t, p)
 	if _, err := store.NewRouter(p, "postgres", ds); !errors.Is(err, store.ErrNoDriver) {
 		t.Fatalf("a new kind without its driver: %v", err)
 	}
@@ -115,7 +117,7 @@ func TestRouterRefuses(t *testing.T) {
 	if err := store.Mark(dir, "gcs"); err != nil {
 		t.Fatal(err)
 	}
-	r := router(t, p, store.Log)
+	r := fixture.Router(t, p, store.Log)
 	if _, err := r.Read(context.Background(), "telegram:9", 1); !errors.Is(err, store.ErrNoDriver) {
 		t.Fatalf("read of a gcs conversation without gcs: %v", err)
 	}
@@ -124,9 +126,9 @@ func TestRouterRefuses(t *testing.T) {
 // Detecting at each call against calling the driver alone: the cost of
 // holding nothing between calls.
 func BenchmarkRouterLatest(b *testing.B) {
-	p := agent(b)
-	ds := drivers(b, p)
-	appendAll(b, ds[store.Log], "telegram:1", conversation(50, "a"))
+	p := fixture.Agent(b)
+	ds := fixture.Drivers(b, p)
+	fixture.AppendAll(b, ds[store.Log], "telegram:1", fixture.Conversation(50, "a"))
 	r, _ := store.NewRouter(p, store.Log, ds)
 	ctx := context.Background()
 	for _, c := range []struct {

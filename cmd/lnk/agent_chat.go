@@ -16,6 +16,9 @@ import (
 	"github.com/lnk-dev/link/cmd/internal/environ"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/convert"
+	"github.com/lnk-dev/link/store/fork"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // The conversation commands that work on an agent's store directly: show,
@@ -132,7 +135,7 @@ func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer
 	if len(events) == 0 {
 		return fmt.Errorf("%s of %s has no conversation", thread, p.Agent)
 	}
-	_, err = stdout.Write(store.RenderCopy(events))
+	_, err = stdout.Write(transcript.Render(events))
 	return err
 }
 
@@ -174,7 +177,7 @@ func chatConvert(ctx context.Context, cf chatFlags, to string, stdout, stderr io
 		return fmt.Errorf("no way %q: one of %s", to, strings.Join(drivers.Names(), ", "))
 	}
 	bar := &chatProgressBar{w: stderr}
-	res, err := store.Convert(ctx, p, to, openers, bar.show)
+	res, err := convert.Agent(ctx, p, to, openers, bar.show)
 	bar.end()
 	for _, th := range res.Unforgotten {
 		fmt.Fprintf(stderr, "lnk agent chat convert: the old way still keeps %s's events: its driver can't forget them\n", th)
@@ -267,7 +270,7 @@ func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as
 			return err
 		}
 	}
-	if err := store.Fork(ctx, p, r, thread, as, before); err != nil {
+	if err := fork.Thread(ctx, p, r, thread, as, before); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s\n", as)

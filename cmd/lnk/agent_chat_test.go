@@ -12,6 +12,7 @@ import (
 
 	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/log"
 )
 
@@ -49,7 +50,7 @@ func chatHome(t *testing.T) (string, store.Paths, []store.Event) {
 			es = append(es, e)
 		}
 	}
-	f := &store.Folders{Paths: p}
+	f := &folder.Files{Paths: p}
 	if _, err := f.NarrowTools(context.Background(), "telegram:42", &[]string{"memory__search"}); err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestChatFork(t *testing.T) {
 	if err != nil || len(got) != 4 || got[3].Text != es[3].Text || !got[3].Time.Equal(es[3].Time) {
 		t.Fatalf("fork's events: %+v, %v", got, err)
 	}
-	tools, err := (&store.Folders{Paths: p}).ReadTools(context.Background(), "link:edit")
+	tools, err := (&folder.Files{Paths: p}).ReadTools(context.Background(), "link:edit")
 	if err != nil || tools == nil || len(*tools) != 1 {
 		t.Fatalf("fork's tools: %v, %v", tools, err)
 	}

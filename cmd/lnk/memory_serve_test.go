@@ -14,6 +14,7 @@ import (
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // toolAnswers are the tool results thread keeps, in order.
@@ -118,7 +119,7 @@ func TestChatSearchesWhatWasSaid(t *testing.T) {
 		}
 		evs = append(evs, e)
 	}
-	if err := store.AppendCopy(ctx, p, lg, "telegram:7", "", evs); err != nil {
+	if err := transcript.Append(ctx, p, lg, "telegram:7", "", evs); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(p.Files(), 0o700); err != nil {

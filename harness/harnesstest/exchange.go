@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // Note is one notification a client got: its method, and its update when
@@ -141,8 +142,9 @@ func (r *Rig) Events(thread string) []store.Event {
 	return all
 }
 
-// Folders are the files of the agent's conversations' folders.
-func (r *Rig) Folders() *store.Folders { return &store.Folders{Paths: r.Paths()} }
+// FolderFiles are the files of the agent's conversations' folders that
+// aren't events: their tools and a turn asked to end.
+func (r *Rig) FolderFiles() *folder.Files { return &folder.Files{Paths: r.Paths()} }
 
 // Answers are the agent's answers on their way, as another process sees
 // them.

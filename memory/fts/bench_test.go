@@ -18,6 +18,7 @@ import (
 	"github.com/lnk-dev/link/memory"
 	"github.com/lnk-dev/link/memory/fts"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // corpus writes n sources under the agent at p: half Markdown files of
@@ -82,8 +83,8 @@ func corpus(tb testing.TB, p store.Paths, n int) int64 {
 			evs = append(evs, e)
 		}
 		dir, _ := p.Conversation(th)
-		cp := store.RenderCopy(evs)
-		writeFile(tb, filepath.Join(dir, store.CopyFile), string(cp))
+		cp := transcript.Render(evs)
+		writeFile(tb, filepath.Join(dir, transcript.File), string(cp))
 		writeFile(tb, filepath.Join(dir, "events.jsonl"), "{}\n") // a log conversation, begun
 		total += int64(len(cp))
 	}

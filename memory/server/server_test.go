@@ -11,6 +11,7 @@ import (
 	"github.com/lnk-dev/link/memory/server"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // Through the go-sdk's client: the calls listed, the instructions at most
@@ -117,7 +118,7 @@ func TestReadConversation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := store.AppendCopy(t.Context(), p, lg, "telegram:42", "", evs); err != nil {
+	if err := transcript.Append(t.Context(), p, lg, "telegram:42", "", evs); err != nil {
 		t.Fatal(err)
 	}
 	if got := ok(t, s, "list", map[string]any{"path": "chats"}); got != "chats holds:\nchats/telegram:42" {

@@ -20,6 +20,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // Answer is one answer on its way: the text a turn answered, the
@@ -234,7 +235,7 @@ func (a *Answers) HandOver(ctx context.Context, twoPhase bool, pass map[string]b
 		out = slices.DeleteFunc(out, func(k Answer) bool { return skip(k.ID) })
 	} else {
 		err = a.eachFolder(ctx, func(thread, dir string) error {
-			if _, err := os.Stat(filepath.Join(dir, store.AnswersFile)); errors.Is(err, fs.ErrNotExist) {
+			if _, err := os.Stat(filepath.Join(dir, folder.Answers)); errors.Is(err, fs.ErrNotExist) {
 				return nil
 			}
 			gone, err := a.remove(ctx, thread, func(k Answer) bool { return !k.ForChat && !skip(k.ID) })
@@ -314,7 +315,7 @@ func (a *Answers) update(ctx context.Context, thread string, fn func(all []Answe
 	defer unlock()
 	all, err := readAnswers(dir, thread)
 	if errors.Is(err, store.ErrCorrupt) {
-		all, err = nil, a.setAside(ctx, thread, filepath.Join(dir, store.AnswersFile), err)
+		all, err = nil, a.setAside(ctx, thread, filepath.Join(dir, folder.Answers), err)
 	}
 	if err != nil {
 		return err
@@ -327,12 +328,12 @@ func (a *Answers) update(ctx context.Context, thread string, fn func(all []Answe
 }
 
 // setAside renames a corrupt answers.json of thread to
-// answers.json.corrupt-<time> beside it (store.AnswersAside), for a person to look at, and
+// answers.json.corrupt-<time> beside it (folder.AnswersAside), for a person to look at, and
 // names it in the log once. Its conversation goes on with no answers
 // pending; the others never noticed. A rename that fails leaves it where
 // it is, to be written over by nothing: the error says so.
 func (a *Answers) setAside(ctx context.Context, thread, path string, why error) error {
-	aside := path[:len(path)-len(store.AnswersFile)] + store.AnswersAside + a.now().UTC().Format("20060102T150405.000000000Z")
+	aside := path[:len(path)-len(folder.Answers)] + folder.AnswersAside + a.now().UTC().Format("20060102T150405.000000000Z")
 	err := os.Rename(path, aside)
 	if err == nil {
 		err = fsx.SyncDir(filepath.Dir(path))
@@ -380,7 +381,7 @@ func (a *Answers) eachFolder(ctx context.Context, fn func(thread, dir string) er
 func Parse(b []byte, thread string) ([]Answer, error) {
 	var all []Answer
 	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, fmt.Errorf("%w: %s is not a list of answers: %v", store.ErrCorrupt, store.AnswersFile, err)
+		return nil, fmt.Errorf("%w: %s is not a list of answers: %v", store.ErrCorrupt, folder.Answers, err)
 	}
 	name, err := contract.ThreadFolder(thread)
 	if err != nil {
@@ -390,11 +391,11 @@ func Parse(b []byte, thread string) ([]Answer, error) {
 	for i, k := range all {
 		switch {
 		case k.Thread != thread:
-			return nil, fmt.Errorf("%w: %s: answer %d is of thread %q, not %q", store.ErrCorrupt, store.AnswersFile, i, k.Thread, thread)
+			return nil, fmt.Errorf("%w: %s: answer %d is of thread %q, not %q", store.ErrCorrupt, folder.Answers, i, k.Thread, thread)
 		case !strings.HasPrefix(k.ID, name+idSep) || len(k.ID) == len(name+idSep):
-			return nil, fmt.Errorf("%w: %s: answer %d has no id of its folder", store.ErrCorrupt, store.AnswersFile, i)
+			return nil, fmt.Errorf("%w: %s: answer %d has no id of its folder", store.ErrCorrupt, folder.Answers, i)
 		case seen[k.ID]:
-			return nil, fmt.Errorf("%w: %s: id %q twice", store.ErrCorrupt, store.AnswersFile, k.ID)
+			return nil, fmt.Errorf("%w: %s: id %q twice", store.ErrCorrupt, folder.Answers, k.ID)
 		}
 		seen[k.ID] = true
 	}
@@ -403,9 +404,9 @@ func Parse(b []byte, thread string) ([]Answer, error) {
 
 // readAnswers reads dir's answers.json, none when there is no file.
 func readAnswers(dir, thread string) ([]Answer, error) {
-	b, err := fsx.ReadLimit(filepath.Join(dir, store.AnswersFile), MaxFile)
+	b, err := fsx.ReadLimit(filepath.Join(dir, folder.Answers), MaxFile)
 	if errors.Is(err, fsx.ErrTooBig) {
-		return nil, fmt.Errorf("%w: %s is over %d bytes", store.ErrCorrupt, store.AnswersFile, MaxFile)
+		return nil, fmt.Errorf("%w: %s is over %d bytes", store.ErrCorrupt, folder.Answers, MaxFile)
 	}
 	if err != nil || b == nil {
 		return nil, err
@@ -416,7 +417,7 @@ func readAnswers(dir, thread string) ([]Answer, error) {
 // writeAnswers replaces dir's answers.json with all, or removes it when
 // there are none left.
 func writeAnswers(dir string, all []Answer) error {
-	path := filepath.Join(dir, store.AnswersFile)
+	path := filepath.Join(dir, folder.Answers)
 	if len(all) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 var t0 = time.Date(2026, 11, 30, 9, 15, 0, 123456789, time.UTC)
@@ -62,7 +63,7 @@ func TestKeepPendingDone(t *testing.T) {
 	}
 	// A conversation with none left keeps no file.
 	dir, _ := f.Paths.Conversation("slack:D0123")
-	if _, err := os.Stat(filepath.Join(dir, store.AnswersFile)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(dir, folder.Answers)); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("answers.json left with none: %v", err)
 	}
 }

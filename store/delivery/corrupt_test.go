@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // syncBuffer is a log's output, safe to write from several goroutines.
@@ -56,7 +56,7 @@ func TestCorruptAnswersSetAside(t *testing.T) {
 					want = append(want, "answer of "+th)
 				}
 			}
-			path, _ := f.Paths.ConversationFile("telegram:37", store.AnswersFile)
+			path, _ := f.Paths.ConversationFile("telegram:37", folder.Answers)
 			bad := []byte(`[{"id": 5}`)
 			if err := os.WriteFile(path, bad, 0o600); err != nil {
 				t.Fatal(err)
@@ -68,7 +68,7 @@ func TestCorruptAnswersSetAside(t *testing.T) {
 			if diff := cmp.Diff(sorted(want), sorted(texts(got))); diff != "" {
 				t.Fatalf("handed over (-want +got):\n%s", diff)
 			}
-			aside, _ := filepath.Glob(filepath.Join(filepath.Dir(path), store.AnswersAside+"*"))
+			aside, _ := filepath.Glob(filepath.Join(filepath.Dir(path), folder.AnswersAside+"*"))
 			if len(aside) != 1 {
 				t.Fatalf("set aside: %v, want one file", aside)
 			}

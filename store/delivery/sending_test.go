@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // TestKeepTellingTold: an answer kept while told is pending like any
@@ -244,7 +245,7 @@ func TestKeepTellingEvent(t *testing.T) {
 	// A keep that names no event writes no time.
 	id, _ = f.Keep(ctx, "telegram:42", "a caller gone's", time.Time{}, 3)
 	dir, _ := p.Conversation("telegram:42")
-	raw, err := os.ReadFile(filepath.Join(dir, store.AnswersFile))
+	raw, err := os.ReadFile(filepath.Join(dir, folder.Answers))
 	if err != nil || strings.Contains(string(raw), "eventTime") {
 		t.Errorf("answers.json %s, %v: want no eventTime", raw, err)
 	}

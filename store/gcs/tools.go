@@ -11,12 +11,13 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // toolsName is the name of the object under a thread's folder that keeps
 // the tools it was narrowed to, beside its events: a JSON list of names,
 // as a local folder's tools.json.
-const toolsName = store.ToolsFile
+const toolsName = folder.Tools
 
 // maxToolsObject bounds a tools object: contract.MaxTools names of at
 // most contract.MaxName characters each is well under it.
@@ -107,7 +108,7 @@ func (d *Driver) readTools(ctx context.Context, name string) (*[]string, int64, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", d.objectURL(name), err)
 	}
-	tools, err := store.ParseTools(b)
+	tools, err := folder.ParseTools(b)
 	if err != nil {
 		return nil, 0, fmt.Errorf("object %s: %w", d.objectURL(name), err)
 	}

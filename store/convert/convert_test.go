@@ -1,4 +1,4 @@
-package store_test
+package convert_test
 
 import (
 	"context"
@@ -12,8 +12,12 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/delivery"
+	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/internal/fixture"
 	"github.com/lnk-dev/link/store/sqlite"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // world is an agent with conversations of every way, and what each holds.
@@ -28,18 +32,18 @@ var worldThreads = []string{"telegram:1", "telegram:-1002", "slack:C0123ABC.1700
 
 func newWorld(t *testing.T) *world {
 	ctx := context.Background()
-	w := &world{p: agent(t), events: map[string][]store.Event{}, tools: map[string]*[]string{}, answers: map[string][]string{}}
-	ds := drivers(t, w.p)
+	w := &world{p: fixture.Agent(t), events: map[string][]store.Event{}, tools: map[string]*[]string{}, answers: map[string][]string{}}
+	ds := fixture.Drivers(t, w.p)
 	kinds := []string{store.Log, store.Compact, sqlite.Name}
-	f := &store.Folders{Paths: w.p}
+	f := &folder.Files{Paths: w.p}
 	for i, th := range worldThreads {
 		kind := kinds[i%len(kinds)]
 		r, err := store.NewRouter(w.p, kind, ds)
 		if err != nil {
 			t.Fatal(err)
 		}
-		es := conversation([]int{2, 9, 3, 2, 1}[i], th) // compact's 40 events fold once
-		appendAll(t, r, th, es)
+		es := fixture.Conversation([]int{2, 9, 3, 2, 1}[i], th) // compact's 40 events fold once
+		fixture.AppendAll(t, r, th, es)
 		w.events[th] = es
 		if i%2 == 0 {
 			tools := &[]string{"memory__search", fmt.Sprintf("tool%d", i)}
@@ -47,11 +51,11 @@ func newWorld(t *testing.T) *world {
 				t.Fatal(err)
 			}
 			w.tools[th] = tools
-			if _, err := (&delivery.Answers{Paths: f.Paths}).Keep(ctx, th, "kept of "+th, t0, 4); err != nil {
+			if _, err := (&delivery.Answers{Paths: f.Paths}).Keep(ctx, th, "kept of "+th, fixture.T0, 4); err != nil {
 				t.Fatal(err)
 			}
 			w.answers[th] = []string{"kept of " + th}
-			if err := f.AskEnd(ctx, th, t0); err != nil {
+			if err := f.AskEnd(ctx, th, fixture.T0); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -63,7 +67,7 @@ func newWorld(t *testing.T) *world {
 // what its folder held, and is kept one of the ways in kinds.
 func (w *world) check(t *testing.T, kinds ...string) {
 	t.Helper()
-	w.checkWith(t, openers(t), kinds...)
+	w.checkWith(t, fixture.Openers(t), kinds...)
 }
 
 // checkWith is check, reading through the drivers of openers.
@@ -85,9 +89,9 @@ func (w *world) checkWith(t *testing.T, openers map[string]store.Opener, kinds .
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &store.Folders{Paths: w.p}
+	f := &folder.Files{Paths: w.p}
 	for _, th := range worldThreads {
-		sameLines(t, th, readAll(t, r, th), w.events[th])
+		fixture.SameLines(t, th, fixture.ReadAll(t, r, th), w.events[th])
 		kind, err := r.Kind(th)
 		if err != nil || !contains(kinds, kind) {
 			t.Fatalf("%s is kept %q (%v), want one of %v", th, kind, err, kinds)
@@ -101,7 +105,7 @@ func (w *world) checkWith(t *testing.T, openers map[string]store.Opener, kinds .
 			t.Fatalf("%s: end asked %v", th, asked)
 		}
 		dir, _ := w.p.Conversation(th)
-		_, err = os.Stat(filepath.Join(dir, store.CopyFile))
+		_, err = os.Stat(filepath.Join(dir, transcript.File))
 		if kind == store.Compact && err == nil {
 			t.Fatalf("%s: a copy beside a compact conversation", th)
 		}
@@ -145,7 +149,7 @@ func TestConvertRoundTrip(t *testing.T) {
 	w.check(t, store.Log, store.Compact, sqlite.Name)
 	for _, to := range []string{store.Log, store.Compact, sqlite.Name, store.Log} {
 		var seen [][2]int
-		res, err := store.Convert(ctx, w.p, to, openers(t), func(done, total int) { seen = append(seen, [2]int{done, total}) })
+		res, err := convert.Agent(ctx, w.p, to, fixture.Openers(t), func(done, total int) { seen = append(seen, [2]int{done, total}) })
 		if err != nil {
 			t.Fatalf("convert to %s: %v", to, err)
 		}
@@ -157,7 +161,7 @@ func TestConvertRoundTrip(t *testing.T) {
 			t.Fatalf("progress %v for %d converted", seen, len(res.Converted))
 		}
 		// A second convert to the same way has nothing to do.
-		again, err := store.Convert(ctx, w.p, to, openers(t), nil)
+		again, err := convert.Agent(ctx, w.p, to, fixture.Openers(t), nil)
 		if err != nil || len(again.Converted) != 0 {
 			t.Fatalf("convert to %s again: %v, %v", to, again.Converted, err)
 		}
@@ -168,11 +172,11 @@ func TestConvertRoundTrip(t *testing.T) {
 // are forgotten, or said not to be by a driver that can't.
 func TestConvertForgetsOldRows(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
-	r := router(t, p, sqlite.Name)
-	es := conversation(3, "a")
-	appendAll(t, r, "telegram:1", es)
-	res, err := store.Convert(ctx, p, store.Log, openers(t), nil)
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, sqlite.Name)
+	es := fixture.Conversation(3, "a")
+	fixture.AppendAll(t, r, "telegram:1", es)
+	res, err := convert.Agent(ctx, p, store.Log, fixture.Openers(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +185,7 @@ func TestConvertForgetsOldRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows := readAll(t, db, "telegram:1")
+	rows := fixture.ReadAll(t, db, "telegram:1")
 	if _, ok := any(db).(store.Forgetter); ok {
 		if len(rows) != 0 || len(res.Unforgotten) != 0 {
 			t.Fatalf("sqlite keeps %d rows after convert (unforgotten %v)", len(rows), res.Unforgotten)
@@ -189,17 +193,17 @@ func TestConvertForgetsOldRows(t *testing.T) {
 	} else if !reflect.DeepEqual(res.Unforgotten, []string{"telegram:1"}) {
 		t.Fatalf("unforgotten: %v, want the thread whose rows sqlite keeps", res.Unforgotten)
 	}
-	sameLines(t, "as a log", readAll(t, r, "telegram:1"), es)
+	fixture.SameLines(t, "as a log", fixture.ReadAll(t, r, "telegram:1"), es)
 }
 
 func TestConvertRefusedWhileLeased(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	r := router(t, w.p, store.Log)
+	r := fixture.Router(t, w.p, store.Log)
 	if _, err := r.Lease(ctx, "link:notes", "turn", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	_, err := store.Convert(ctx, w.p, store.Compact, openers(t), nil)
+	_, err := convert.Agent(ctx, w.p, store.Compact, fixture.Openers(t), nil)
 	if !errors.Is(err, store.ErrLeaseHeld) {
 		t.Fatalf("convert while a turn runs: %v, want ErrLeaseHeld", err)
 	}
@@ -214,7 +218,7 @@ func TestConvertRefusedWhileLeased(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.check(t, store.Log, store.Compact, sqlite.Name)
-	if _, err := store.Convert(ctx, w.p, store.Compact, openers(t), nil); err != nil {
+	if _, err := convert.Agent(ctx, w.p, store.Compact, fixture.Openers(t), nil); err != nil {
 		t.Fatalf("convert once the turn ended: %v", err)
 	}
 	w.check(t, store.Compact)
@@ -223,7 +227,7 @@ func TestConvertRefusedWhileLeased(t *testing.T) {
 func TestConvertRefusesUnknownWay(t *testing.T) {
 	w := newWorld(t)
 	for _, to := range []string{"gcs", "", "Log"} {
-		if _, err := store.Convert(context.Background(), w.p, to, openers(t), nil); err == nil {
+		if _, err := convert.Agent(context.Background(), w.p, to, fixture.Openers(t), nil); err == nil {
 			t.Errorf("convert to %q: no error", to)
 		}
 	}
@@ -236,7 +240,7 @@ var errStopped = errors.New("stopped here")
 // conversation whole: where it is, or put there by the next convert.
 func TestConvertInterrupted(t *testing.T) {
 	ctx := context.Background()
-	steps := []string{store.StepStage, store.StepAside, store.StepIn, store.StepForget, store.StepClean}
+	steps := []string{convert.StepStage, convert.StepAside, convert.StepIn, convert.StepForget, convert.StepClean}
 	for _, to := range []string{sqlite.Name, store.Log, store.Compact} {
 		for _, step := range steps {
 			t.Run(to+"/"+step, func(t *testing.T) {
@@ -244,7 +248,7 @@ func TestConvertInterrupted(t *testing.T) {
 				// Stop at a step of a conversation converted: to a log, the
 				// one sqlite keeps, whose rows make the most states.
 				stopAt := map[string]string{sqlite.Name: "telegram:1", store.Compact: "telegram:1", store.Log: "slack:C0123ABC.1700000000.000100"}[to]
-				c := &store.Converter{Paths: w.p, To: to, Drivers: openers(t), Step: func(th, s string) error {
+				c := &convert.Job{Paths: w.p, To: to, Drivers: fixture.Openers(t), Step: func(th, s string) error {
 					if th == stopAt && s == step {
 						return errStopped
 					}
@@ -253,7 +257,7 @@ func TestConvertInterrupted(t *testing.T) {
 				if _, err := c.Run(ctx); !errors.Is(err, errStopped) {
 					t.Fatalf("convert: %v, want it stopped", err)
 				}
-				if _, err := store.ResolveConvert(ctx, w.p, openers(t)); err != nil {
+				if _, err := convert.Resolve(ctx, w.p, fixture.Openers(t)); err != nil {
 					t.Fatalf("resolve: %v", err)
 				}
 				if left := w.leftovers(t); len(left) != 0 {
@@ -261,7 +265,7 @@ func TestConvertInterrupted(t *testing.T) {
 				}
 				w.check(t, store.Log, store.Compact, sqlite.Name)
 				// The next convert finishes the job.
-				if _, err := store.Convert(ctx, w.p, to, openers(t), nil); err != nil {
+				if _, err := convert.Agent(ctx, w.p, to, fixture.Openers(t), nil); err != nil {
 					t.Fatal(err)
 				}
 				w.check(t, to)
@@ -275,8 +279,8 @@ func TestConvertInterrupted(t *testing.T) {
 func TestConvertFinishesTheLast(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	c := &store.Converter{Paths: w.p, To: store.Log, Drivers: openers(t), Step: func(th, s string) error {
-		if s == store.StepIn {
+	c := &convert.Job{Paths: w.p, To: store.Log, Drivers: fixture.Openers(t), Step: func(th, s string) error {
+		if s == convert.StepIn {
 			return errStopped
 		}
 		return nil
@@ -287,7 +291,7 @@ func TestConvertFinishesTheLast(t *testing.T) {
 	if left := w.leftovers(t); len(left) != 2 {
 		t.Fatalf("left %v, want the old aside and the new beside", left)
 	}
-	if _, err := store.Convert(ctx, w.p, store.Log, openers(t), nil); err != nil {
+	if _, err := convert.Agent(ctx, w.p, store.Log, fixture.Openers(t), nil); err != nil {
 		t.Fatal(err)
 	}
 	w.check(t, store.Log)
@@ -306,20 +310,20 @@ func contains(list []string, s string) bool {
 // the log, which keeps UTC: the same instant, compared as such.
 func TestConvertZones(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
-	r := router(t, p, store.Compact)
-	es := conversation(1, "a")
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, store.Compact)
+	es := fixture.Conversation(1, "a")
 	zone := time.FixedZone("CET", 3600)
 	for i := range es {
 		es[i].Time = es[i].Time.In(zone)
 	}
-	appendAll(t, r, "telegram:1", es)
-	if _, err := store.Convert(ctx, p, store.Log, openers(t), nil); err != nil {
+	fixture.AppendAll(t, r, "telegram:1", es)
+	if _, err := convert.Agent(ctx, p, store.Log, fixture.Openers(t), nil); err != nil {
 		t.Fatal(err)
 	}
-	got := readAll(t, r, "telegram:1")
+	got := fixture.ReadAll(t, r, "telegram:1")
 	for i := range es {
 		es[i].Time = es[i].Time.UTC()
 	}
-	sameLines(t, "as a log", got, es)
+	fixture.SameLines(t, "as a log", got, es)
 }

@@ -1,4 +1,4 @@
-package store
+package convert
 
 import (
 	"context"
@@ -10,14 +10,15 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
 )
 
-// ResolveConvert finishes or undoes what a convert stopped midway left in
+// Resolve finishes or undoes what a convert stopped midway left in
 // the conversations folder of the agent at p, so every conversation is
-// read where it is; see Converter for the states. A harness may call it
+// read where it is; see Job for the states. A harness may call it
 // as it starts; a convert calls it first.
-func ResolveConvert(ctx context.Context, p Paths, drivers map[string]Opener) (unforgotten []string, err error) {
-	c := &Converter{Paths: p, Drivers: drivers}
+func Resolve(ctx context.Context, p store.Paths, drivers map[string]store.Opener) (unforgotten []string, err error) {
+	c := &Job{Paths: p, Drivers: drivers}
 	defer c.close()
 	chats := p.Chats()
 	if _, err := os.Stat(chats); err != nil {
@@ -33,7 +34,7 @@ func ResolveConvert(ctx context.Context, p Paths, drivers map[string]Opener) (un
 
 // resolve brings every conversation a convert left midway to one whole
 // state, and returns the threads whose old rows a driver couldn't forget.
-func (c *Converter) resolve(ctx context.Context) ([]string, error) {
+func (c *Job) resolve(ctx context.Context) ([]string, error) {
 	chats := c.Paths.Chats()
 	entries, err := os.ReadDir(chats)
 	if err != nil {
@@ -69,7 +70,7 @@ func (c *Converter) resolve(ctx context.Context) ([]string, error) {
 }
 
 // resolveOne resolves the convert of the conversation in folder name.
-func (c *Converter) resolveOne(ctx context.Context, chats, name string) (forgot bool, err error) {
+func (c *Job) resolveOne(ctx context.Context, chats, name string) (forgot bool, err error) {
 	thread, err := contract.FolderThread(name)
 	if err != nil {
 		return true, nil // no convert's: a name no thread has is left alone
@@ -107,7 +108,7 @@ func (c *Converter) resolveOne(ctx context.Context, chats, name string) (forgot 
 	if err := fsx.SyncDir(chats); err != nil {
 		return false, err
 	}
-	liveKind, err := KindOf(live)
+	liveKind, err := store.KindOf(live)
 	if err != nil {
 		return false, err
 	}
@@ -122,7 +123,7 @@ func (c *Converter) resolveOne(ctx context.Context, chats, name string) (forgot 
 		if !dir.has {
 			continue
 		}
-		kind, err := KindOf(dir.path)
+		kind, err := store.KindOf(dir.path)
 		if err != nil {
 			return false, err
 		}

@@ -1,35 +1,42 @@
-package store
+// Package fork begins a conversation as another's prefix, for lnk agent
+// chat fork: an owner's message edited, the conversation taken up again
+// from just before it.
+package fork
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // ErrNotOwnerMessage: a fork's point names no message of the owner's.
 var ErrNotOwnerMessage = errors.New("not a message from the owner")
 
-// ErrThreadBegun: a fork's new thread already has events.
-var ErrThreadBegun = errors.New("thread already begun")
+// ErrBegun: a fork's new thread already has events.
+var ErrBegun = errors.New("thread already begun")
 
-// Fork begins newThread with the complete, immutable prefix of thread
+// Thread begins newThread with the complete, immutable prefix of thread
 // before event beforeSeq, a message from the owner (the one being
 // edited): every event copied as it is, its number and time included, so
 // the new conversation's prompt is the old one's up to there and the
 // provider's cache holds. The tools thread was narrowed to go with it.
 // Only events are copied, never a visible transcript: calls, their
 // answers, thinking, summaries and window marks are all kept.
-func Fork(ctx context.Context, p Paths, conv Conversations, thread, newThread string, beforeSeq int64) error {
+func Thread(ctx context.Context, p store.Paths, conv store.Conversations, thread, newThread string, beforeSeq int64) error {
 	if err := fork(ctx, p, conv, thread, newThread, beforeSeq); err != nil {
 		return fmt.Errorf("fork %s before #%d as %s: %w", thread, beforeSeq, newThread, err)
 	}
 	return nil
 }
 
-func fork(ctx context.Context, p Paths, conv Conversations, thread, newThread string, beforeSeq int64) error {
+func fork(ctx context.Context, p store.Paths, conv store.Conversations, thread, newThread string, beforeSeq int64) error {
 	if thread == newThread {
-		return fmt.Errorf("%w: a fork is a new thread", ErrThreadBegun)
+		return fmt.Errorf("%w: a fork is a new thread", ErrBegun)
 	}
 	src, err := p.Conversation(thread)
 	if err != nil {
@@ -39,10 +46,10 @@ func fork(ctx context.Context, p Paths, conv Conversations, thread, newThread st
 	if err != nil {
 		return err
 	}
-	if next, err := Next(ctx, conv, newThread); err != nil {
+	if next, err := store.Next(ctx, conv, newThread); err != nil {
 		return err
 	} else if next != 1 {
-		return fmt.Errorf("%w: %s has %d events", ErrThreadBegun, newThread, next-1)
+		return fmt.Errorf("%w: %s has %d events", ErrBegun, newThread, next-1)
 	}
 	all, err := conv.Read(ctx, thread, 1)
 	if err != nil {
@@ -58,23 +65,23 @@ func fork(ctx context.Context, p Paths, conv Conversations, thread, newThread st
 	if at < 0 {
 		return fmt.Errorf("%w: %s has no event #%d", ErrNotOwnerMessage, thread, beforeSeq)
 	}
-	if e := all[at]; e.Kind != KindMessage || e.From != "" {
+	if e := all[at]; e.Kind != store.KindMessage || e.From != "" {
 		return fmt.Errorf("%w: #%d is a %s from %q", ErrNotOwnerMessage, beforeSeq, e.Kind, e.From)
 	}
 	// The tools first: a conversation begun is never one with every tool
 	// when its source had fewer.
-	b, err := readKept(filepath.Join(src, ToolsFile))
+	b, err := folder.Read(filepath.Join(src, folder.Tools))
 	if err != nil {
 		return err
 	}
 	if b != nil {
-		if _, err := ParseTools(b); err != nil {
+		if _, err := folder.ParseTools(b); err != nil {
 			return err
 		}
-		if err := mkdirAll(dst); err != nil {
+		if err := os.MkdirAll(dst, 0o700); err != nil {
 			return err
 		}
-		if err := writeAtomic(filepath.Join(dst, ToolsFile), b); err != nil {
+		if err := folder.Write(filepath.Join(dst, folder.Tools), b); err != nil {
 			return err
 		}
 	}

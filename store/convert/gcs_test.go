@@ -1,4 +1,4 @@
-package store_test
+package convert_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/gcs"
+	"github.com/lnk-dev/link/store/internal/fixture"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -31,7 +33,7 @@ func gcsOpeners(t *testing.T) map[string]store.Opener {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	o := openers(t)
+	o := fixture.Openers(t)
 	o["gcs"] = func(string) (store.Conversations, error) { return gcs.Open(client, "chats", "agents/main/chats"), nil }
 	return o
 }
@@ -44,16 +46,16 @@ func TestConvertGCS(t *testing.T) {
 	w := newWorld(t)
 	o := gcsOpeners(t)
 	for _, to := range []string{"gcs", store.Log, sqlite.Name, "gcs", store.Compact} {
-		if _, err := store.Convert(ctx, w.p, to, o, nil); err != nil {
+		if _, err := convert.Agent(ctx, w.p, to, o, nil); err != nil {
 			t.Fatalf("convert to %s: %v", to, err)
 		}
 		w.checkWith(t, o, to)
 		if to == store.Log {
 			// The conversation goes on as a log before it goes back.
-			r := router(t, w.p, store.Log)
+			r := fixture.Router(t, w.p, store.Log)
 			th := worldThreads[0]
-			more := conversation(len(w.events[th])/4+1, th)
-			appendAll(t, r, th, more[len(w.events[th]):])
+			more := fixture.Conversation(len(w.events[th])/4+1, th)
+			fixture.AppendAll(t, r, th, more[len(w.events[th]):])
 			w.events[th] = more
 		}
 	}

@@ -1,4 +1,6 @@
-package store
+// Package transcript makes a conversation's transcript, the copy for
+// people in its folder (chat.md): what was said, up to the agent's last answer.
+package transcript
 
 import (
 	"bufio"
@@ -14,80 +16,78 @@ import (
 	"strings"
 
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
 )
 
-// The copy for people, chat.md in a conversation's folder: what was said,
-// up to the agent's last answer. It holds the owner's messages, those of
+// File is the transcript's name in a conversation's folder. The
+// transcript holds the owner's messages, those of
 // people in a chat the agent is shared with (person:), and the agent's
 // answers: each the last answer of a turn, one that makes no call. Never a
 // tool's call or answer, a summary, a message from a schedule, task,
 // agent, command or webhook, or a message not yet answered. Each answer
 // ends with a trailer, an HTML comment people don't see rendered, naming
-// its event, so the copy is known to end with the last answer. Each
+// its event, so the transcript is known to end with the last answer. Each
 // heading says who, when, and the event's number (which lnk agent chat
 // fork takes):
 //
 //	## Owner · 2026-11-30 09:15 UTC · #9
 //
 //	<!-- seq 12 -->
+const File = "chat.md"
 
-// CopyTimeLayout is how a heading gives an event's time: as the events
-// keep it (UTC), so every machine makes the same copy.
-const CopyTimeLayout = "2006-01-02 15:04 MST"
+// TimeLayout is how a heading gives an event's time: as the events
+// keep it (UTC), so every machine makes the same transcript.
+const TimeLayout = "2006-01-02 15:04 MST"
 
-// Copied says whether e is in the copy for people, once answered.
-func Copied(e Event) bool {
+// Includes says whether e is in the transcript, once answered.
+func Includes(e store.Event) bool {
 	switch e.Kind {
-	case KindMessage:
+	case store.KindMessage:
 		return e.From == "" || strings.HasPrefix(e.From, "person:")
-	case KindAnswer:
-		return FinalAnswer(e)
+	case store.KindAnswer:
+		return store.FinalAnswer(e)
 	}
 	return false
 }
 
-// FinalAnswer says whether e is an answer that ends a turn: one that makes
-// no call.
-func FinalAnswer(e Event) bool { return e.Kind == KindAnswer && len(e.Calls) == 0 }
-
-// RenderCopy renders events as the copy for people: every copied event up
-// to the last final answer among them, none after it.
-func RenderCopy(events []Event) []byte {
+// Render renders events as the transcript: every event it includes up to
+// the last final answer among them, none after it.
+func Render(events []store.Event) []byte {
 	var b bytes.Buffer
-	renderCopy(&b, events)
+	render(&b, events)
 	return b.Bytes()
 }
 
-// copyWriter is what renderCopy writes to: a buffer, or a file through
-// bufio, so a large message goes to the file without a copy.
-type copyWriter interface {
+// writer is what render writes to: a buffer, or a file through bufio,
+// so a large message goes to the file without a copy.
+type writer interface {
 	io.Writer
 	io.StringWriter
 }
 
 // lastFinal is the index of events' last final answer, -1 for none.
-func lastFinal(events []Event) int {
+func lastFinal(events []store.Event) int {
 	last := -1
 	for i, e := range events {
-		if FinalAnswer(e) {
+		if store.FinalAnswer(e) {
 			last = i
 		}
 	}
 	return last
 }
 
-// renderCopy writes the copied events of events, up to the last final
+// render writes the included events of events, up to the last final
 // answer, and returns that answer's number (0: none).
-func renderCopy(b copyWriter, events []Event) int64 {
+func render(b writer, events []store.Event) int64 {
 	last := lastFinal(events)
 	if last < 0 {
 		return 0
 	}
 	for _, e := range events[:last+1] {
-		if !Copied(e) {
+		if !Includes(e) {
 			continue
 		}
-		fmt.Fprintf(b, "## %s · %s · #%d\n\n", speaker(e), e.Time.UTC().Format(CopyTimeLayout), e.Seq)
+		fmt.Fprintf(b, "## %s · %s · #%d\n\n", speaker(e), e.Time.UTC().Format(TimeLayout), e.Seq)
 		if text := strings.TrimRight(e.Text, "\n"); text != "" {
 			b.WriteString(text)
 			b.WriteString("\n")
@@ -95,7 +95,7 @@ func renderCopy(b copyWriter, events []Event) int64 {
 		for _, p := range e.Parts {
 			fmt.Fprintf(b, "\n_(%s)_\n", partLabel(p))
 		}
-		if e.Kind == KindAnswer {
+		if e.Kind == store.KindAnswer {
 			fmt.Fprintf(b, "\n<!-- seq %d -->\n", e.Seq)
 		}
 		b.WriteString("\n")
@@ -103,9 +103,9 @@ func renderCopy(b copyWriter, events []Event) int64 {
 	return events[last].Seq
 }
 
-func speaker(e Event) string {
+func speaker(e store.Event) string {
 	switch {
-	case e.Kind == KindAnswer:
+	case e.Kind == store.KindAnswer:
 		return "Agent"
 	case e.From == "":
 		return "Owner"
@@ -115,7 +115,7 @@ func speaker(e Event) string {
 	return oneLine(e.From)
 }
 
-func partLabel(p Part) string {
+func partLabel(p store.Part) string {
 	label := oneLine(p.Type)
 	if p.Name != "" {
 		label += ": " + oneLine(p.Name)
@@ -135,7 +135,7 @@ func oneLine(s string) string {
 	}, s)
 }
 
-// trailerSeq reads the trailer at the end of a copy, "<!-- seq N -->"
+// trailerSeq reads the trailer at the end of a transcript, "<!-- seq N -->"
 // and a blank line: the number of the answer it ends with, 1 to 19
 // digits. A hand-read suffix rather than a regexp compiled as the
 // package starts (0.6 ms and 12 KB at every program's start).
@@ -154,10 +154,10 @@ func trailerSeq(b []byte) (string, bool) {
 	return string(b[i:]), true
 }
 
-// CopyEnd reads which answer the copy at path ends with: 0 with ok true
-// for no copy yet, ok false for one that doesn't end with an answer's
-// trailer (cut short, or not a copy).
-func CopyEnd(path string) (seq int64, ok bool, err error) {
+// End reads which answer the transcript at path ends with: 0 with ok true
+// for no transcript yet, ok false for one that doesn't end with an answer's
+// trailer (cut short, or not a transcript).
+func End(path string) (seq int64, ok bool, err error) {
 	f, err := fsx.Open(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, true, nil
@@ -187,45 +187,45 @@ func CopyEnd(path string) (seq int64, ok bool, err error) {
 	return seq, true, nil
 }
 
-// AppendCopy adds to thread's copy what was said since it was last added
-// to, up to the last answer among turn, the events the turn holds (in
-// order, each number once). When the copy doesn't end with an answer, or
-// turn doesn't hold every event since the one it ends with, it reads them
-// from conv; when the copy ends past them, or doesn't end with an answer,
-// it is made again from every event. A compact conversation has no copy.
-// kind is how the conversation is kept, when the caller knows it (a turn
-// under its lease: KindOf then); "" reads it from the folder.
-func AppendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind string, turn []Event) error {
-	if err := appendCopy(ctx, p, conv, thread, kind, turn); err != nil {
-		return fmt.Errorf("add to the copy of %s: %w", thread, err)
+// Append adds to thread's transcript what was said since it was last
+// added to, up to the last answer among turn, the events the turn holds
+// (in order, each number once). When the transcript doesn't end with an
+// answer, or turn doesn't hold every event since the one it ends with, it
+// reads them from conv; when the transcript ends past them, or doesn't end
+// with an answer, it is made again from every event. A compact
+// conversation has none. kind is how the conversation is kept, when the
+// caller knows it (a turn under its lease); "" reads it from the folder.
+func Append(ctx context.Context, p store.Paths, conv store.Conversations, thread, kind string, turn []store.Event) error {
+	if err := appendTo(ctx, p, conv, thread, kind, turn); err != nil {
+		return fmt.Errorf("add to the transcript of %s: %w", thread, err)
 	}
 	return nil
 }
 
-func appendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind string, turn []Event) error {
+func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thread, kind string, turn []store.Event) error {
 	dir, err := p.Conversation(thread)
 	if err != nil {
 		return err
 	}
 	if kind == "" {
-		if kind, err = KindOf(dir); err != nil {
+		if kind, err = store.KindOf(dir); err != nil {
 			return err
 		}
 	}
-	if kind == Compact || kind == "" {
+	if kind == store.Compact || kind == "" {
 		return nil
 	}
 	lastAnswer := int64(0)
 	for _, e := range turn {
-		if FinalAnswer(e) {
+		if store.FinalAnswer(e) {
 			lastAnswer = e.Seq
 		}
 	}
 	if lastAnswer == 0 {
-		return nil // nothing said since the copy's last answer is final yet
+		return nil // nothing said since the transcript's last answer is final yet
 	}
-	path := filepath.Join(dir, CopyFile)
-	end, ok, err := CopyEnd(path)
+	path := filepath.Join(dir, File)
+	end, ok, err := End(path)
 	if err != nil {
 		return err
 	}
@@ -233,26 +233,26 @@ func appendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind s
 		return nil // already added
 	}
 	if ok && end > lastAnswer {
-		ok = false // a copy ahead of its conversation is another's
+		ok = false // a transcript ahead of its conversation is another's
 	}
 	if ok && end > 0 {
-		if e, held := find(turn, end); held && !FinalAnswer(e) {
+		if e, held := find(turn, end); held && !store.FinalAnswer(e) {
 			ok = false // it ends with what isn't an answer of this conversation
 		}
 	}
 	if !ok {
-		return MakeCopy(ctx, p, conv, thread)
+		return Make(ctx, p, conv, thread)
 	}
 	since := after(turn, end)
 	if since == nil {
-		// The turn doesn't hold every event since the copy's end.
+		// The turn doesn't hold every event since the transcript's end.
 		read, err := conv.Read(ctx, thread, max(end, 1))
 		if err != nil {
 			return err
 		}
 		if end > 0 {
-			if len(read) == 0 || read[0].Seq != end || !FinalAnswer(read[0]) {
-				return MakeCopy(ctx, p, conv, thread)
+			if len(read) == 0 || read[0].Seq != end || !store.FinalAnswer(read[0]) {
+				return Make(ctx, p, conv, thread)
 			}
 			read = read[1:]
 		}
@@ -268,7 +268,7 @@ func appendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind s
 	// Written through bufio, a message's text longer than its buffer goes
 	// to the file as it is, not copied.
 	w := bufio.NewWriterSize(f, 16<<10)
-	renderCopy(w, since)
+	render(w, since)
 	err = w.Flush()
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -278,7 +278,7 @@ func appendCopy(ctx context.Context, p Paths, conv Conversations, thread, kind s
 
 // after is the events of turn after number end, when turn holds every one
 // of them (it starts at or before end+1, with no gap); nil when it doesn't.
-func after(turn []Event, end int64) []Event {
+func after(turn []store.Event, end int64) []store.Event {
 	for i, e := range turn {
 		if e.Seq > end {
 			if e.Seq != end+1 {
@@ -295,34 +295,35 @@ func after(turn []Event, end int64) []Event {
 	return nil
 }
 
-func find(events []Event, seq int64) (Event, bool) {
+func find(events []store.Event, seq int64) (store.Event, bool) {
 	for _, e := range events {
 		if e.Seq == seq {
 			return e, true
 		}
 	}
-	return Event{}, false
+	return store.Event{}, false
 }
 
-// MakeCopy makes thread's copy again from every event, replacing it whole;
-// a compact conversation has none.
-func MakeCopy(ctx context.Context, p Paths, conv Conversations, thread string) error {
+// Make makes thread's transcript again from every event, replacing it
+// whole; a compact conversation has none.
+func Make(ctx context.Context, p store.Paths, conv store.Conversations, thread string) error {
 	dir, err := p.Conversation(thread)
 	if err != nil {
 		return err
 	}
-	kind, err := KindOf(dir)
-	if err != nil || kind == Compact || kind == "" {
+	kind, err := store.KindOf(dir)
+	if err != nil || kind == store.Compact || kind == "" {
 		return err
 	}
 	all, err := conv.Read(ctx, thread, 1)
 	if err != nil {
-		return fmt.Errorf("make the copy of %s: %w", thread, err)
+		return fmt.Errorf("make the transcript of %s: %w", thread, err)
 	}
-	// Not synced: a copy a machine's stop left cut short or old is made
-	// again, or added to, at the next answer (AppendCopy).
-	if err := writeDerived(filepath.Join(dir, CopyFile), RenderCopy(all)); err != nil {
-		return fmt.Errorf("make the copy of %s: %w", thread, err)
+	// Replaced by rename, so a reader never sees half of it, but not
+	// synced: a transcript a machine's stop left cut short or old is made
+	// again, or added to, at the next answer (Append).
+	if err := fsx.Replace(filepath.Join(dir, File), Render(all), false); err != nil {
+		return fmt.Errorf("make the transcript of %s: %w", thread, err)
 	}
 	return nil
 }

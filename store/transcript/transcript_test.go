@@ -1,4 +1,4 @@
-package store_test
+package transcript_test
 
 import (
 	"context"
@@ -8,20 +8,22 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
-func TestRenderCopy(t *testing.T) {
-	es := conversation(4, "a")
+func TestRender(t *testing.T) {
+	es := fixture.Conversation(4, "a")
 	// A message from a person in a shared chat, and the owner's message
 	// being answered after the last answer.
 	es = append(es,
-		store.Event{Seq: int64(len(es) + 1), Time: t0, Kind: store.KindMessage, From: "person:telegram:7", FromName: "Ada\nLovelace", Text: "hello from Ada",
+		store.Event{Seq: int64(len(es) + 1), Time: fixture.T0, Kind: store.KindMessage, From: "person:telegram:7", FromName: "Ada\nLovelace", Text: "hello from Ada",
 			Parts: []store.Part{{Type: "image", MimeType: "image/png", Data: "iVBO"}}},
-		store.Event{Seq: int64(len(es) + 2), Time: t0, Kind: store.KindAnswer, Text: "hi Ada"},
-		store.Event{Seq: int64(len(es) + 3), Time: t0, Kind: store.KindMessage, Text: "the question being answered"},
-		store.Event{Seq: int64(len(es) + 4), Time: t0, Kind: store.KindAnswer, Text: "half way", Calls: []store.ToolCall{{ID: "c", Name: "run__command"}}},
+		store.Event{Seq: int64(len(es) + 2), Time: fixture.T0, Kind: store.KindAnswer, Text: "hi Ada"},
+		store.Event{Seq: int64(len(es) + 3), Time: fixture.T0, Kind: store.KindMessage, Text: "the question being answered"},
+		store.Event{Seq: int64(len(es) + 4), Time: fixture.T0, Kind: store.KindAnswer, Text: "half way", Calls: []store.ToolCall{{ID: "c", Name: "run__command"}}},
 	)
-	got := string(store.RenderCopy(es))
+	got := string(transcript.Render(es))
 	for _, want := range []string{"question 1 of a", "answer 4 of a", "## Owner · 2026-11-30 09:15 UTC", "## Agent ·",
 		"## Ada Lovelace (person:telegram:7)", "hello from Ada", "_(image: image/png)_", "hi Ada"} {
 		if !strings.Contains(got, want) {
@@ -36,38 +38,38 @@ func TestRenderCopy(t *testing.T) {
 	if !strings.HasSuffix(got, "hi Ada\n\n<!-- seq 20 -->\n\n") {
 		t.Fatalf("copy doesn't end with its last answer's trailer:\n%s", got[max(0, len(got)-200):])
 	}
-	if len(store.RenderCopy(es[:1])) != 0 {
+	if len(transcript.Render(es[:1])) != 0 {
 		t.Fatal("a copy before any answer holds something")
 	}
 }
 
 // The copy grows at each answer from what the turn holds, and is the same
 // as one made from every event.
-func TestAppendCopy(t *testing.T) {
+func TestAppend(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
-	r := router(t, p, store.Log)
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, store.Log)
 	th := "telegram:42"
-	es := conversation(9, "a")
-	path, _ := p.ConversationFile(th, store.CopyFile)
+	es := fixture.Conversation(9, "a")
+	path, _ := p.ConversationFile(th, transcript.File)
 	turnStart := 0
 	for i, e := range es {
-		appendAll(t, r, th, []store.Event{e})
+		fixture.AppendAll(t, r, th, []store.Event{e})
 		if store.FinalAnswer(e) {
 			// The turn holds its own events and a window of a few before.
 			turn := es[max(0, turnStart-3) : i+1]
-			if err := store.AppendCopy(ctx, p, r, th, "", turn); err != nil {
+			if err := transcript.Append(ctx, p, r, th, "", turn); err != nil {
 				t.Fatal(err)
 			}
 			b, err := os.ReadFile(path)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := store.RenderCopy(es[:i+1]); string(b) != string(want) {
+			if want := transcript.Render(es[:i+1]); string(b) != string(want) {
 				t.Fatalf("after #%d the copy is\n%s\nwant\n%s", e.Seq, b, want)
 			}
 			// Added once: the same turn again adds nothing.
-			store.AppendCopy(ctx, p, r, th, "", turn)
+			transcript.Append(ctx, p, r, th, "", turn)
 			if b2, _ := os.ReadFile(path); string(b2) != string(b) {
 				t.Fatal("the same answer added twice")
 			}
@@ -78,15 +80,15 @@ func TestAppendCopy(t *testing.T) {
 
 // A copy that doesn't end with the last answer is made again from every
 // event; one the turn can't extend reads what it lacks.
-func TestAppendCopyRemade(t *testing.T) {
+func TestAppendRemade(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
-	r := router(t, p, store.Log)
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, store.Log)
 	th := "telegram:42"
-	es := conversation(6, "a")
-	appendAll(t, r, th, es)
-	path, _ := p.ConversationFile(th, store.CopyFile)
-	want := string(store.RenderCopy(es))
+	es := fixture.Conversation(6, "a")
+	fixture.AppendAll(t, r, th, es)
+	path, _ := p.ConversationFile(th, transcript.File)
+	want := string(transcript.Render(es))
 	last := es[len(es)-2:] // the last turn's final answer and its summary's neighbours
 
 	for _, c := range []struct {
@@ -97,8 +99,8 @@ func TestAppendCopyRemade(t *testing.T) {
 		{"cut in its trailer", want[:len(want)-5]},
 		{"another's, ahead", want + "## Agent · x\n\nlater\n\n<!-- seq 999 -->\n\n"},
 		{"ends with what isn't an answer", strings.Replace(want, "<!-- seq 26 -->", "<!-- seq 25 -->", 1)},
-		{"an older copy", string(store.RenderCopy(es[:8]))},
-		{"the last but one answer", string(store.RenderCopy(es[:22]))},
+		{"an older copy", string(transcript.Render(es[:8]))},
+		{"the last but one answer", string(transcript.Render(es[:22]))},
 		{"none", ""},
 		{"not a copy", "hello\n"},
 	} {
@@ -112,7 +114,7 @@ func TestAppendCopyRemade(t *testing.T) {
 			if c.name == "ends with what isn't an answer" {
 				turn = es[20:]
 			}
-			if err := store.AppendCopy(ctx, p, r, th, "", turn); err != nil {
+			if err := transcript.Append(ctx, p, r, th, "", turn); err != nil {
 				t.Fatal(err)
 			}
 			b, _ := os.ReadFile(path)
@@ -125,18 +127,18 @@ func TestAppendCopyRemade(t *testing.T) {
 
 func TestNoCopyBesideCompact(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
-	r := router(t, p, store.Compact)
-	es := conversation(2, "a")
-	appendAll(t, r, "telegram:1", es)
-	if err := store.AppendCopy(ctx, p, r, "telegram:1", "", es); err != nil {
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, store.Compact)
+	es := fixture.Conversation(2, "a")
+	fixture.AppendAll(t, r, "telegram:1", es)
+	if err := transcript.Append(ctx, p, r, "telegram:1", "", es); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MakeCopy(ctx, p, r, "telegram:1"); err != nil {
+	if err := transcript.Make(ctx, p, r, "telegram:1"); err != nil {
 		t.Fatal(err)
 	}
 	dir, _ := p.Conversation("telegram:1")
-	if _, err := os.Stat(filepath.Join(dir, store.CopyFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(dir, transcript.File)); !os.IsNotExist(err) {
 		t.Fatalf("a copy beside a compact conversation: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package store_test
+package convert_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/convert"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // A conversation's narrowed tools go with it into a bucket, which keeps
@@ -18,7 +20,7 @@ func TestConvertCarriesTools(t *testing.T) {
 	o := gcsOpeners(t)
 	th := worldThreads[0] // narrowed in its folder by newWorld
 	want := *w.tools[th]
-	if _, err := store.Convert(ctx, w.p, "gcs", o, nil); err != nil {
+	if _, err := convert.Agent(ctx, w.p, "gcs", o, nil); err != nil {
 		t.Fatalf("convert to gcs: %v", err)
 	}
 	d, err := o["gcs"](w.p.Chats())
@@ -36,10 +38,10 @@ func TestConvertCarriesTools(t *testing.T) {
 	if _, err := tk.NarrowTools(ctx, th, &[]string{want[1]}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Convert(ctx, w.p, store.Log, o, nil); err != nil {
+	if _, err := convert.Agent(ctx, w.p, store.Log, o, nil); err != nil {
 		t.Fatalf("convert to log: %v", err)
 	}
-	f := &store.Folders{Paths: w.p}
+	f := &folder.Files{Paths: w.p}
 	if got, err := f.ReadTools(ctx, th); err != nil || got == nil || !reflect.DeepEqual(*got, []string{want[1]}) {
 		t.Fatalf("the folder keeps %v, %v; want [%s]", got, err, want[1])
 	}

@@ -1,4 +1,4 @@
-package store_test
+package fork_test
 
 import (
 	"context"
@@ -8,6 +8,9 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/fork"
+	"github.com/lnk-dev/link/store/internal/fixture"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -15,11 +18,11 @@ func TestFork(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range []string{store.Log, store.Compact, sqlite.Name} {
 		t.Run(kind, func(t *testing.T) {
-			p := agent(t)
-			r := router(t, p, kind)
-			es := conversation(6, "a")
-			appendAll(t, r, "telegram:42", es)
-			f := &store.Folders{Paths: p}
+			p := fixture.Agent(t)
+			r := fixture.Router(t, p, kind)
+			es := fixture.Conversation(6, "a")
+			fixture.AppendAll(t, r, "telegram:42", es)
+			f := &folder.Files{Paths: p}
 			tools := &[]string{"memory__search", "file__read"}
 			if _, err := f.NarrowTools(ctx, "telegram:42", tools); err != nil {
 				t.Fatal(err)
@@ -29,52 +32,52 @@ func TestFork(t *testing.T) {
 			if es[12].Kind != store.KindMessage || es[12].From != "" {
 				t.Fatalf("test data: #13 is %+v", es[12])
 			}
-			if err := store.Fork(ctx, p, r, "telegram:42", "link:edit", 13); err != nil {
+			if err := fork.Thread(ctx, p, r, "telegram:42", "link:edit", 13); err != nil {
 				t.Fatal(err)
 			}
-			sameLines(t, "fork", readAll(t, r, "link:edit"), es[:12])
+			fixture.SameLines(t, "fork", fixture.ReadAll(t, r, "link:edit"), es[:12])
 			got, err := f.ReadTools(ctx, "link:edit")
 			if err != nil || !reflect.DeepEqual(got, tools) {
 				t.Fatalf("fork's tools: %v, %v", got, err)
 			}
 			// The source is as it was, and the fork goes on its own way.
-			sameLines(t, "source", readAll(t, r, "telegram:42"), es)
+			fixture.SameLines(t, "source", fixture.ReadAll(t, r, "telegram:42"), es)
 			next := es[12]
 			next.Text = "the edited question"
-			appendAll(t, r, "link:edit", []store.Event{next})
+			fixture.AppendAll(t, r, "link:edit", []store.Event{next})
 		})
 	}
 }
 
 func TestForkRefuses(t *testing.T) {
 	ctx := context.Background()
-	p := agent(t)
-	r := router(t, p, store.Log)
-	es := conversation(3, "a")
-	appendAll(t, r, "telegram:42", es)
-	appendAll(t, r, "telegram:43", es[:2])
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, store.Log)
+	es := fixture.Conversation(3, "a")
+	fixture.AppendAll(t, r, "telegram:42", es)
+	fixture.AppendAll(t, r, "telegram:43", es[:2])
 	for _, c := range []struct {
 		name   string
 		to     string
 		before int64
 		want   error
 	}{
-		{"an answer", "link:a", 2, store.ErrNotOwnerMessage},
-		{"a tool's answer", "link:a", 3, store.ErrNotOwnerMessage},
-		{"a schedule's message", "link:a", 9, store.ErrNotOwnerMessage},
-		{"past the end", "link:a", 99, store.ErrNotOwnerMessage},
-		{"none", "link:a", 0, store.ErrNotOwnerMessage},
-		{"a thread begun", "telegram:43", 5, store.ErrThreadBegun},
-		{"itself", "telegram:42", 5, store.ErrThreadBegun},
+		{"an answer", "link:a", 2, fork.ErrNotOwnerMessage},
+		{"a tool's answer", "link:a", 3, fork.ErrNotOwnerMessage},
+		{"a schedule's message", "link:a", 9, fork.ErrNotOwnerMessage},
+		{"past the end", "link:a", 99, fork.ErrNotOwnerMessage},
+		{"none", "link:a", 0, fork.ErrNotOwnerMessage},
+		{"a thread begun", "telegram:43", 5, fork.ErrBegun},
+		{"itself", "telegram:42", 5, fork.ErrBegun},
 	} {
-		if err := store.Fork(ctx, p, r, "telegram:42", c.to, c.before); !errors.Is(err, c.want) {
+		if err := fork.Thread(ctx, p, r, "telegram:42", c.to, c.before); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
 	if _, err := os.Stat(p.Chats() + "/link-a"); !os.IsNotExist(err) {
 		t.Fatalf("a refused fork left a folder: %v", err)
 	}
-	if err := store.Fork(ctx, p, r, "telegram:42", "../x", 5); err == nil {
+	if err := fork.Thread(ctx, p, r, "telegram:42", "../x", 5); err == nil {
 		t.Fatal("a bad new thread: no error")
 	}
 }

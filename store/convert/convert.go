@@ -1,8 +1,12 @@
-package store
+// Package convert moves an agent's conversations from one way of keeping
+// them to another (lnk agent chat convert), by hand and with the agent
+// stopped, each conversation whole at every step.
+package convert
 
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,17 +14,15 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
-// Opener opens a driver of the conversations of the agent whose
-// conversations folder is chats. A driver whose events are in the
-// conversation's folder (the log, compact) is opened on a convert's own
-// folder too, to write a conversation there before it is put in place.
-type Opener func(chats string) (Conversations, error)
-
-// ConvertHolder holds every conversation's lease while a convert runs.
-const ConvertHolder = "convert"
+// Holder holds every conversation's lease while a convert runs.
+const Holder = "convert"
 
 // The prefixes of a convert's folders beside a conversation's: the new
 // way, written before it's put in place, and the old, put aside.
@@ -29,7 +31,7 @@ const (
 	oldPrefix     = ".old-"
 )
 
-// The steps of converting one conversation, in order, as Converter.Step
+// The steps of converting one conversation, in order, as Job.Step
 // is told them: each is about to be taken.
 const (
 	StepStage  = "stage"  // write the new way in .convert-<folder>/<folder>
@@ -39,7 +41,7 @@ const (
 	StepClean  = "clean"  // remove .old-<folder> and .convert-<folder>
 )
 
-// Converter moves each conversation of an agent that isn't kept the way
+// Job moves each conversation of an agent that isn't kept the way
 // To says to that way (lnk agent chat convert), by hand and with the agent
 // stopped. Each is written the new way in a folder beside its own
 // (chats/.convert-<folder>/<folder>), with what else its folder holds (its
@@ -60,11 +62,11 @@ const (
 //	.old-<folder> and <folder>       in place: the old way's rows forgotten,
 //	                                 its folder removed
 //	.old-<folder> alone              put back
-type Converter struct {
-	Paths Paths
+type Job struct {
+	Paths store.Paths
 	To    string
 	// Drivers open each way by name: log, compact, and each store driver.
-	Drivers map[string]Opener
+	Drivers map[string]store.Opener
 	// Progress, when set, is told how many conversations are done of how
 	// many, at the start and after each.
 	Progress func(done, total int)
@@ -75,32 +77,32 @@ type Converter struct {
 	// conversation begins; 10 minutes when zero.
 	LeaseTTL time.Duration
 
-	open map[string]Conversations // drivers opened on the conversations folder
+	open map[string]store.Conversations // drivers opened on the conversations folder
 }
 
-// ConvertResult says what a convert did.
-type ConvertResult struct {
+// Result says what a convert did.
+type Result struct {
 	Converted []string // the threads written the new way
 	// Unforgotten are the threads whose old rows a driver without Forget
 	// still keeps.
 	Unforgotten []string
 }
 
-// Convert converts every conversation of the agent at p to the way to
-// says; see Converter.
-func Convert(ctx context.Context, p Paths, to string, drivers map[string]Opener, progress func(done, total int)) (ConvertResult, error) {
-	c := &Converter{Paths: p, To: to, Drivers: drivers, Progress: progress}
+// Agent converts every conversation of the agent at p to the way to
+// says; see Job.
+func Agent(ctx context.Context, p store.Paths, to string, drivers map[string]store.Opener, progress func(done, total int)) (Result, error) {
+	c := &Job{Paths: p, To: to, Drivers: drivers, Progress: progress}
 	return c.Run(ctx)
 }
 
 // Run converts. It refuses, having changed nothing, while any
 // conversation's lease is held.
-func (c *Converter) Run(ctx context.Context) (res ConvertResult, err error) {
-	if err := ParseKind(c.To); err != nil {
+func (c *Job) Run(ctx context.Context) (res Result, err error) {
+	if err := store.ParseKind(c.To); err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
 	}
 	if c.Drivers[c.To] == nil {
-		return res, fmt.Errorf("convert to %s: %w", c.To, ErrNoDriver)
+		return res, fmt.Errorf("convert to %s: %w", c.To, store.ErrNoDriver)
 	}
 	chats := c.Paths.Chats()
 	if err := os.MkdirAll(chats, 0o700); err != nil {
@@ -118,13 +120,13 @@ func (c *Converter) Run(ctx context.Context) (res ConvertResult, err error) {
 
 	type job struct{ thread, from string }
 	var jobs []job
-	threads, err := Threads(ctx, c.Paths)
+	threads, err := store.Threads(ctx, c.Paths)
 	if err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
 	}
 	for _, th := range threads {
 		dir, _ := c.Paths.Conversation(th)
-		kind, err := KindOf(dir)
+		kind, err := store.KindOf(dir)
 		if err != nil {
 			return res, fmt.Errorf("convert to %s: %w", c.To, err)
 		}
@@ -138,7 +140,7 @@ func (c *Converter) Run(ctx context.Context) (res ConvertResult, err error) {
 	defer func() {
 		for th, kind := range held {
 			if d, oerr := c.driver(kind); oerr == nil {
-				d.Release(context.WithoutCancel(ctx), th, ConvertHolder)
+				d.Release(context.WithoutCancel(ctx), th, Holder)
 			}
 		}
 	}()
@@ -147,7 +149,7 @@ func (c *Converter) Run(ctx context.Context) (res ConvertResult, err error) {
 		if err != nil {
 			return res, fmt.Errorf("convert %s to %s: %w", j.thread, c.To, err)
 		}
-		if _, err := d.Lease(ctx, j.thread, ConvertHolder, c.ttl()); err != nil {
+		if _, err := d.Lease(ctx, j.thread, Holder, c.ttl()); err != nil {
 			return res, fmt.Errorf("convert to %s: %s is in use, stop the agent first: %w", c.To, j.thread, err)
 		}
 		held[j.thread] = j.from
@@ -171,12 +173,12 @@ func (c *Converter) Run(ctx context.Context) (res ConvertResult, err error) {
 
 // convert moves one conversation, held by its lease, from the way from to
 // c.To. forgot is false when from's driver kept rows it can't forget.
-func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bool, err error) {
+func (c *Job) convert(ctx context.Context, thread, from string) (forgot bool, err error) {
 	src, err := c.driver(from)
 	if err != nil {
 		return false, err
 	}
-	if _, err := src.Lease(ctx, thread, ConvertHolder, c.ttl()); err != nil {
+	if _, err := src.Lease(ctx, thread, Holder, c.ttl()); err != nil {
 		return false, err
 	}
 	events, err := src.Read(ctx, thread, 1)
@@ -201,16 +203,16 @@ func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bo
 	if err := c.write(ctx, thread, stageRoot, stage, events); err != nil {
 		return false, err
 	}
-	for _, f := range KeptFiles {
-		if err := copyKept(filepath.Join(live, f), filepath.Join(stage, f)); err != nil {
+	for _, f := range folder.Carried {
+		if err := carry(filepath.Join(live, f), filepath.Join(stage, f)); err != nil {
 			return false, err
 		}
 	}
-	if err := c.carryTools(ctx, src, thread, stage); err != nil { // tools_narrow.go
+	if err := c.carryTools(ctx, src, thread, stage); err != nil {
 		return false, err
 	}
-	if c.To != Compact {
-		if err := writeAtomic(filepath.Join(stage, CopyFile), RenderCopy(events)); err != nil {
+	if c.To != store.Compact {
+		if err := folder.Write(filepath.Join(stage, transcript.File), transcript.Render(events)); err != nil {
 			return false, err
 		}
 	}
@@ -241,7 +243,7 @@ func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bo
 	}
 	forgot = true
 	if !inFolder(from) {
-		src.Release(ctx, thread, ConvertHolder)
+		src.Release(ctx, thread, Holder)
 		if forgot, err = c.forget(ctx, from, thread); err != nil {
 			return false, err
 		}
@@ -259,15 +261,15 @@ func (c *Converter) convert(ctx context.Context, thread, from string) (forgot bo
 // driver opened on stageRoot for a way kept in the folder, else through
 // c.To's driver, its folder holding only its marker. It reads them back
 // and compares them, byte for byte.
-func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, events []Event) error {
+func (c *Job) write(ctx context.Context, thread, stageRoot, stage string, events []store.Event) error {
 	all := events
-	var dst Conversations
+	var dst store.Conversations
 	if inFolder(c.To) {
 		d, err := c.Drivers[c.To](stageRoot)
 		if err != nil {
 			return err
 		}
-		if cl, ok := d.(Closer); ok {
+		if cl, ok := d.(store.Closer); ok {
 			defer cl.Close()
 		}
 		dst = d
@@ -282,7 +284,7 @@ func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, 
 		dst = d
 		// The marker first: a driver's rows of a thread whose folder
 		// doesn't say so are known half written, and forgotten.
-		if err := Mark(stage, c.To); err != nil {
+		if err := store.Mark(stage, c.To); err != nil {
 			return err
 		}
 		// Rows the driver already keeps of the thread (an earlier
@@ -296,7 +298,7 @@ func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, 
 		if k := samePrefix(events, rows); k == len(rows) {
 			events = events[k:]
 		} else {
-			f, ok := d.(Forgetter)
+			f, ok := d.(store.Forgetter)
 			var err error
 			if ok {
 				err = f.Forget(ctx, thread)
@@ -323,7 +325,7 @@ func (c *Converter) write(ctx context.Context, thread, stageRoot, stage string, 
 
 // samePrefix is how many of rows are events' first, byte for byte; 0
 // when rows aren't a prefix of events at all.
-func samePrefix(events, rows []Event) int {
+func samePrefix(events, rows []store.Event) int {
 	if len(rows) > len(events) || sameEvents(events[:len(rows)], rows) != nil {
 		return -1
 	}
@@ -333,16 +335,16 @@ func samePrefix(events, rows []Event) int {
 // sameEvents compares two runs of events by their lines, byte for byte,
 // their times in UTC: the log keeps every time in UTC, another way may
 // keep the zone it was given.
-func sameEvents(want, got []Event) error {
+func sameEvents(want, got []store.Event) error {
 	if len(got) != len(want) {
 		return fmt.Errorf("read back %d events of %d written", len(got), len(want))
 	}
 	for i := range want {
-		a, err := MarshalLine(inUTC(want[i]))
+		a, err := store.MarshalLine(inUTC(want[i]))
 		if err != nil {
 			return err
 		}
-		b, err := MarshalLine(inUTC(got[i]))
+		b, err := store.MarshalLine(inUTC(got[i]))
 		if err != nil {
 			return err
 		}
@@ -354,7 +356,7 @@ func sameEvents(want, got []Event) error {
 }
 
 // inUTC is e with its times in UTC.
-func inUTC(e Event) Event {
+func inUTC(e store.Event) store.Event {
 	e.Time = e.Time.UTC()
 	if e.Window != nil {
 		w := *e.Window
@@ -366,31 +368,31 @@ func inUTC(e Event) Event {
 
 // inFolder says whether kind keeps its events in the conversation's
 // folder.
-func inFolder(kind string) bool { return kind == Log || kind == Compact }
+func inFolder(kind string) bool { return kind == store.Log || kind == store.Compact }
 
 // driver opens kind's driver on the conversations folder, once.
-func (c *Converter) driver(kind string) (Conversations, error) {
+func (c *Job) driver(kind string) (store.Conversations, error) {
 	if d := c.open[kind]; d != nil {
 		return d, nil
 	}
 	o := c.Drivers[kind]
 	if o == nil {
-		return nil, fmt.Errorf("%s: %w", kind, ErrNoDriver)
+		return nil, fmt.Errorf("%s: %w", kind, store.ErrNoDriver)
 	}
 	d, err := o(c.Paths.Chats())
 	if err != nil {
 		return nil, err
 	}
 	if c.open == nil {
-		c.open = map[string]Conversations{}
+		c.open = map[string]store.Conversations{}
 	}
 	c.open[kind] = d
 	return d, nil
 }
 
-func (c *Converter) close() {
+func (c *Job) close() {
 	for _, d := range c.open {
-		if cl, ok := d.(Closer); ok {
+		if cl, ok := d.(store.Closer); ok {
 			cl.Close()
 		}
 	}
@@ -398,12 +400,12 @@ func (c *Converter) close() {
 }
 
 // forget lets kind's driver forget thread; false when it can't.
-func (c *Converter) forget(ctx context.Context, kind, thread string) (bool, error) {
+func (c *Job) forget(ctx context.Context, kind, thread string) (bool, error) {
 	d, err := c.driver(kind)
 	if err != nil {
 		return false, err
 	}
-	f, ok := d.(Forgetter)
+	f, ok := d.(store.Forgetter)
 	if !ok {
 		return false, nil
 	}
@@ -416,33 +418,34 @@ func (c *Converter) forget(ctx context.Context, kind, thread string) (bool, erro
 	return true, nil
 }
 
-func (c *Converter) step(thread, step string) error {
+func (c *Job) step(thread, step string) error {
 	if c.Step == nil {
 		return nil
 	}
 	return c.Step(thread, step)
 }
 
-func (c *Converter) progress(done, total int) {
+func (c *Job) progress(done, total int) {
 	if c.Progress != nil {
 		c.Progress(done, total)
 	}
 }
 
-func (c *Converter) ttl() time.Duration {
+func (c *Job) ttl() time.Duration {
 	if c.LeaseTTL > 0 {
 		return c.LeaseTTL
 	}
 	return 10 * time.Minute
 }
 
-// copyKept copies a kept file, when there is one, whole and synced.
-func copyKept(from, to string) error {
-	b, err := readKept(from)
+// carry copies one of the folder's files, when there is one, whole and
+// synced.
+func carry(from, to string) error {
+	b, err := folder.Read(from)
 	if err != nil || b == nil {
 		return err
 	}
-	return writeAtomic(to, b)
+	return folder.Write(to, b)
 }
 
 // exists says whether path names anything.
@@ -452,4 +455,52 @@ func exists(path string) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
+}
+
+// carryTools keeps a converted conversation's tools where its new way
+// keeps them, never wider: the old driver's, when it kept them in its
+// store, narrow the staged folder's tools.json (which the old folder's
+// copy gave it), and the new driver, when it keeps tools, is narrowed by
+// the same. A driver answering store.ErrToolsNotKept keeps none.
+func (c *Job) carryTools(ctx context.Context, src store.Conversations, thread, stage string) error {
+	path := filepath.Join(stage, folder.Tools)
+	var tools *[]string
+	b, err := folder.Read(path)
+	if err != nil {
+		return err
+	}
+	if b != nil {
+		if tools, err = folder.ParseTools(b); err != nil {
+			return fmt.Errorf("tools of %s: %w", thread, err)
+		}
+	}
+	if tk, ok := src.(store.ToolsKeeper); ok {
+		kept, err := tk.ReadTools(ctx, thread)
+		if err != nil && !errors.Is(err, store.ErrToolsNotKept) {
+			return err
+		}
+		if kept != nil {
+			tools = contract.Narrow(tools, kept)
+			b, err := json.Marshal(*tools)
+			if err != nil {
+				return err
+			}
+			if err := folder.Write(path, append(b, '\n')); err != nil {
+				return err
+			}
+		}
+	}
+	if tools == nil || inFolder(c.To) {
+		return nil
+	}
+	dst, err := c.driver(c.To)
+	if err != nil {
+		return err
+	}
+	if tk, ok := dst.(store.ToolsKeeper); ok {
+		if _, err := tk.NarrowTools(ctx, thread, tools); err != nil && !errors.Is(err, store.ErrToolsNotKept) {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,4 +1,4 @@
-package store_test
+package folder_test
 
 import (
 	"context"
@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/internal/fixture"
 )
 
 func TestNarrowTools(t *testing.T) {
 	ctx := context.Background()
-	f := &store.Folders{Paths: agent(t)}
+	f := &folder.Files{Paths: fixture.Agent(t)}
 	th := "telegram:42"
 	if got, err := f.ReadTools(ctx, th); got != nil || err != nil {
 		t.Fatalf("tools never narrowed: %v, %v; want nil (every tool)", got, err)
@@ -38,12 +40,12 @@ func TestNarrowTools(t *testing.T) {
 			t.Fatalf("step %d: %v, want %v", i, got, s.want)
 		}
 		// What's read is what was kept: another process sees the same.
-		again, err := (&store.Folders{Paths: f.Paths}).ReadTools(ctx, th)
+		again, err := (&folder.Files{Paths: f.Paths}).ReadTools(ctx, th)
 		if err != nil || !reflect.DeepEqual(again, s.want) {
 			t.Fatalf("step %d read again: %v, %v", i, again, err)
 		}
 	}
-	path, _ := f.Paths.ConversationFile(th, store.ToolsFile)
+	path, _ := f.Paths.ConversationFile(th, folder.Tools)
 	if err := os.WriteFile(path, []byte(`["../x"]`), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +59,7 @@ func TestNarrowTools(t *testing.T) {
 
 func TestEnd(t *testing.T) {
 	ctx := context.Background()
-	f := &store.Folders{Paths: agent(t)}
+	f := &folder.Files{Paths: fixture.Agent(t)}
 	th := "link:notes"
 	if _, asked, err := f.EndAsked(ctx, th); asked || err != nil {
 		t.Fatalf("asked before any: %v, %v", asked, err)
@@ -65,7 +67,7 @@ func TestEnd(t *testing.T) {
 	if err := f.ClearEnd(ctx, th); err != nil {
 		t.Fatalf("clear none: %v", err)
 	}
-	at := t0.Add(time.Hour)
+	at := fixture.T0.Add(time.Hour)
 	if err := f.AskEnd(ctx, th, at); err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,215 @@
+// Package folder keeps the files of a conversation's folder that aren't
+// its events: the tools it was narrowed to (tools.json), a turn asked to
+// end (end), and the names of the answers still to hand over
+// (answers.json, store/delivery's), whichever driver keeps its events.
+package folder
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
+)
+
+// The files of a conversation's folder that aren't events.
+const (
+	Tools   = "tools.json"   // the tools the conversation was narrowed to
+	End     = "end"          // a turn asked to end
+	Answers = "answers.json" // answers still to hand over (store/delivery)
+
+	// AnswersAside begins the name of an answers.json set aside because
+	// it didn't read, then the time it was: kept for a person to look at.
+	AnswersAside = Answers + ".corrupt-"
+)
+
+// Carried are the files a conversation's folder holds beside its events
+// that a convert moves along with them; a fork takes tools.json alone.
+// Every answers.json set aside (AnswersAside) goes along too.
+var Carried = []string{Tools, End, Answers}
+
+// MaxFile bounds what a reader of tools.json or answers.json reads, so
+// a file grown wrong can't make it hold an unbounded amount.
+const MaxFile = 64 << 20
+
+// Files are the files of each conversation's folder of one agent that
+// aren't events: the tools it was narrowed to and a turn asked to end.
+// Every write replaces its file whole (a temporary file, synced, renamed
+// over it), so a reader never sees half of one and a crash leaves the old
+// or the new. Writers of one folder, in this process or another, take the
+// folder's lock first.
+type Files struct {
+	Paths store.Paths
+
+	mu sync.Mutex // orders this process's writers, the lock others'
+}
+
+var _ store.ToolsKeeper = (*Files)(nil)
+
+// ReadTools reads the tools thread was narrowed to: nil when it never was
+// (every tool), else the list, empty for none.
+func (f *Files) ReadTools(ctx context.Context, thread string) (*[]string, error) {
+	path, err := f.Paths.ConversationFile(thread, Tools)
+	if err != nil {
+		return nil, err
+	}
+	b, err := Read(path)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	tools, err := ParseTools(b)
+	if err != nil {
+		return nil, fmt.Errorf("read tools of %s: %w", thread, err)
+	}
+	return tools, nil
+}
+
+// ParseTools reads tools.json: a JSON list of tool names, each as the
+// contract allows one.
+func ParseTools(b []byte) (*[]string, error) {
+	var tools []string
+	if err := json.Unmarshal(b, &tools); err != nil {
+		return nil, fmt.Errorf("%w: %s is not a list of names: %v", store.ErrCorrupt, Tools, err)
+	}
+	if tools == nil {
+		return nil, fmt.Errorf("%w: %s is null, not a list", store.ErrCorrupt, Tools)
+	}
+	if len(tools) > contract.MaxTools {
+		return nil, fmt.Errorf("%w: %s lists %d tools, over %d", store.ErrCorrupt, Tools, len(tools), contract.MaxTools)
+	}
+	for _, t := range tools {
+		if err := contract.CheckToolName(t); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", store.ErrCorrupt, Tools, err)
+		}
+	}
+	return &tools, nil
+}
+
+// NarrowTools narrows thread's tools by a message's list (nil: the message
+// named none, and they stay), as contract.Narrow does: to the tools in both,
+// never wider. It returns the tools the conversation has from now on, and
+// writes them only when they changed.
+func (f *Files) NarrowTools(ctx context.Context, thread string, by *[]string) (*[]string, error) {
+	if by == nil {
+		return f.ReadTools(ctx, thread)
+	}
+	var out *[]string
+	err := f.update(ctx, thread, func(dir string) error {
+		cur, err := f.ReadTools(ctx, thread)
+		if err != nil {
+			return err
+		}
+		out = contract.Narrow(cur, by)
+		if cur != nil && equalStrings(*cur, *out) {
+			return nil
+		}
+		b, err := json.Marshal(*out)
+		if err != nil {
+			return err
+		}
+		return Write(filepath.Join(dir, Tools), append(b, '\n'))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)
+	}
+	return out, nil
+}
+
+// AskEnd records that a turn of thread was asked to end, at at.
+func (f *Files) AskEnd(ctx context.Context, thread string, at time.Time) error {
+	err := f.update(ctx, thread, func(dir string) error {
+		return Write(filepath.Join(dir, End), []byte(at.UTC().Format(time.RFC3339Nano)+"\n"))
+	})
+	if err != nil {
+		return fmt.Errorf("ask %s to end: %w", thread, err)
+	}
+	return nil
+}
+
+// EndAsked says whether a turn of thread was asked to end, and when. A
+// file whose time doesn't read still says it was asked, at the zero time.
+func (f *Files) EndAsked(ctx context.Context, thread string) (time.Time, bool, error) {
+	path, err := f.Paths.ConversationFile(thread, End)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	b, err := Read(path)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("read end of %s: %w", thread, err)
+	}
+	if b == nil {
+		return time.Time{}, false, nil
+	}
+	at, _ := time.Parse(time.RFC3339Nano, strings.TrimSpace(string(b)))
+	return at, true, nil
+}
+
+// ClearEnd forgets that a turn of thread was asked to end; none asked is
+// not an error.
+func (f *Files) ClearEnd(ctx context.Context, thread string) error {
+	path, err := f.Paths.ConversationFile(thread, End)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("clear end of %s: %w", thread, err)
+	}
+	return nil
+}
+
+// update runs fn with thread's folder made and locked, in this process and
+// against others.
+func (f *Files) update(ctx context.Context, thread string, fn func(dir string) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	dir, err := f.Paths.Conversation(thread)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	unlock, err := fsx.LockDir(ctx, dir)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	return fn(dir)
+}
+
+// Read reads one of these files whole, nil when there is none; one over
+// MaxFile is store.ErrCorrupt.
+func Read(path string) ([]byte, error) {
+	b, err := fsx.ReadLimit(path, MaxFile)
+	if errors.Is(err, fsx.ErrTooBig) {
+		return nil, fmt.Errorf("%w: %w", store.ErrCorrupt, err)
+	}
+	return b, err
+}
+
+// Write replaces the file at path with b whole, synced (fsx.Replace).
+func Write(path string, b []byte) error { return fsx.Replace(path, b, true) }
+
+func equalStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
