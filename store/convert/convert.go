@@ -9,9 +9,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/lnk-dev/link/contract"
@@ -181,61 +184,21 @@ func (c *Job) convert(ctx context.Context, thread, from string) (forgot bool, er
 	if _, err := src.Lease(ctx, thread, Holder, c.ttl()); err != nil {
 		return false, err
 	}
-	events, err := src.Read(ctx, thread, 1)
-	if err != nil {
-		return false, err
-	}
 	live, _ := c.Paths.Conversation(thread)
 	chats, name := filepath.Dir(live), filepath.Base(live)
 	stageRoot := filepath.Join(chats, convertPrefix+name)
-	stage := filepath.Join(stageRoot, name)
 	old := filepath.Join(chats, oldPrefix+name)
 
 	if err := c.step(thread, StepStage); err != nil {
 		return false, err
 	}
-	if err := os.RemoveAll(stageRoot); err != nil {
+	if err := c.stage(ctx, src, thread, stageRoot); err != nil {
 		return false, err
 	}
-	if err := os.Mkdir(stageRoot, 0o700); err != nil {
-		return false, err
-	}
-	if err := c.write(ctx, thread, stageRoot, stage, events); err != nil {
-		return false, err
-	}
-	for _, f := range folder.Carried {
-		if err := carry(filepath.Join(live, f), filepath.Join(stage, f)); err != nil {
-			return false, err
-		}
-	}
-	if err := c.carryTools(ctx, src, thread, stage); err != nil {
-		return false, err
-	}
-	if c.To != store.Compact {
-		if err := folder.Write(filepath.Join(stage, transcript.File), transcript.Render(events)); err != nil {
-			return false, err
-		}
-	}
-	if err := fsx.SyncDir(stage); err != nil {
-		return false, err
-	}
-	if err := fsx.SyncDir(stageRoot); err != nil {
-		return false, err
-	}
-
 	if err := c.step(thread, StepAside); err != nil {
 		return false, err
 	}
-	if err := os.Rename(live, old); err != nil {
-		return false, err
-	}
-	if err := c.step(thread, StepIn); err != nil {
-		return false, err
-	}
-	if err := os.Rename(stage, live); err != nil {
-		return false, err
-	}
-	if err := fsx.SyncDir(chats); err != nil {
+	if err := c.putInPlace(ctx, src, thread, live, old, filepath.Join(stageRoot, name)); err != nil {
 		return false, err
 	}
 	if err := c.step(thread, StepForget); err != nil {
@@ -255,6 +218,88 @@ func (c *Job) convert(ctx context.Context, thread, from string) (forgot bool, er
 		return false, err
 	}
 	return forgot, os.RemoveAll(stageRoot)
+}
+
+// stage writes thread's events the new way in stageRoot/<folder>, and
+// its transcript but for compact.
+func (c *Job) stage(ctx context.Context, src store.Conversations, thread, stageRoot string) error {
+	events, err := src.Read(ctx, thread, 1)
+	if err != nil {
+		return err
+	}
+	live, _ := c.Paths.Conversation(thread)
+	stage := filepath.Join(stageRoot, filepath.Base(live))
+	if err := os.RemoveAll(stageRoot); err != nil {
+		return err
+	}
+	if err := os.Mkdir(stageRoot, 0o700); err != nil {
+		return err
+	}
+	if err := c.write(ctx, thread, stageRoot, stage, events); err != nil {
+		return err
+	}
+	if c.To != store.Compact {
+		if err := folder.Write(filepath.Join(stage, transcript.File), transcript.Render(events)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putInPlace carries what else the conversation's folder holds into the
+// staged one and puts that in its place, the old renamed aside, all under
+// the folder's own lock: the lock every writer of those files takes
+// (folder.Lock), so an answer kept meanwhile is either in what is carried
+// or written, once the lock is let go, into the new folder.
+func (c *Job) putInPlace(ctx context.Context, src store.Conversations, thread, live, old, stage string) error {
+	unlock, err := fsx.LockDir(ctx, live)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := carryFiles(live, stage); err != nil {
+		return err
+	}
+	if err := c.carryTools(ctx, src, thread, stage); err != nil {
+		return err
+	}
+	if err := fsx.SyncDir(stage); err != nil {
+		return err
+	}
+	if err := fsx.SyncDir(filepath.Dir(stage)); err != nil {
+		return err
+	}
+	if err := os.Rename(live, old); err != nil {
+		return err
+	}
+	if err := c.step(thread, StepIn); err != nil {
+		return err
+	}
+	if err := os.Rename(stage, live); err != nil {
+		return err
+	}
+	return fsx.SyncDir(filepath.Dir(live))
+}
+
+// carryFiles copies into stage the files of live's folder that aren't
+// events (folder.Carried), and every answers.json set aside there.
+func carryFiles(live, stage string) error {
+	names := slices.Clone(folder.Carried)
+	entries, err := os.ReadDir(live)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), folder.AnswersAside) && e.Type().IsRegular() {
+			names = append(names, e.Name())
+		}
+	}
+	for _, f := range names {
+		if err := carry(filepath.Join(live, f), filepath.Join(stage, f)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // write writes events as thread's in stage, the new way: through a
@@ -439,13 +484,30 @@ func (c *Job) ttl() time.Duration {
 }
 
 // carry copies one of the folder's files, when there is one, whole and
-// synced.
-func carry(from, to string) error {
-	b, err := folder.Read(from)
-	if err != nil || b == nil {
+// synced, as it is: one that doesn't read (an answers.json set aside) is
+// carried too, for a person to look at.
+func carry(from, to string) (err error) {
+	in, err := fsx.Open(from, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	return folder.Write(to, b)
+	defer in.Close()
+	out, err := fsx.Open(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := out.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err := io.Copy(out, in); err != nil {
+		return err
+	}
+	return out.Sync()
 }
 
 // exists says whether path names anything.

@@ -303,12 +303,9 @@ func (a *Answers) update(ctx context.Context, thread string, fn func(all []Answe
 			return nil
 		}
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	unlock, err := fsx.LockDir(ctx, dir)
+	dir, unlock, err := folder.Lock(ctx, a.Paths, thread)
 	if err != nil {
 		return err
 	}

@@ -172,21 +172,60 @@ func (f *Files) update(ctx context.Context, thread string, fn func(dir string) e
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	dir, err := f.Paths.Conversation(thread)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	unlock, err := fsx.LockDir(ctx, dir)
+	dir, unlock, err := Lock(ctx, f.Paths, thread)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	return fn(dir)
+}
+
+// Lock takes the lock of thread's folder against every writer of it, in
+// this process (each through its own open folder) and in others, waiting
+// until it is had or ctx ends, and returns the folder. A folder not there
+// yet is made first under the conversations folder's lock, which a
+// convert holds while it renames a conversation's folder aside and puts
+// the new one in its place, so none is made in that moment; and the lock
+// had is that of the folder in place when it is had (fsx.LockDir).
+func Lock(ctx context.Context, p store.Paths, thread string) (dir string, unlock func(), err error) {
+	dir, err = p.Conversation(thread)
+	if err != nil {
+		return "", nil, err
+	}
+	for try := 1; ; try++ {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			if err := makeFolder(ctx, p.Chats(), dir); err != nil {
+				return "", nil, err
+			}
+		}
+		unlock, err = fsx.LockDir(ctx, dir)
+		if errors.Is(err, fs.ErrNotExist) && try < 8 {
+			continue // renamed aside as it was opened: the new one, or made again, next time
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		return dir, unlock, nil
+	}
+}
+
+// makeFolder makes dir in chats under chats' lock; one there already is
+// not an error.
+func makeFolder(ctx context.Context, chats, dir string) error {
+	if err := os.MkdirAll(chats, 0o700); err != nil {
+		return err
+	}
+	unlock, err := fsx.LockDir(ctx, chats)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
 }
 
 // Read reads one of these files whole, nil when there is none; one over
