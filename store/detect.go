@@ -10,7 +10,8 @@ import (
 	"github.com/lnk-dev/link/internal/fsx"
 )
 
-// The ways a conversation is kept that Link Harness has itself.
+// The drivers Link Harness has itself, which keep a conversation's events
+// in its own folder.
 const (
 	Log     = "log"     // events.jsonl
 	Compact = "compact" // zstd frames in events.zst, the tail in events.jsonl

@@ -4,8 +4,13 @@
 //
 // A driver does three things only: append an event if its number is free
 // and the next, read from a number, and hold the lease that says a turn
-// runs. Everything else (the copy for people, conversion, forks, where a
-// window starts) is built on those three in this package and its users.
+// runs. This package is that contract (Conversations, Event, Lease and
+// Grant), the router that finds the driver keeping each conversation
+// (Router, KindOf), an agent's paths (Paths) and its own files (Files).
+// Everything else is built on those in packages of its own: what a
+// conversation's folder keeps beside its events (store/folder), the copy
+// for people (store/transcript), an answer's delivery (store/delivery),
+// fork and convert (store/fork, store/convert).
 package store
 
 import (
