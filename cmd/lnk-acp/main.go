@@ -76,9 +76,9 @@ type Main struct {
 	// chat namespace's (--actions, repeated).
 	Actions []string
 	// Store reads and writes the harness's own session files for agent
-	// state (hub.Config.Store); nil, as for every preset today, has the
-	// hub answer it through the harness: its own agent state, else
-	// session/load's replay for an export.
+	// state (hub.Config.Store); nil is the preset's (presetStore), and
+	// with none the hub answers it through the harness: its own agent
+	// state, else session/load's replay for an export.
 	Store hub.Store
 
 	ready chan struct{} // closed once listening
@@ -239,6 +239,12 @@ func (m *Main) Run(ctx context.Context) error {
 	for _, s := range mcptools.Servers(m.Env) {
 		linkTools = append(linkTools, hub.Tool{Name: s.Name, URL: s.Addr})
 	}
+	store := m.Store
+	if store == nil {
+		if store, err = presetStore(m.Preset, m.Env, m.Dir); err != nil {
+			return err
+		}
+	}
 	env := make([]string, 0, len(m.Env))
 	for k, v := range m.Env {
 		env = append(env, k+"="+v)
@@ -249,7 +255,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Dir:      m.Dir,
 		Sessions: m.sessionsFile(),
 		Answers:  m.answersFile(),
-		Store:    m.Store,
+		Store:    store,
 		Tools:    linkTools,
 		Actions:  acts,
 		Route:    route,

@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/model/fakeprovider"
+)
+
+// realAgentBin is the folder of the real agents' programs, holding name;
+// without one the test is skipped, but fails under CI=true, where .ci/run
+// installs them.
+func realAgentBin(t *testing.T, name string) string {
+	t.Helper()
+	dir := os.Getenv(EnvRealAgents)
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	_, err := os.Stat(filepath.Join(bin, name))
+	if dir != "" && err == nil {
+		return bin
+	}
+	why := "$" + EnvRealAgents + " names no folder of the real agents (.ci/run installs them)"
+	if dir != "" {
+		why = "no " + name + " among the real agents: " + err.Error()
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal(why)
+	}
+	t.Skip(why)
+	return ""
+}
+
+// heldInOrder says whether each of want (role: text) is held by one of
+// got of its role, in order, others between.
+func heldInOrder(want, got []string) bool {
+	i := 0
+	for _, g := range got {
+		if i == len(want) {
+			break
+		}
+		role, text, _ := strings.Cut(want[i], ": ")
+		if strings.HasPrefix(g, role+": ") && strings.Contains(g, text) {
+			i++
+		}
+	}
+	return i == len(want)
+}
+
+// TestRealAgentStateClaude: a conversation moves from Link Harness (a
+// real lnk-link-harness serve --stdio behind lnk-acp) into Claude Code
+// (claude-agent-acp behind lnk-acp --preset claude, whose store writes
+// Claude Code's own session file), goes on there (the model is sent the
+// earlier messages and answers), and moves back into Link Harness: the
+// text of every message and answer survives. The same session exported
+// by replay alone (lnk-acp with no preset, so no store: session/list and
+// session/load) holds the same texts.
+func TestRealAgentStateClaude(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds lnk-link-harness and runs Claude Code")
+	}
+	bin := realAgentBin(t, "claude-agent-acp")
+	lh := buildLinkHarness(t)
+	fake := fakeprovider.New()
+	defer fake.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	defer cancel()
+
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL(), "PATH": os.Getenv("PATH")}
+	link, key := startCommand(t, env, lh, "serve", "--stdio", "--home", t.TempDir(), "--model", "anthropic/claude-test")
+	first := message(t, ctx, link.URL(), key, "telegram:1", "the first question")
+	second := message(t, ctx, link.URL(), key, "telegram:1", "a second one,\nover two lines")
+	want := []string{"user: the first question", "agent: " + first, "user: a second one,\nover two lines", "agent: " + second}
+	out, err := stateClient(t, ctx, link.URL(), key).ExportState(ctx, contract.StateExportParams{Threads: []string{"telegram:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Conversations) != 1 || !sameSaid(said(out.Conversations[0].Entries), want) {
+		t.Fatalf("Link Harness exported %+v, want %q", out, want)
+	}
+
+	// Into Claude Code, its config folder named by CLAUDE_CONFIG_DIR.
+	home, work := t.TempDir(), t.TempDir()
+	config := filepath.Join(home, "claude-config")
+	cenv := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "CLAUDE_CONFIG_DIR": config,
+		"ANTHROPIC_BASE_URL": fake.URL(), "ANTHROPIC_API_KEY": "x", "IS_SANDBOX": "1"}
+	claude, ckey := runACP(t, cenv, []string{"--preset", "claude", "--dir", work}, filepath.Join(bin, "claude-agent-acp"))
+	res, err := stateClient(t, ctx, claude.URL(), ckey).ImportState(ctx, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Conversations) != 1 || res.Conversations[0] != (contract.ImportedConversation{From: "telegram:1", Thread: "telegram:1"}) {
+		t.Fatalf("Claude Code's hub imported %+v", res)
+	}
+	files, _ := filepath.Glob(filepath.Join(config, "projects", "*", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("the import wrote %q in Claude Code's folder, want one session file", files)
+	}
+	n := len(fake.Requests())
+	third := message(t, ctx, claude.URL(), ckey, "telegram:1", "and now?")
+	if !strings.Contains(third, "and now?") {
+		t.Fatalf("Claude Code answered %q", third)
+	}
+	assertSentHistory(t, fake.Requests()[n:], "and now?", []string{"the first question", first, "a second one,\nover two lines", second})
+
+	back, err := stateClient(t, ctx, claude.URL(), ckey).ExportState(ctx, contract.StateExportParams{Threads: []string{"telegram:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantBack := append(append([]string{}, want...), "user: and now?", "agent: "+third)
+	if len(back.Conversations) != 1 || !sameSaid(said(back.Conversations[0].Entries), wantBack) {
+		t.Fatalf("Claude Code exported %q, want %q", said(back.Conversations[0].Entries), wantBack)
+	}
+	claude.Close()
+
+	// The same session by replay alone: no store, so session/list and
+	// session/load give it. Replay can't tell apart the user lines Claude
+	// Code writes for a local command (/model at a session's first turn),
+	// so they join the message after them: each text is held, not equal.
+	replayed, rkey := runACP(t, cenv, []string{"--home", claude.Home, "--dir", work}, filepath.Join(bin, "claude-agent-acp"))
+	byReplay, err := stateClient(t, ctx, replayed.URL(), rkey).ExportState(ctx, contract.StateExportParams{Threads: []string{"telegram:1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(byReplay.Conversations) != 1 || !heldInOrder(wantBack, said(byReplay.Conversations[0].Entries)) {
+		t.Fatalf("Claude Code exported by replay %q, want %q among them", said(byReplay.Conversations[0].Entries), wantBack)
+	}
+	replayed.Close()
+
+	// Back into Link Harness, where telegram:1 is taken: a new thread,
+	// every text as it was, and its next turn's model sees them.
+	lc := stateClient(t, ctx, link.URL(), key)
+	res, err = lc.ImportState(ctx, back)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Conversations) != 1 || res.Conversations[0] != (contract.ImportedConversation{From: "telegram:1", Thread: "link:import-1"}) {
+		t.Fatalf("Link Harness imported %+v", res)
+	}
+	again, err := lc.ExportState(ctx, contract.StateExportParams{Threads: []string{"link:import-1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(again.Conversations) != 1 || !sameSaid(said(again.Conversations[0].Entries), wantBack) {
+		t.Fatalf("Link Harness has %q, want %q", said(again.Conversations[0].Entries), wantBack)
+	}
+	n = len(fake.Requests())
+	message(t, ctx, link.URL(), key, "link:import-1", "and back home?")
+	assertSentHistory(t, fake.Requests()[n:], "and back home?", []string{"the first question", "over two lines", "and now?", third})
+}
+
+// assertSentHistory checks that the model request that carried prompt
+// (among reqs) held each of earlier in its messages, in order.
+func assertSentHistory(t *testing.T, reqs []fakeprovider.Request, prompt string, earlier []string) {
+	t.Helper()
+	for i := len(reqs) - 1; i >= 0; i-- {
+		var body struct {
+			Messages []json.RawMessage `json:"messages"`
+		}
+		if json.Unmarshal(reqs[i].Body, &body) != nil || !strings.Contains(string(reqs[i].Body), prompt) {
+			continue
+		}
+		var texts []string
+		for _, m := range body.Messages {
+			var s struct {
+				Content json.RawMessage `json:"content"`
+			}
+			json.Unmarshal(m, &s)
+			var str string
+			if json.Unmarshal(s.Content, &str) == nil {
+				texts = append(texts, str)
+				continue
+			}
+			var blocks []struct {
+				Text string `json:"text"`
+			}
+			json.Unmarshal(s.Content, &blocks)
+			for _, b := range blocks {
+				texts = append(texts, b.Text)
+			}
+		}
+		all := strings.Join(texts, "\n\u0000")
+		at := 0
+		for _, e := range earlier {
+			k := strings.Index(all[at:], e)
+			if k < 0 {
+				t.Errorf("the model request carrying %q does not hold %q after what came before: %.2000s", prompt, e, all)
+				return
+			}
+			at += k + len(e)
+		}
+		return
+	}
+	t.Errorf("no model request carried %q among %d", prompt, len(reqs))
+}

@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/lnk-dev/link/hub"
+	"github.com/lnk-dev/link/hub/claudecode"
+)
+
+// presetStore is the adapter store (hub.Config.Store) of preset's
+// harness, reading and writing its own session files as env (the
+// harness's environment) places them, for its sessions run in dir; nil
+// for a preset whose files no store reads (the hub then answers agent
+// state by replay alone).
+func presetStore(preset string, env map[string]string, dir string) (hub.Store, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		dir = wd
+	}
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	switch preset {
+	case "claude":
+		config, err := claudecode.ConfigDir(env)
+		if err != nil {
+			return nil, err
+		}
+		return &claudecode.Store{ConfigDir: config, Cwd: dir}, nil
+	}
+	return nil, nil
+}
