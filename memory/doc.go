@@ -1,7 +1,8 @@
 // Package memory is Link Memory: an agent's notes, a ranked full-text
 // search over what was said and its files, and reads of its files,
 // skills and conversations, all confined to the agent's home. The MCP
-// server over it is memory/server; its index, SQLite FTS5, is
+// server over it is memory/server, on the loopback at an address whose
+// path holds a secret ($LNK_MEMORY); its index, SQLite FTS5, is
 // memory/fts.
 //
 // What it reads of an agent's home:

@@ -95,11 +95,18 @@ func TestAgentStatus(t *testing.T) {
 	if strings.Contains(out.String(), string(key)) {
 		t.Fatal("the key is in the status")
 	}
+	secret := strings.TrimPrefix(mem.URL(), "http://"+mem.Host())
+	if len(secret) < 40 || strings.Contains(out.String(), secret) {
+		t.Fatalf("memory's secret %q is in the status", secret)
+	}
 
 	// The same for a person.
 	var text safeBuffer
 	if code := NewMain(&text, &errb, env).Run(t.Context(), []string{"agent", "status"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if strings.Contains(text.String(), secret) {
+		t.Fatal("memory's secret is in the status")
 	}
 	for _, want := range []string{"answers at " + s.URL(), "$LNK_MODEL says so", "set ANTHROPIC_API_KEY", "memory at 127.0.0.1:", "gone at 127.0.0.1:1: doesn't answer", "1 log", p.KeyFile() + " (0600)", "turn failed"} {
 		if !strings.Contains(text.String(), want) {

@@ -205,7 +205,7 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 	}
 	fmt.Fprintf(status, "lnk: started agent %s here (home %s, endpoint %s)\n", p.Agent, home, srv.URL())
 	if mem != nil {
-		fmt.Fprintf(status, "lnk: its memory answers at %s\n", mem.URL())
+		fmt.Fprintf(status, "lnk: its memory answers on %s (at the secret address the agent has as $LNK_MEMORY)\n", mem.Host())
 	}
 	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, mem: mem, closeLog: closeLog}, nil
 }

@@ -43,7 +43,9 @@ loopback: remember and forget (its notes, memory/notes.md), search (ranked, over
 every conversation's copy, its notes, files and skills), read, list and links.
 Link Harness reaches it at $LNK_MEMORY; lnk agent chat starts one itself.
 Once listening it prints its address, the value for $LNK_MEMORY, on a line of its
-own, and serves until interrupted.
+own, and serves until interrupted. The address's path holds a secret, new at each
+start: memory answers a request at that address alone (404 elsewhere), so no other
+local user reaches it by its port. Give it to the agent's harness only.
 
 Search ranks by full text (BM25, SQLite FTS5); when $OLLAMA_HOST names a runtime
 on this machine with the embedding model $LNK_MEMORY_EMBED_MODEL (default

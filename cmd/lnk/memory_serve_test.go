@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/agentlog"
 	"github.com/lnk-dev/link/memory/server"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
@@ -55,8 +58,18 @@ func TestChatRemembers(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "⚙ memory__remember done\nI'll remember.\n") {
 		t.Fatalf("exit %d, %q: %s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "its memory answers at http://127.0.0.1:") {
+	if !strings.Contains(errOut, "its memory answers on 127.0.0.1:") {
 		t.Fatalf("didn't say memory started: %s", errOut)
+	}
+	// Its address is said without the secret, on the terminal and in
+	// the agent's log.
+	ap, _ := store.For(home, "main")
+	agentLog, err := os.ReadFile(agentlog.File(ap))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	if strings.Contains(errOut, "/mcp/") || strings.Contains(out, "/mcp/") || strings.Contains(string(agentLog), "/mcp/") {
+		t.Fatalf("memory's secret address was said: %s\n%s", errOut, agentLog)
 	}
 	reqs := fake.Requests()
 	if len(reqs) != 3 {

@@ -1,7 +1,9 @@
 // Package server serves Link Memory as an MCP server over Streamable HTTP
 // (github.com/modelcontextprotocol/go-sdk): the calls remember, forget,
 // search, read, list and links, which Link Harness offers as
-// memory__<call>, and the instructions its initialize answer gives.
+// memory__<call>, and the instructions its initialize answer gives. It
+// listens on the loopback and answers at one secret address alone (Start),
+// so no other local user's process reaches the agent's memory.
 package server
 
 import (
