@@ -51,20 +51,43 @@ func heldInOrder(want, got []string) bool {
 	return i == len(want)
 }
 
-// TestRealAgentStateClaude: a conversation moves from Link Harness (a
-// real lnk-link-harness serve --stdio behind lnk-acp) into Claude Code
-// (claude-agent-acp behind lnk-acp --preset claude, whose store writes
-// Claude Code's own session file), goes on there (the model is sent the
-// earlier messages and answers), and moves back into Link Harness: the
-// text of every message and answer survives. The same session exported
-// by replay alone (lnk-acp with no preset, so no store: session/list and
-// session/load) holds the same texts.
-func TestRealAgentStateClaude(t *testing.T) {
+// stateAgent is a real agent whose own files lnk-acp's preset store
+// reads and writes: its preset, and the variable naming its folder.
+type stateAgent struct {
+	preset, folderEnv, files string
+}
+
+// TestRealAgentState: for Claude Code (claude-agent-acp behind lnk-acp
+// --preset claude) and Codex (codex-acp, --preset codex), each preset's
+// store writing the agent's own session files in the folder its
+// variable names: a conversation moves from Link Harness (a real
+// lnk-link-harness serve --stdio behind lnk-acp) into the agent, goes on
+// there (the model is sent the earlier messages and answers before the
+// new one), and moves back into Link Harness, where it goes on again:
+// the text of every message and answer survives. The same session
+// exported by replay alone (lnk-acp with no preset, so no store:
+// session/list and session/load) holds the same texts.
+func TestRealAgentState(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds lnk-link-harness and runs Claude Code")
+		t.Skip("builds lnk-link-harness and runs the real agents")
 	}
-	bin := realAgentBin(t, "claude-agent-acp")
 	lh := buildLinkHarness(t)
+	for _, sa := range []stateAgent{
+		{"claude", "CLAUDE_CONFIG_DIR", "projects/*/*.jsonl"},
+		{"codex", "CODEX_HOME", "sessions/*/*/*/rollout-*.jsonl"},
+	} {
+		t.Run(sa.preset, func(t *testing.T) { testRealAgentState(t, lh, sa) })
+	}
+}
+
+func testRealAgentState(t *testing.T, lh string, sa stateAgent) {
+	var a realAgent
+	for _, r := range realAgents {
+		if r.name == sa.preset {
+			a = r
+		}
+	}
+	bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
 	fake := fakeprovider.New()
 	defer fake.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
@@ -83,51 +106,55 @@ func TestRealAgentStateClaude(t *testing.T) {
 		t.Fatalf("Link Harness exported %+v, want %q", out, want)
 	}
 
-	// Into Claude Code, its config folder named by CLAUDE_CONFIG_DIR.
+	// Into the agent, its folder named by its variable.
 	home, work := t.TempDir(), t.TempDir()
-	config := filepath.Join(home, "claude-config")
-	cenv := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "CLAUDE_CONFIG_DIR": config,
-		"ANTHROPIC_BASE_URL": fake.URL(), "ANTHROPIC_API_KEY": "x", "IS_SANDBOX": "1"}
-	claude, ckey := runACP(t, cenv, []string{"--preset", "claude", "--dir", work}, filepath.Join(bin, "claude-agent-acp"))
-	res, err := stateClient(t, ctx, claude.URL(), ckey).ImportState(ctx, out)
+	folder := filepath.Join(home, "agent-folder")
+	os.Mkdir(folder, 0o700) // Codex wants its CODEX_HOME there
+	aenv := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), sa.folderEnv: folder}
+	for k, v := range a.env(fake.URL()) {
+		aenv[k] = v
+	}
+	command := a.command(bin, fake.URL())
+	agent, akey := runACP(t, aenv, []string{"--preset", sa.preset, "--dir", work}, command...)
+	res, err := stateClient(t, ctx, agent.URL(), akey).ImportState(ctx, out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Conversations) != 1 || res.Conversations[0] != (contract.ImportedConversation{From: "telegram:1", Thread: "telegram:1"}) {
-		t.Fatalf("Claude Code's hub imported %+v", res)
+		t.Fatalf("the agent's hub imported %+v", res)
 	}
-	files, _ := filepath.Glob(filepath.Join(config, "projects", "*", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(folder, sa.files))
 	if len(files) != 1 {
-		t.Fatalf("the import wrote %q in Claude Code's folder, want one session file", files)
+		t.Fatalf("the import wrote %q in the agent's folder, want one session file", files)
 	}
 	n := len(fake.Requests())
-	third := message(t, ctx, claude.URL(), ckey, "telegram:1", "and now?")
+	third := message(t, ctx, agent.URL(), akey, "telegram:1", "and now?")
 	if !strings.Contains(third, "and now?") {
-		t.Fatalf("Claude Code answered %q", third)
+		t.Fatalf("the agent answered %q", third)
 	}
-	assertSentHistory(t, fake.Requests()[n:], "and now?", []string{"the first question", first, "a second one,\nover two lines", second})
+	assertSentHistory(t, fake.Requests()[n:], "and now?", []string{"the first question", first, "a second one,\nover two lines", second, "and now?"})
 
-	back, err := stateClient(t, ctx, claude.URL(), ckey).ExportState(ctx, contract.StateExportParams{Threads: []string{"telegram:1"}})
+	back, err := stateClient(t, ctx, agent.URL(), akey).ExportState(ctx, contract.StateExportParams{Threads: []string{"telegram:1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantBack := append(append([]string{}, want...), "user: and now?", "agent: "+third)
 	if len(back.Conversations) != 1 || !sameSaid(said(back.Conversations[0].Entries), wantBack) {
-		t.Fatalf("Claude Code exported %q, want %q", said(back.Conversations[0].Entries), wantBack)
+		t.Fatalf("the agent exported %+v, want %q", back, wantBack)
 	}
-	claude.Close()
+	agent.Close()
 
 	// The same session by replay alone: no store, so session/list and
 	// session/load give it. Replay can't tell apart the user lines Claude
 	// Code writes for a local command (/model at a session's first turn),
 	// so they join the message after them: each text is held, not equal.
-	replayed, rkey := runACP(t, cenv, []string{"--home", claude.Home, "--dir", work}, filepath.Join(bin, "claude-agent-acp"))
+	replayed, rkey := runACP(t, aenv, []string{"--home", agent.Home, "--dir", work}, command...)
 	byReplay, err := stateClient(t, ctx, replayed.URL(), rkey).ExportState(ctx, contract.StateExportParams{Threads: []string{"telegram:1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(byReplay.Conversations) != 1 || !heldInOrder(wantBack, said(byReplay.Conversations[0].Entries)) {
-		t.Fatalf("Claude Code exported by replay %q, want %q among them", said(byReplay.Conversations[0].Entries), wantBack)
+		t.Fatalf("the agent exported by replay %+v, want %q among them", byReplay, wantBack)
 	}
 	replayed.Close()
 
@@ -150,45 +177,46 @@ func TestRealAgentStateClaude(t *testing.T) {
 	}
 	n = len(fake.Requests())
 	message(t, ctx, link.URL(), key, "link:import-1", "and back home?")
-	assertSentHistory(t, fake.Requests()[n:], "and back home?", []string{"the first question", "over two lines", "and now?", third})
+	assertSentHistory(t, fake.Requests()[n:], "and back home?", []string{"the first question", "over two lines", "and now?", third, "and back home?"})
 }
 
 // assertSentHistory checks that the model request that carried prompt
-// (among reqs) held each of earlier in its messages, in order.
+// (among reqs) held each of earlier in its texts (every "text" or string
+// "content" of its JSON, in order: Anthropic's and OpenAI Responses'
+// messages alike), in order.
 func assertSentHistory(t *testing.T, reqs []fakeprovider.Request, prompt string, earlier []string) {
 	t.Helper()
 	for i := len(reqs) - 1; i >= 0; i-- {
-		var body struct {
-			Messages []json.RawMessage `json:"messages"`
-		}
+		var body any
 		if json.Unmarshal(reqs[i].Body, &body) != nil || !strings.Contains(string(reqs[i].Body), prompt) {
 			continue
 		}
 		var texts []string
-		for _, m := range body.Messages {
-			var s struct {
-				Content json.RawMessage `json:"content"`
-			}
-			json.Unmarshal(m, &s)
-			var str string
-			if json.Unmarshal(s.Content, &str) == nil {
-				texts = append(texts, str)
-				continue
-			}
-			var blocks []struct {
-				Text string `json:"text"`
-			}
-			json.Unmarshal(s.Content, &blocks)
-			for _, b := range blocks {
-				texts = append(texts, b.Text)
+		var walk func(v any)
+		walk = func(v any) {
+			switch v := v.(type) {
+			case map[string]any:
+				for _, k := range []string{"text", "content"} {
+					if s, ok := v[k].(string); ok {
+						texts = append(texts, s)
+					}
+				}
+				for _, k := range []string{"messages", "input", "content"} {
+					walk(v[k])
+				}
+			case []any:
+				for _, e := range v {
+					walk(e)
+				}
 			}
 		}
+		walk(body)
 		all := strings.Join(texts, "\n\u0000")
 		at := 0
 		for _, e := range earlier {
 			k := strings.Index(all[at:], e)
 			if k < 0 {
-				t.Errorf("the model request carrying %q does not hold %q after what came before: %.2000s", prompt, e, all)
+				t.Errorf("the model request carrying %q does not hold %q after what came before: %.3000s", prompt, e, all)
 				return
 			}
 			at += k + len(e)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/hub/claudecode"
+	"github.com/lnk-dev/link/hub/codex"
 )
 
 // presetStore is the adapter store (hub.Config.Store) of preset's
@@ -32,6 +33,12 @@ func presetStore(preset string, env map[string]string, dir string) (hub.Store, e
 			return nil, err
 		}
 		return &claudecode.Store{ConfigDir: config, Cwd: dir}, nil
+	case "codex":
+		home, err := codex.Home(env)
+		if err != nil {
+			return nil, err
+		}
+		return &codex.Store{Home: home, Cwd: dir}, nil
 	}
 	return nil, nil
 }
