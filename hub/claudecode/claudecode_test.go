@@ -240,3 +240,30 @@ func TestConfigDir(t *testing.T) {
 		t.Errorf("with HOME alone: %s", d)
 	}
 }
+
+// TestParseCompacted: a session Claude Code compacted (/compact, then a
+// turn) gives every message and answer, those before the compaction
+// included (they stay in its file); the summary, the /compact command
+// and what it printed are passed over.
+func TestParseCompacted(t *testing.T) {
+	f, err := os.Open("testdata/compacted.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := Parse(context.Background(), f, MaxFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"user: remember the word pelican", "agent: [fake provider] You said: <system-reminder>",
+		"user: which word?", "agent: [fake provider] You said: which word?",
+		"user: after compact", "agent: [fake provider] You said: <system-reminder>"}
+	if len(got) != len(want) {
+		t.Fatalf("got %d entries: %+v", len(got), got)
+	}
+	for i, w := range want {
+		if g := got[i].Role + ": " + got[i].Text; !strings.HasPrefix(g, w) {
+			t.Errorf("entry %d is %.80q, want %q...", i, g, w)
+		}
+	}
+}

@@ -15,8 +15,10 @@ import (
 // which Write writes and Parse reads back as they were (but a user's
 // text that starts as a local command's does, passed over).
 func FuzzParse(f *testing.F) {
-	if b, err := os.ReadFile("testdata/session.jsonl"); err == nil {
-		f.Add(b)
+	for _, name := range []string{"testdata/session.jsonl", "testdata/compacted.jsonl"} {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Add([]byte(`{"type":"user","message":{"role":"user","content":"hi"}}` + "\n" + `{"type":"assistant","message":{"id":"m","content":[{"type":"text","text":"yo"}]}}`))
 	f.Add([]byte(`{"type":"user","message":{"content":[{"type":"image"},{"type":"text","text":"[Request interrupted by user]"}]}}`))

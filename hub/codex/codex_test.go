@@ -197,3 +197,28 @@ func TestHome(t *testing.T) {
 		t.Errorf("with HOME alone: %s", d)
 	}
 }
+
+// TestParseCompacted: a rollout Codex compacted (/compact, then a turn)
+// gives every message and answer, those before the compaction included;
+// the summary the model wrote is passed over.
+func TestParseCompacted(t *testing.T) {
+	f, err := os.Open("testdata/compacted.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	got, err := Parse(context.Background(), f, MaxFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s []string
+	for _, e := range got {
+		s = append(s, e.Role+": "+e.Text)
+	}
+	want := []string{"user: remember the word pelican", "agent: [fake provider] You said: remember the word pelican",
+		"user: which word?", "agent: [fake provider] You said: which word?",
+		"user: after compact", "agent: [fake provider] You said: after compact"}
+	if strings.Join(s, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q, want %q", s, want)
+	}
+}

@@ -14,8 +14,10 @@ import (
 // a state document takes (a role of its two, text not empty), which
 // Write writes and Parse reads back as they were.
 func FuzzParse(f *testing.F) {
-	if b, err := os.ReadFile("testdata/rollout.jsonl"); err == nil {
-		f.Add(b)
+	for _, name := range []string{"testdata/rollout.jsonl", "testdata/compacted.jsonl"} {
+		if b, err := os.ReadFile(name); err == nil {
+			f.Add(b)
+		}
 	}
 	f.Add([]byte(`{"type":"event_msg","payload":{"type":"user_message","message":"hi","images":["x"]}}` + "\n" + `{"type":"event_msg","payload":{"type":"agent_message","message":"yo"}}`))
 	f.Add([]byte(`{"type":"response_item","payload":{"type":"message","role":"user","content":[]}}`))
