@@ -267,3 +267,26 @@ func TestParseCompacted(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreRefusesBadFiles: a session file that breaks a rule, or is
+// over MaxFile (a sparse file, nothing read of it), is refused by
+// Export, naming the rule.
+func TestStoreRefusesBadFiles(t *testing.T) {
+	config, cwd := t.TempDir(), t.TempDir()
+	real, _ := filepath.EvalSymlinks(cwd)
+	dir := filepath.Join(config, "projects", Slug(real))
+	os.MkdirAll(dir, 0o700)
+	s := &Store{ConfigDir: config, Cwd: cwd}
+	bad, big := "0b9d2d3e-5f7c-4b8e-9b5e-2a1c3d4e5f60", "1b9d2d3e-5f7c-4b8e-9b5e-2a1c3d4e5f60"
+	os.WriteFile(filepath.Join(dir, bad+".jsonl"), []byte(`{"type":"user","message":{"content":"hi"}}`+"\nnot json\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, big+".jsonl"), nil, 0o600)
+	if err := os.Truncate(filepath.Join(dir, big+".jsonl"), MaxFile+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Export(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "line 2: not a JSON object") {
+		t.Errorf("a malformed file: %v", err)
+	}
+	if _, _, err := s.Export(context.Background(), big); err == nil || !strings.Contains(err.Error(), "over the 268435456 read") {
+		t.Errorf("a file over MaxFile: %v", err)
+	}
+}

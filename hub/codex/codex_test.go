@@ -222,3 +222,26 @@ func TestParseCompacted(t *testing.T) {
 		t.Errorf("got %q, want %q", s, want)
 	}
 }
+
+// TestStoreRefusesBadFiles: a rollout that breaks a rule, or is over
+// MaxFile (a sparse file, nothing read of it), is refused by Export,
+// naming the rule.
+func TestStoreRefusesBadFiles(t *testing.T) {
+	home := t.TempDir()
+	day := filepath.Join(home, "sessions", "2026", "12", "01")
+	os.MkdirAll(day, 0o700)
+	s := &Store{Home: home, Cwd: "/w"}
+	bad, big := "01a2333d-3db6-7b60-833e-8381f777dcca", "11a2333d-3db6-7b60-833e-8381f777dcca"
+	os.WriteFile(filepath.Join(day, "rollout-2026-12-01T09-30-05-"+bad+".jsonl"), []byte(`{"type":"session_meta","payload":{}}`+"\n[]\n"), 0o600)
+	name := filepath.Join(day, "rollout-2026-12-01T09-30-05-"+big+".jsonl")
+	os.WriteFile(name, nil, 0o600)
+	if err := os.Truncate(name, MaxFile+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Export(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "line 2: not a JSON object") {
+		t.Errorf("a malformed rollout: %v", err)
+	}
+	if _, _, err := s.Export(context.Background(), big); err == nil || !strings.Contains(err.Error(), "over the 268435456 read") {
+		t.Errorf("a rollout over MaxFile: %v", err)
+	}
+}
