@@ -236,7 +236,7 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 	if !open {
 		return Prompt{}, &contract.RuleError{Field: "sessionId", Rule: "a prompt's sessionId is a session resumed on this connection"}
 	}
-	said, err := contract.ParseMeta(pp.Meta)
+	link, err := contract.ParseMeta(pp.Meta)
 	if err != nil {
 		return Prompt{}, err
 	}
@@ -245,7 +245,7 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 		return Prompt{}, err
 	}
 	// A copy of _meta, small, so the prompt holds nothing of the message.
-	return Prompt{Agent: s.agent, Thread: thread, Link: said, Tools: s.tools, Blocks: blocks, Meta: bytes.Clone(pp.Meta)}, nil
+	return Prompt{Agent: s.agent, Thread: thread, Link: link, Tools: s.tools, Blocks: blocks, Meta: bytes.Clone(pp.Meta)}, nil
 }
 
 // decodePromptParams reads session/prompt's params, checked valid JSON

@@ -247,21 +247,21 @@ func ParseToolsHeader(h string) ([]string, error) {
 	return tools, nil
 }
 
-// Narrow is the tool-list narrowing rule: a conversation's tools kept so
-// far (nil: not narrowed, every tool) and a message's list (nil: it said
-// none, and the kept list stays). A later list narrows to the tools in
-// both, never widens.
-func Narrow(kept, said *[]string) *[]string {
-	if said == nil {
-		return kept
+// Narrow applies the tool-list narrowing rule: current is a conversation's
+// tools so far (nil: not narrowed, every tool) and by a message's list
+// (nil: it named none, and current stays). A later list narrows to the
+// tools in both, never widens.
+func Narrow(current, by *[]string) *[]string {
+	if by == nil {
+		return current
 	}
-	if kept == nil {
-		out := append([]string{}, (*said)...)
+	if current == nil {
+		out := append([]string{}, (*by)...)
 		return &out
 	}
 	out := []string{}
-	for _, t := range *kept {
-		if contains(*said, t) {
+	for _, t := range *current {
+		if contains(*by, t) {
 			out = append(out, t)
 		}
 	}

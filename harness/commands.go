@@ -115,8 +115,8 @@ func (h *Harness) ownerCommand(c *conv, p acp.Prompt) (*command, error) {
 // resolveModel is the model a name or alias stands for, and its
 // provider: refused when the name isn't one (contract.CheckModel) or no
 // provider serves it (Route, and Serves when set).
-func (h *Harness) resolveModel(c *conv, said string) (name, provider string, err error) {
-	name = c.settings.Alias(said)
+func (h *Harness) resolveModel(c *conv, asked string) (name, provider string, err error) {
+	name = c.settings.Alias(asked)
 	if err := contract.CheckModel(name); err != nil {
 		return "", "", err
 	}

@@ -64,7 +64,7 @@ func (k *kitRecorder) record(agent, thread string, req model.Request) {
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.seen[thread] = append(k.seen[thread], conformance.ModelCall{Text: scripted.Said(req), Tools: names})
+	k.seen[thread] = append(k.seen[thread], conformance.ModelCall{Text: scripted.RequestText(req), Tools: names})
 }
 
 func (k *kitRecorder) Seen(ctx context.Context, thread string) ([]conformance.ModelCall, error) {

@@ -103,7 +103,7 @@ func TestHistoryReadsWhatCame(t *testing.T) {
 		if len(reqs) != 3 {
 			t.Fatalf("%d calls of the model", len(reqs))
 		}
-		said := scripted.Said(reqs[2])
+		said := scripted.RequestText(reqs[2])
 		for _, w := range []string{"one", "a1", "two", "a2", "three"} {
 			if !strings.Contains(said, w) {
 				t.Fatalf("keep %d: the third turn's model wasn't given %q:\n%s", keep, w, said)
@@ -144,7 +144,7 @@ func TestHistoryMadeAgain(t *testing.T) {
 			t.Fatal("read afresh after another process's turn")
 		}
 	}
-	if said := scripted.Said(r.Requests("telegram:4")[2]); !strings.Contains(said, "from elsewhere") || !strings.Contains(said, "answered elsewhere") || !strings.Contains(said, "a2") {
+	if said := scripted.RequestText(r.Requests("telegram:4")[2]); !strings.Contains(said, "from elsewhere") || !strings.Contains(said, "answered elsewhere") || !strings.Contains(said, "a2") {
 		t.Fatalf("the third turn's model wasn't given another process's turn:\n%s", said)
 	}
 	// Made again: longer than what was kept, every event other.
@@ -170,7 +170,7 @@ func TestHistoryMadeAgain(t *testing.T) {
 	for _, from := range d.reads("telegram:4") {
 		whole = whole || from <= 1
 	}
-	said := scripted.Said(r.Requests("telegram:4")[3])
+	said := scripted.RequestText(r.Requests("telegram:4")[3])
 	if !whole || strings.Contains(said, "\none\n") || strings.Contains(said, "\na1\n") || strings.Count(said, "remade") != 12 {
 		t.Fatalf("a conversation made again: read whole %v; the model was given:\n%s", whole, said)
 	}
@@ -192,7 +192,7 @@ func TestFirstTurnReadsNothingBack(t *testing.T) {
 	if got != 0 {
 		t.Fatalf("the first turn read %d events back (reads from %v), want none", got, d.reads("telegram:5"))
 	}
-	if said := scripted.Said(r.Requests("telegram:5")[0]); !strings.Contains(said, "one") {
+	if said := scripted.RequestText(r.Requests("telegram:5")[0]); !strings.Contains(said, "one") {
 		t.Fatalf("the model wasn't given the message:\n%s", said)
 	}
 }

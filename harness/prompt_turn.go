@@ -21,7 +21,7 @@ import (
 // between loses nothing (store/delivery).
 func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
 	ans, err := h.prompt(ctx, p, s)
-	return ans, h.told(ctx, p, err)
+	return ans, h.callerError(ctx, p, err)
 }
 
 func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
@@ -114,11 +114,11 @@ func (h *Harness) prepare(ctx context.Context, p acp.Prompt) (*conv, *command, e
 			return nil, nil, err
 		}
 	}
-	for _, said := range []*[]string{p.Link.Tools, p.Tools} {
-		if said == nil {
+	for _, list := range []*[]string{p.Link.Tools, p.Tools} {
+		if list == nil {
 			continue
 		}
-		if _, err := c.narrowTools(ctx, said); err != nil {
+		if _, err := c.narrowTools(ctx, list); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -185,8 +185,8 @@ func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()
 // setModel keeps the conversation's model, named or aliased by the
 // message, as a model_set event from its sender. A name no provider
 // serves is refused before anything is stored.
-func (h *Harness) setModel(ctx context.Context, c *conv, said, from string) error {
-	name, provider, err := h.resolveModel(c, said)
+func (h *Harness) setModel(ctx context.Context, c *conv, asked, from string) error {
+	name, provider, err := h.resolveModel(c, asked)
 	if err != nil {
 		return err
 	}

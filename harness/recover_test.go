@@ -61,7 +61,7 @@ func TestCrashRecovery(t *testing.T) {
 	if len(req) != 1 {
 		t.Fatalf("%d model calls", len(req))
 	}
-	said := scripted.Said(req[0])
+	said := scripted.RequestText(req[0])
 	if !strings.Contains(said, "found it") || !strings.Contains(said, "Unanswered") {
 		t.Fatalf("the model was given:\n%s", said)
 	}

@@ -69,7 +69,7 @@ func TestSteer(t *testing.T) {
 		t.Fatalf("the turn's answer %+v", got)
 	}
 	reqs := r.Requests("telegram:5")
-	if len(reqs) != 2 || strings.Contains(scripted.Said(reqs[0]), "wallet") || !strings.Contains(scripted.Said(reqs[1]), "and my wallet") {
+	if len(reqs) != 2 || strings.Contains(scripted.RequestText(reqs[0]), "wallet") || !strings.Contains(scripted.RequestText(reqs[1]), "and my wallet") {
 		t.Fatalf("the model didn't see the message at the next round: %d calls", len(reqs))
 	}
 	ev := r.Events("telegram:5")
@@ -110,7 +110,7 @@ func TestSteerPastLastRound(t *testing.T) {
 	release()
 	wait(t, first)
 	reqs := r.Requests("telegram:6")
-	if len(reqs) != 3 || reqs[2].ToolChoice != model.ToolNone || !strings.Contains(scripted.Said(reqs[2]), "two") {
+	if len(reqs) != 3 || reqs[2].ToolChoice != model.ToolNone || !strings.Contains(scripted.RequestText(reqs[2]), "two") {
 		t.Fatalf("%d calls; the last %+v", len(reqs), reqs[len(reqs)-1].ToolChoice)
 	}
 	if x.Text() != "first\n\nsecond" {

@@ -56,7 +56,7 @@ func (c *conv) readTools(ctx context.Context) (*[]string, error) {
 	} else {
 		tools, err = tk.ReadTools(ctx, c.thread)
 	}
-	if errors.Is(err, store.ErrToolsNotKept) {
+	if errors.Is(err, store.ErrToolsUnsupported) {
 		return local, nil
 	}
 	return tools, err
@@ -64,8 +64,8 @@ func (c *conv) readTools(ctx context.Context) (*[]string, error) {
 
 // narrowTools narrows the conversation's tools by a message's list (nil:
 // they stay), where they are kept, and returns them from now on.
-func (c *conv) narrowTools(ctx context.Context, said *[]string) (*[]string, error) {
-	if said == nil {
+func (c *conv) narrowTools(ctx context.Context, by *[]string) (*[]string, error) {
+	if by == nil {
 		return c.readTools(ctx)
 	}
 	tk, err := c.toolsKeeper()
@@ -73,15 +73,15 @@ func (c *conv) narrowTools(ctx context.Context, said *[]string) (*[]string, erro
 		return nil, err
 	}
 	if tk == nil {
-		return c.folders.NarrowTools(ctx, c.thread, said)
+		return c.folders.NarrowTools(ctx, c.thread, by)
 	}
 	local, err := c.folders.ReadTools(ctx, c.thread)
 	if err != nil {
 		return nil, err
 	}
-	tools, err := tk.NarrowTools(ctx, c.thread, contract.Narrow(local, said))
-	if errors.Is(err, store.ErrToolsNotKept) {
-		return c.folders.NarrowTools(ctx, c.thread, said)
+	tools, err := tk.NarrowTools(ctx, c.thread, contract.Narrow(local, by))
+	if errors.Is(err, store.ErrToolsUnsupported) {
+		return c.folders.NarrowTools(ctx, c.thread, by)
 	}
 	return tools, err
 }

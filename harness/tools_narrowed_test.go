@@ -76,9 +76,9 @@ func (r *rig) offered(thread string) []string {
 // (a conversation converted since) goes into the bucket's.
 func TestToolsKeptOffMachine(t *testing.T) {
 	drivers := gcsDrivers(t)
-	gcsKept := func(s *harness.Settings) { s.Conversations = "gcs" }
+	onGCS := func(s *harness.Settings) { s.Conversations = "gcs" }
 	r := newRig(t, func(c *harness.Config) { c.Drivers = drivers })
-	r.SetSettings(gcsKept)
+	r.SetSettings(onGCS)
 	const thread = "link:task-1"
 	r.Model.Push(model.Response{Text: "one"}, model.Response{Text: "two"})
 	if _, _, err := r.Say(thread, "first", json.RawMessage(`{"link":{"tools":["memory__search","web__fetch","run__start"]}}`)); err != nil {
@@ -119,7 +119,7 @@ func TestToolsKeptOffMachine(t *testing.T) {
 	}
 	woken := newRig(t, func(c *harness.Config) { c.Home = r.Home; c.Drivers = drivers })
 	woken.Home = r.Home
-	woken.SetSettings(gcsKept)
+	woken.SetSettings(onGCS)
 	woken.Model.Push(model.Response{Text: "three"}, model.Response{Text: "four"})
 	if _, _, err := woken.Say(thread, "after the sleep", nil); err != nil {
 		t.Fatal(err)

@@ -53,7 +53,7 @@ func TestJoinAfterLastAnswer(t *testing.T) {
 		t.Fatalf("the turn's answer %+v", res)
 	}
 	reqs := r.Requests("telegram:8")
-	if len(reqs) != 2 || strings.Contains(scripted.Said(reqs[0]), "two") || !strings.Contains(scripted.Said(reqs[1]), "two") {
+	if len(reqs) != 2 || strings.Contains(scripted.RequestText(reqs[0]), "two") || !strings.Contains(scripted.RequestText(reqs[1]), "two") {
 		t.Fatalf("%d calls of the model; want the second to see the message that joined", len(reqs))
 	}
 	if x.Text() != "first\n\nsecond" {

@@ -204,7 +204,7 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 		r.Fail(ctx, &contract.RuleError{Field: "sessionId", Rule: "a prompt's sessionId is a session resumed on this connection"})
 		return
 	}
-	said, err := contract.ParseMeta(p.Meta)
+	meta, err := contract.ParseMeta(p.Meta)
 	if err != nil {
 		r.Fail(ctx, err)
 		return
@@ -216,7 +216,7 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		b.turn(r, *p.SessionID, said, p.Prompt)
+		b.turn(r, *p.SessionID, meta, p.Prompt)
 	}()
 }
 
@@ -224,7 +224,7 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 // thread's session in the running harness, tells the prompt taken as it
 // forwards it, and answers the bridge with the harness's answer, or an
 // error once the harness stops.
-func (b *bridge) turn(r *acp.Request, thread string, said contract.LinkMeta, prompt json.RawMessage) {
+func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, prompt json.RawMessage) {
 	hb := b.hb
 	wctx := context.WithoutCancel(b.gone)
 	th := hb.thread(thread)
@@ -238,7 +238,7 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.LinkMeta, pro
 	defer hb.gate.leave()
 	var cmd parsed
 	isCmd := false
-	if said.From == "" { // another sender's text is quoted, never a command
+	if meta.From == "" { // another sender's text is quoted, never a command
 		cmd, isCmd = hb.parseCommand(prompt)
 	}
 	if isCmd && cmd.action != nil && cmd.action.Route != "" {
@@ -269,9 +269,9 @@ func (b *bridge) turn(r *acp.Request, thread string, said contract.LinkMeta, pro
 		}
 	}
 	if h.caps.threads {
-		said = contract.LinkMeta{} // it reads _meta.link itself: nothing written into the text
+		meta = contract.LinkMeta{} // it reads _meta.link itself: nothing written into the text
 	}
-	params, err := b.forwarded(r.Params, session, said, prompt)
+	params, err := b.forwarded(r.Params, session, meta, prompt)
 	if err != nil {
 		r.Fail(wctx, err)
 		return
@@ -380,13 +380,13 @@ func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, erro
 // forwarded is the prompt's params as the harness is sent them: its
 // session the harness's, and a message from someone else with who it is
 // written into its text. Its _meta goes on as it came.
-func (b *bridge) forwarded(params json.RawMessage, session string, said contract.LinkMeta, prompt json.RawMessage) ([]byte, error) {
+func (b *bridge) forwarded(params json.RawMessage, session string, meta contract.LinkMeta, prompt json.RawMessage) ([]byte, error) {
 	out, err := withSession(params, session)
 	if err != nil {
 		return nil, fmt.Errorf("forward prompt: %w", err)
 	}
-	if said.From != "" {
-		if prompt, err = writeSender(prompt, said); err != nil {
+	if meta.From != "" {
+		if prompt, err = writeSender(prompt, meta); err != nil {
 			return nil, fmt.Errorf("forward prompt: %w", err)
 		}
 	}

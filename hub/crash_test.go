@@ -152,10 +152,10 @@ func waitOf(t *testing.T, err error) time.Duration {
 	return d
 }
 
-// TestRecoverKept: a turn whose bridge went runs to its end and its
+// TestRecoverPending: a turn whose bridge went runs to its end and its
 // answer is kept: handed over once by a single-phase recover; in two
 // phases, with its id, until done lets it go.
-func TestRecoverKept(t *testing.T) {
+func TestRecoverPending(t *testing.T) {
 	r := newRig(t, nil, nil)
 	ctx := testCtx(t, 30*time.Second)
 	for i, thread := range []string{"telegram:1", "telegram:2"} {

@@ -15,9 +15,9 @@ import (
 type Hub struct {
 	cfg      Config
 	sessions *sessionFile
-	ids      atomic.Int64 // request ids to the harness, across its restarts
-	answers  *keptAnswers // answers nobody took, for _link/recover
-	gate     stateGate    // keeps agent state's methods between turns
+	ids      atomic.Int64    // request ids to the harness, across its restarts
+	answers  *pendingAnswers // answers nobody took, for _link/recover
+	gate     stateGate       // keeps agent state's methods between turns
 
 	life context.Context // the hub's; Close ends it
 	stop context.CancelFunc

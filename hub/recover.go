@@ -16,14 +16,14 @@ import (
 	"github.com/lnk-dev/link/internal/fsx"
 )
 
-// keptAnswers are the answers of turns whose bridge went before it was
-// told them, kept for _link/recover: a harness behind the hub is always
+// pendingAnswers is the hub's list of answers whose bridge went before it
+// was sent them, kept for _link/recover: a harness behind the hub is always
 // told its answers (the hub stays its caller), so only the hub knows
 // which nobody took. With a path they are kept in a file too, written
 // whole at each change (a temporary file, synced, renamed over it, its
 // folder synced), so a kill of the hub at any moment loses none it
 // kept, nor hands over again one it let go.
-type keptAnswers struct {
+type pendingAnswers struct {
 	path string
 	log  *slog.Logger
 
@@ -43,20 +43,21 @@ type answersDoc struct {
 // from a harness's own in a done list.
 const hubIDPrefix = "hub-"
 
-// Bounds of the answers kept: past either the oldest go.
+// maxPending and maxPendingText bound the pending answers: past either,
+// the oldest go.
 const (
-	maxKept     = 1024
-	maxKeptText = 64 << 20
+	maxPending     = 1024
+	maxPendingText = 64 << 20
 )
 
 // openAnswers reads the answers kept at path (none when it doesn't
 // exist yet); an empty path keeps them in memory alone.
-func openAnswers(path string, log *slog.Logger) (*keptAnswers, error) {
-	k := &keptAnswers{path: path, log: log}
+func openAnswers(path string, log *slog.Logger) (*pendingAnswers, error) {
+	k := &pendingAnswers{path: path, log: log}
 	if path == "" {
 		return k, nil
 	}
-	b, err := fsx.ReadLimit(path, maxKeptText+maxKept*4096)
+	b, err := fsx.ReadLimit(path, maxPendingText+maxPending*4096)
 	if err != nil {
 		return nil, fmt.Errorf("read the answers kept: %w", err)
 	}
@@ -79,13 +80,13 @@ func openAnswers(path string, log *slog.Logger) (*keptAnswers, error) {
 }
 
 // keep keeps thread's answer text, in the file before it returns.
-func (k *keptAnswers) keep(thread, text string) {
+func (k *pendingAnswers) keep(thread, text string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.next++
 	k.list = append(k.list, contract.RecoveredAnswer{ID: hubIDPrefix + strconv.Itoa(k.next), Thread: thread, Text: text})
 	k.size += len(text)
-	for len(k.list) > maxKept || (k.size > maxKeptText && len(k.list) > 1) {
+	for len(k.list) > maxPending || (k.size > maxPendingText && len(k.list) > 1) {
 		k.size -= len(k.list[0].Text)
 		k.list = k.list[1:]
 	}
@@ -95,7 +96,7 @@ func (k *keptAnswers) keep(thread, text string) {
 // write replaces the file with the answers held; k.mu is held. One that
 // fails is logged: the answers stay in memory, and the next change
 // writes them all.
-func (k *keptAnswers) write() {
+func (k *pendingAnswers) write() {
 	if k.path == "" {
 		return
 	}
@@ -116,7 +117,7 @@ func (k *keptAnswers) write() {
 
 // recover answers _link/recover: each kept answer handed over once; in
 // two phases, with its id, again at each ask until done lets it go.
-func (k *keptAnswers) recover(p contract.RecoverParams) contract.RecoverResult {
+func (k *pendingAnswers) recover(p contract.RecoverParams) contract.RecoverResult {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	res := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}

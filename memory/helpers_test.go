@@ -64,7 +64,7 @@ func write(tb testing.TB, path, text string) {
 }
 
 // say keeps a conversation in thread of pairs of owner's messages and
-// agent's answers, the way's driver writing it, and its copy made as the
+// agent's answers, the driver writing it, and its copy made as the
 // harness makes it.
 func say(tb testing.TB, p store.Paths, conv store.Conversations, thread string, pairs ...string) {
 	tb.Helper()

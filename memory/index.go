@@ -25,7 +25,7 @@ type Source struct {
 	// the last event of one kept off the machine.
 	Stamp string
 
-	thread, way string // a conversation's thread and how it is kept
+	thread, driver string // a conversation's thread and its driver's name
 }
 
 // Chunk is a part of a source indexed as one: a note, a message of a

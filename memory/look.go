@@ -74,8 +74,8 @@ func (m *Memory) fullLook(ctx context.Context) error {
 	srcs, skipped, err := m.scan(ctx)
 	if m.w != nil {
 		m.w.end()
-		if m.w.wrong != nil && !m.saidWrong {
-			m.saidWrong = true
+		if m.w.wrong != nil && !m.loggedWrong {
+			m.loggedWrong = true
 			m.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "a folder can't be watched: search looks at every source before each search (raise fs.inotify.max_user_watches)", slog.String("agent", m.paths.Agent), slog.String("err", m.w.wrong.Error()))
 		}
 	}
@@ -116,7 +116,7 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 				return errFullLook
 			case c.name == "events.sqlite" || c.name == "events.sqlite-wal":
 				for _, s := range m.srcs {
-					if s.way == "sqlite" {
+					if s.driver == "sqlite" {
 						threads[s.thread] = true
 					}
 				}

@@ -62,7 +62,7 @@ type Memory struct {
 	syncMu     sync.Mutex           // one sync at a time, and what follows
 	checked    map[string]time.Time // conversations kept off the machine: when last asked
 	lastStamps map[string]string    // the stamps the index had at the last sync
-	ways       map[string]wayAt     // how each conversation's folder says it is kept
+	drivers    map[string]driverAt  // how each conversation's folder says it is kept
 
 	// The sources as last looked at, by name, and those that couldn't
 	// be read, with why; nil until the first look.
@@ -72,12 +72,12 @@ type Memory struct {
 	// noWatch when the system can't give it), lastFull when every source
 	// was last looked at, offMachine the conversations kept off the
 	// machine, looked at each time.
-	w          *watcher
-	noWatch    bool
-	saidWrong  bool
-	lastFull   time.Time
-	offMachine map[string]bool
-	fullLooks  int // how many looks were at every source, for tests
+	w           *watcher
+	noWatch     bool
+	loggedWrong bool
+	lastFull    time.Time
+	offMachine  map[string]bool
+	fullLooks   int // how many looks were at every source, for tests
 	// unsettled are the sources looked at again since they last matched
 	// the index, compared with it at the next sync; all of them when
 	// settleAll, or when the index's stamps are of another generation
@@ -113,7 +113,7 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, ways: map[string]wayAt{}, offMachine: map[string]bool{}}, nil
+	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, drivers: map[string]driverAt{}, offMachine: map[string]bool{}}, nil
 }
 
 // Close closes the index, and the watch of the home's folders.

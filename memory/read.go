@@ -116,7 +116,7 @@ func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("no conversation has been answered there yet: %w", ErrRefused)
 	}
-	if s.way != store.Log {
+	if s.driver != store.Log {
 		if err := m.updateCopy(ctx, s); err != nil {
 			return "", err
 		}

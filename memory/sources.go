@@ -209,21 +209,21 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 	m.watch(AreaChats + "/" + folder)
 	copyName := AreaChats + "/" + folder + "/" + transcript.File
 	// A log's copy, as last seen, is looked at alone, in the open chats
-	// folder: a conversation moved to another way (lnk agent chat
+	// folder: a conversation moved to another driver (lnk agent chat
 	// convert) is a new folder put in its place, which the next full look
 	// sees, since a log's copy is never removed but with its folder.
-	if k, ok := m.ways[dir]; ok && k.way == store.Log && k.copy {
+	if k, ok := m.drivers[dir]; ok && k.driver == store.Log && k.copy {
 		if s, _, regular := statIn(chats, folder+"/"+transcript.File); regular {
-			src.way, src.File, src.Stamp = store.Log, copyName, s
+			src.driver, src.File, src.Stamp = store.Log, copyName, s
 			return src, true, nil
 		}
 	}
-	way, err := m.wayOf(dir)
-	if err != nil || way == "" {
+	driver, err := m.driverOf(dir)
+	if err != nil || driver == "" {
 		return Source{}, false, err
 	}
-	src.way = way
-	switch way {
+	src.driver = driver
+	switch driver {
 	case store.Log:
 		info, err := os.Stat(filepath.Join(dir, transcript.File))
 		if errors.Is(err, fs.ErrNotExist) {
@@ -232,9 +232,9 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 		if err != nil {
 			return Source{}, false, err
 		}
-		k := m.ways[dir]
+		k := m.drivers[dir]
 		k.copy = true
-		m.ways[dir] = k
+		m.drivers[dir] = k
 		src.File, src.Stamp = copyName, stamp(info)
 		return src, true, nil
 	case store.Compact:
@@ -259,17 +259,17 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 		src.Stamp = "sqlite:" + strings.Join(parts, ":")
 	default:
 		if m.cfg.Conversations == nil {
-			return Source{}, false, fmt.Errorf("kept by %s, which memory wasn't given: %w", way, store.ErrNoDriver)
+			return Source{}, false, fmt.Errorf("kept by %s, which memory wasn't given: %w", driver, store.ErrNoDriver)
 		}
 		m.offMachine[th] = true // no folder here shows it changed: asked at each look
-		s, err := m.offMachineStamp(ctx, th, way)
+		s, err := m.offMachineStamp(ctx, th, driver)
 		if err != nil {
 			return Source{}, false, err
 		}
 		src.Stamp = s
 	}
 	if m.cfg.Conversations == nil {
-		return Source{}, false, fmt.Errorf("kept %s, and memory wasn't given its driver: %w", way, store.ErrNoDriver)
+		return Source{}, false, fmt.Errorf("kept %s, and memory wasn't given its driver: %w", driver, store.ErrNoDriver)
 	}
 	name, _ := contract.ThreadFolder(th)
 	src.File = copiesDir + "/" + name + ".md"
@@ -279,7 +279,7 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 // offMachineStamp is the stamp of a conversation kept off the machine:
 // its last event's number, asked of its driver at most every
 // OffMachineEvery; between, the stamp it was indexed at.
-func (m *Memory) offMachineStamp(ctx context.Context, th, way string) (string, error) {
+func (m *Memory) offMachineStamp(ctx context.Context, th, driver string) (string, error) {
 	now := m.now()
 	if at, ok := m.checked[th]; ok && now.Sub(at) < m.cfg.OffMachineEvery {
 		if s, ok := m.lastStamps[AreaChats+"/"+th]; ok {
@@ -294,17 +294,17 @@ func (m *Memory) offMachineStamp(ctx context.Context, th, way string) (string, e
 	}
 	m.checked[th] = now
 	if len(last) == 0 {
-		return way + ":0", nil
+		return driver + ":0", nil
 	}
-	return way + ":" + strconv.FormatInt(last[0].Seq, 10), nil
+	return driver + ":" + strconv.FormatInt(last[0].Seq, 10), nil
 }
 
-// wayOf is how the conversation in dir is kept (store.KindOf), known
-// again without reading the folder while its modification time is
+// driverOf is the name of the driver that keeps the conversation in dir
+// (store.KindOf), known again without reading the folder while its modification time is
 // unchanged: what says how a conversation is kept (a driver's marker,
 // events.zst) is a name added to the folder, which changes its time.
 // A conversation not begun is read each time.
-func (m *Memory) wayOf(dir string) (string, error) {
+func (m *Memory) driverOf(dir string) (string, error) {
 	info, err := os.Stat(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil // no conversation
@@ -313,21 +313,21 @@ func (m *Memory) wayOf(dir string) (string, error) {
 		return "", err
 	}
 	at := info.ModTime().UnixNano()
-	if k, ok := m.ways[dir]; ok && k.at == at {
-		return k.way, nil
+	if k, ok := m.drivers[dir]; ok && k.at == at {
+		return k.driver, nil
 	}
-	way, err := store.KindOf(dir)
-	if err != nil || way == "" {
-		return way, err
+	driver, err := store.KindOf(dir)
+	if err != nil || driver == "" {
+		return driver, err
 	}
-	m.ways[dir] = wayAt{way: way, at: at}
-	return way, nil
+	m.drivers[dir] = driverAt{driver: driver, at: at}
+	return driver, nil
 }
 
-// wayAt is how a conversation is kept, as known at its folder's time,
-// and for a log whether its copy was seen there.
-type wayAt struct {
-	way  string
-	at   int64
-	copy bool
+// driverAt is the name of the driver that keeps a conversation, as known
+// at its folder's time, and for a log whether its copy was seen there.
+type driverAt struct {
+	driver string
+	at     int64
+	copy   bool
 }

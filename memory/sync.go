@@ -153,7 +153,7 @@ func (m *Memory) docs(ctx context.Context, srcs []Source) (docs []Doc, bad []str
 // doc reads one source: a file or the notes as they are, a conversation
 // through its copy (memory's own made up to date first).
 func (m *Memory) doc(ctx context.Context, s Source) (Doc, error) {
-	if s.Kind == KindChat && s.way != store.Log {
+	if s.Kind == KindChat && s.driver != store.Log {
 		if err := m.updateCopy(ctx, s); err != nil {
 			return Doc{}, err
 		}
@@ -197,7 +197,7 @@ func (m *Memory) doc(ctx context.Context, s Source) (Doc, error) {
 // of the conversation is made again from every event.
 func (m *Memory) updateCopy(ctx context.Context, s Source) error {
 	if m.cfg.Conversations == nil {
-		return fmt.Errorf("kept %s: %w", s.way, store.ErrNoDriver)
+		return fmt.Errorf("kept %s: %w", s.driver, store.ErrNoDriver)
 	}
 	path := filepath.Join(m.paths.Root, filepath.FromSlash(s.File))
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

@@ -8,10 +8,10 @@ import (
 	"github.com/lnk-dev/link/contract"
 )
 
-// ErrToolsNotKept: the driver keeps no tools of its conversations (a
-// store bridge whose driver doesn't): the conversation's folder keeps
-// them (store/folder).
-var ErrToolsNotKept = errors.New("driver keeps no tools")
+// ErrToolsUnsupported is the error of a driver that doesn't store the tools
+// its conversations were narrowed to (a store bridge whose driver doesn't).
+// The conversation's folder keeps them instead (store/folder).
+var ErrToolsUnsupported = errors.New("driver keeps no tools")
 
 // ToolsKeeper is the optional capability of a driver that keeps the tools
 // a conversation was narrowed to with the conversation itself, off the

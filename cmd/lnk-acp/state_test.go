@@ -39,7 +39,7 @@ func said(entries []contract.StateEntry) []string {
 	return out
 }
 
-func sameSaid(a, b []string) bool {
+func sameTexts(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -80,7 +80,7 @@ func TestStateMovesAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Conversations) != 1 || !sameSaid(said(out.Conversations[0].Entries), want) {
+	if len(out.Conversations) != 1 || !sameTexts(said(out.Conversations[0].Entries), want) {
 		t.Fatalf("Link Harness exported %+v, want %q", out, want)
 	}
 
@@ -101,7 +101,7 @@ func TestStateMovesAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Conversations) != 1 || !sameSaid(said(back.Conversations[0].Entries)[:4], want) {
+	if len(back.Conversations) != 1 || !sameTexts(said(back.Conversations[0].Entries)[:4], want) {
 		t.Fatalf("the scripted agent exported %+v, want %q first", back, want)
 	}
 
@@ -119,7 +119,7 @@ func TestStateMovesAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(home.Conversations) != 1 || !sameSaid(said(home.Conversations[0].Entries), said(back.Conversations[0].Entries)) {
+	if len(home.Conversations) != 1 || !sameTexts(said(home.Conversations[0].Entries), said(back.Conversations[0].Entries)) {
 		t.Fatalf("Link Harness has %+v, want %q", home, said(back.Conversations[0].Entries))
 	}
 	message(t, ctx, link.URL(), key, "link:import-1", "and now?")

@@ -142,11 +142,11 @@ func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer
 func (m *Main) chatConvertCmd() *cobra.Command {
 	var cf chatFlags
 	var to string
-	ways := drivers.Names()
+	names := drivers.Names()
 	c := &cobra.Command{
-		Use:   "convert --to " + strings.Join(ways, "|"),
-		Short: "move every conversation to another way of keeping them",
-		Long: `Moves every conversation of the agent that isn't kept the way --to says to that way,
+		Use:   "convert --to " + strings.Join(names, "|"),
+		Short: "move every conversation to another store driver",
+		Long: `Moves every conversation of the agent that another driver keeps to the driver --to names,
 each written beside its own and put in its place in one rename, with its tools and
 the answers it still has to hand over. Stop the agent first: a conversation whose
 turn runs refuses it. The spec's [storage] conversations says only how a new one
@@ -156,14 +156,14 @@ begins; this moves the old ones.`,
 		Args: noWords,
 		RunE: func(c *cobra.Command, _ []string) error {
 			if to == "" {
-				return badUsage("say --to, one of %s", strings.Join(ways, ", "))
+				return badUsage("say --to, one of %s", strings.Join(names, ", "))
 			}
 			return chatConvert(c.Context(), cf, to, m.Stdout, m.Stderr)
 		},
 	}
 	cf.register(c.Flags())
-	c.Flags().StringVar(&to, "to", "", "the `way` to keep them: "+strings.Join(ways, ", "))
-	c.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(ways, cobra.ShellCompDirectiveNoFileComp))
+	c.Flags().StringVar(&to, "to", "", "the `driver` to keep them: "+strings.Join(names, ", "))
+	c.RegisterFlagCompletionFunc("to", cobra.FixedCompletions(names, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 

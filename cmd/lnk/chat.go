@@ -120,7 +120,7 @@ func (c *chat) run(ctx context.Context, in io.Reader, prompt bool, stdout io.Wri
 	} else {
 		next = c.readLines(ctx, in, prompt, stdout)
 	}
-	if err := c.showKept(ctx); err != nil {
+	if err := c.showPending(ctx); err != nil {
 		fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
 		return 1
 	}
@@ -221,7 +221,7 @@ func (c *chat) readInput(ctx context.Context) (next func() (line string, ok bool
 // answer: streamed, or, when it joined a running turn, the one that turn
 // keeps for it.
 func (c *chat) message(ctx context.Context, text string) error {
-	if err := c.showKept(ctx); err != nil {
+	if err := c.showPending(ctx); err != nil {
 		return err
 	}
 	c.p.begin()
@@ -241,7 +241,7 @@ func (c *chat) message(ctx context.Context, text string) error {
 	// the first kept now is the one for it.
 	wctx, stop := untilInterrupt(ctx, c.intr) // Ctrl-C stops waiting
 	defer stop()
-	k, ok, err := c.a.waitKept(wctx, c.o.thread, nil, c.o.wait)
+	k, ok, err := c.a.waitPending(wctx, c.o.thread, nil, c.o.wait)
 	if err != nil || !ok {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -263,10 +263,10 @@ func (c *chat) showAnswer(text string) {
 	c.p.answer(text)
 }
 
-// showKept shows the answers kept for the thread, oldest first, and lets
-// each go once shown.
-func (c *chat) showKept(ctx context.Context) error {
-	all, err := c.a.kept(ctx, c.o.thread)
+// showPending shows the thread's pending answers (kept because their caller
+// went), oldest first, and lets each go once shown.
+func (c *chat) showPending(ctx context.Context) error {
+	all, err := c.a.pending(ctx, c.o.thread)
 	if err != nil {
 		return err
 	}

@@ -417,9 +417,9 @@ func (a *agentConn) recoverCall(ctx context.Context, p contract.RecoverParams) (
 	return res, nil
 }
 
-// kept lists the answers kept for thread, oldest first, each with its
-// id, leaving them kept (two-phase): letGo lets them go once shown.
-func (a *agentConn) kept(ctx context.Context, thread string) ([]contract.RecoveredAnswer, error) {
+// pending lists thread's pending answers, oldest first, each with its
+// id, leaving them pending (two-phase): letGo lets them go once shown.
+func (a *agentConn) pending(ctx context.Context, thread string) ([]contract.RecoveredAnswer, error) {
 	res, err := a.recoverCall(ctx, contract.RecoverParams{TwoPhase: true})
 	if err != nil {
 		return nil, err
@@ -442,15 +442,15 @@ func (a *agentConn) letGo(ctx context.Context, ids []string) error {
 	return err
 }
 
-// waitKept waits, up to wait, for the first answer kept for thread that
+// waitPending waits, up to wait, for the first pending answer of thread that
 // isn't one of before: a steered message's, which the turn it joined
 // keeps for it when it ends. ok is false when none came in time.
-func (a *agentConn) waitKept(ctx context.Context, thread string, before map[string]bool, wait time.Duration) (k contract.RecoveredAnswer, ok bool, err error) {
+func (a *agentConn) waitPending(ctx context.Context, thread string, before map[string]bool, wait time.Duration) (k contract.RecoveredAnswer, ok bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	pause := 50 * time.Millisecond
 	for {
-		all, err := a.kept(ctx, thread)
+		all, err := a.pending(ctx, thread)
 		if err != nil {
 			if ctx.Err() != nil {
 				return k, false, nil

@@ -63,7 +63,7 @@ func send(ctx context.Context, a *agentConn, o chatOptions, text string, stdout,
 	// The answers kept for the thread before the message was sent are
 	// never its answer.
 	before := map[string]bool{}
-	old, err := a.kept(ctx, o.thread)
+	old, err := a.pending(ctx, o.thread)
 	if err != nil {
 		fmt.Fprintf(stderr, "lnk agent chat send: %v\n", err)
 		return 1
@@ -85,7 +85,7 @@ func send(ctx context.Context, a *agentConn, o chatOptions, text string, stdout,
 		return 0
 	}
 	fmt.Fprintf(stderr, "lnk: the message joined the turn already running in %s; waiting for that turn's answer\n", o.thread)
-	k, ok, err := a.waitKept(ctx, o.thread, before, o.wait)
+	k, ok, err := a.waitPending(ctx, o.thread, before, o.wait)
 	if err != nil {
 		fmt.Fprintf(stderr, "lnk agent chat send: %v\n", err)
 		return 1

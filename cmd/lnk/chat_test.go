@@ -130,7 +130,7 @@ func serveDrivers(t *testing.T, p store.Paths) map[string]store.Conversations {
 
 // Answers kept for the chat's thread are shown at its start and before
 // each message, each once; other threads' are left for their bridge.
-func TestChatShowsKept(t *testing.T) {
+func TestChatShowsPending(t *testing.T) {
 	home := t.TempDir()
 	p, _ := store.For(home, "main")
 	f := &delivery.Answers{Paths: p}

@@ -70,7 +70,7 @@ func BenchmarkTurnMemoryCold(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		tl.endKept(agent)
+		tl.endKeptSessions(agent)
 		b.StartTimer()
 		r.q.Push(model.Response{Calls: []model.ToolCall{{Name: "memory__search", Input: `{"q":"x"}`}}}, model.Response{Text: "found"})
 		r.ask(b, "telegram:"+strconv.Itoa(i+1), "search")
@@ -81,8 +81,8 @@ func BenchmarkTurnMemoryCold(b *testing.B) {
 	}
 }
 
-// endKept ends agent's kept sessions, as its limits would.
-func (t *Tools) endKept(agent string) {
+// endKeptSessions ends agent's kept sessions, as its limits would.
+func (t *Tools) endKeptSessions(agent string) {
 	a := t.agent(agent)
 	var closing []*session
 	a.mu.Lock()
@@ -115,7 +115,7 @@ func benchCall(b *testing.B, tl *Tools, cold bool) {
 	for i := 0; i < b.N; i++ {
 		if cold {
 			b.StopTimer()
-			tl.endKept(agent)
+			tl.endKeptSessions(agent)
 			b.StartTimer()
 		}
 		if text, failed := tl.Call(ctx, agent, call, meta); failed {

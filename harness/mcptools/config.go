@@ -23,10 +23,10 @@ type Config struct {
 	// HTTPClient carries every session; nil is a client of its own, with
 	// no timeout of its own (a call lasts as long as its turn lets it).
 	HTTPClient *http.Client
-	// Kept says whether a tool's session is kept between turns (for all
-	// of an agent's conversations) rather than ended with each turn; nil
-	// is DefaultKept.
-	Kept func(tool string) bool
+	// KeepSession reports whether a tool's MCP session lasts between turns
+	// (shared by all of an agent's conversations) rather than ending with
+	// each turn; nil is DefaultKeepSession.
+	KeepSession func(tool string) bool
 
 	// StartTimeout bounds a tool's start and listing; 0 is 30 s.
 	StartTimeout time.Duration
@@ -58,18 +58,19 @@ const (
 	DefaultSweepEvery   = 30 * time.Second
 )
 
-// keptTools are the tools whose sessions are kept between turns: Link's
+// keepSessionTools are the tools whose sessions last between turns: Link's
 // own, which keep nothing of one conversation in their session (each call
 // says its conversation), and the task and file namespaces over them.
-var keptTools = []string{"memory", "run", "file", "code", "scheduler", "task"}
+var keepSessionTools = []string{"memory", "run", "file", "code", "scheduler", "task"}
 
-// DefaultKept keeps the sessions of memory, run, file, code, the
-// scheduler, the task namespace (task) and a team's memory
-// (<team>_memory), all Link's own and the agent's in every conversation.
-// A machine whose namespaces are named otherwise says so with Kept. Every other tool may keep what one conversation did in
-// its session, so its session ends with its turn.
-func DefaultKept(tool string) bool {
-	for _, k := range keptTools {
+// DefaultKeepSession is the default Config.KeepSession: true for memory,
+// run, file, code, the scheduler, the task namespace (task) and a team's
+// memory (<team>_memory), all Link's own and the agent's in every
+// conversation. A machine whose namespaces are named otherwise sets
+// Config.KeepSession. Every other tool may keep what one conversation did
+// in its session, so its session ends with its turn.
+func DefaultKeepSession(tool string) bool {
+	for _, k := range keepSessionTools {
 		if tool == k {
 			return true
 		}
@@ -88,8 +89,8 @@ func (c *Config) Validate() error {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
 	}
-	if c.Kept == nil {
-		c.Kept = DefaultKept
+	if c.KeepSession == nil {
+		c.KeepSession = DefaultKeepSession
 	}
 	if c.StartTimeout <= 0 {
 		c.StartTimeout = DefaultStartTimeout

@@ -13,7 +13,7 @@
 // Sessions are opened only when they are needed: a process lists every
 // tool at once at its first turn, and afterwards a session starts only
 // when the model calls a tool. The sessions of memory, run, file, code,
-// the scheduler, a team's memory and the namespaces (Config.Kept) are kept
+// the scheduler, a team's memory and the namespaces (Config.KeepSession) are kept
 // between turns, for all of an agent's conversations, and ended once idle
 // for 10 minutes or an hour after they started; every other tool's
 // session is the turn's own, one per conversation, ended with the turn.

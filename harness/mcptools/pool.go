@@ -16,7 +16,7 @@ import (
 // again; others wanting the same session wait for that start rather
 // than start another, and share its failure.
 func (t *Tools) acquire(ctx context.Context, agent string, a *agentTools, srv server, thread string) (*session, error) {
-	kept := t.cfg.Kept(srv.name)
+	kept := t.cfg.KeepSession(srv.name)
 	listOnly := !kept && thread == ""
 	key := "kept\x00" + srv.name
 	switch {
@@ -65,7 +65,7 @@ func (t *Tools) acquire(ctx context.Context, agent string, a *agentTools, srv se
 
 // start starts the session op stands for and pools it.
 func (t *Tools) start(ctx context.Context, agent string, a *agentTools, srv server, thread, key string, op *opening) (*session, error) {
-	kept := t.cfg.Kept(srv.name)
+	kept := t.cfg.KeepSession(srv.name)
 	s, l, err := t.open(ctx, srv)
 	a.mu.Lock()
 	delete(a.opening, key)

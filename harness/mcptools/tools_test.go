@@ -59,10 +59,10 @@ func TestServers(t *testing.T) {
 
 func long(n int) string { return strings.Repeat("A", n) }
 
-func TestDefaultKept(t *testing.T) {
+func TestDefaultKeepSession(t *testing.T) {
 	for tool, want := range map[string]bool{"memory": true, "run": true, "file": true, "code": true, "scheduler": true, "task": true, "acme_memory": true, "web": false, "browser": false, "memoryx": false} {
-		if got := DefaultKept(tool); got != want {
-			t.Errorf("DefaultKept(%q) = %v, want %v", tool, got, want)
+		if got := DefaultKeepSession(tool); got != want {
+			t.Errorf("DefaultKeepSession(%q) = %v, want %v", tool, got, want)
 		}
 	}
 }
@@ -279,7 +279,7 @@ func TestSessions(t *testing.T) {
 
 // Memory's kept session ends once idle for 10 minutes, or an hour after
 // it started, and the next call starts another.
-func TestKeptLimits(t *testing.T) {
+func TestKeepSessionLimits(t *testing.T) {
 	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url()}}
 	clk := newClock()

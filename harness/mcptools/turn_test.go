@@ -248,7 +248,7 @@ func TestTurnToolsGone(t *testing.T) {
 	if len(last.Tools) != 0 {
 		t.Fatalf("offered %v after narrowing to none", names(last.Tools))
 	}
-	said := scripted.Said(last)
+	said := scripted.RequestText(last)
 	if !strings.Contains(said, `[Called memory__search with {"q":"x"}]`) || !strings.Contains(said, `memory says search {"q":"x"}`) {
 		t.Fatalf("the model was told:\n%s", said)
 	}

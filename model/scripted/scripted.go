@@ -152,10 +152,10 @@ func (s *Scripted) Stream(ctx context.Context, req model.Request, onDelta func(m
 	return r, nil
 }
 
-// Said joins the text of req's system sections and of every text, tool
+// RequestText joins the text of req's system sections and of every text, tool
 // result and text document part of its messages, a line each, for a test
 // that asks whether the model was given some words.
-func Said(req model.Request) string {
+func RequestText(req model.Request) string {
 	var b strings.Builder
 	for _, s := range req.System {
 		b.WriteString(s.Text)

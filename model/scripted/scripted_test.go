@@ -190,7 +190,7 @@ func TestScriptedHeldAndCancelled(t *testing.T) {
 	}
 }
 
-func TestSaid(t *testing.T) {
+func TestRequestText(t *testing.T) {
 	req := model.Request{
 		System: []model.Section{{Text: "base", Cache: true}},
 		Messages: []model.Message{
@@ -199,7 +199,7 @@ func TestSaid(t *testing.T) {
 			{Role: model.RoleUser, Parts: []model.Part{model.ToolResult("1", "result", false)}},
 		},
 	}
-	if got := Said(req); got != "base\nhi\nresult\n" {
-		t.Errorf("Said = %q", got)
+	if got := RequestText(req); got != "base\nhi\nresult\n" {
+		t.Errorf("RequestText = %q", got)
 	}
 }

@@ -26,7 +26,7 @@
 // 401 and nothing else. A refusal of the driver's crosses as a status and
 // a code (errorCode), so errors.Is(err, store.ErrSeqTaken), ErrLeaseHeld
 // and ErrCorrupt hold on the client's side as on the driver's,
-// store.ErrToolsNotKept when the served driver keeps no tools, and
+// store.ErrToolsUnsupported when the served driver keeps no tools, and
 // errors.ErrUnsupported when it can't forget.
 //
 // An append whose answer was lost (the client's deadline passed, the

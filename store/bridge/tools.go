@@ -50,11 +50,11 @@ func decodeTools(body []byte) ([]string, error) {
 }
 
 // tools answers a tools or narrow call with the served driver's
-// ToolsKeeper, or store.ErrToolsNotKept when it has none.
+// ToolsKeeper, or store.ErrToolsUnsupported when it has none.
 func (s *Server) tools(ctx context.Context, w http.ResponseWriter, c call) error {
 	tk, ok := s.store.(store.ToolsKeeper)
 	if !ok {
-		return fmt.Errorf("tools of %s: %w", c.thread, store.ErrToolsNotKept)
+		return fmt.Errorf("tools of %s: %w", c.thread, store.ErrToolsUnsupported)
 	}
 	var out *[]string
 	var err error
@@ -71,7 +71,7 @@ func (s *Server) tools(ctx context.Context, w http.ResponseWriter, c call) error
 }
 
 // ReadTools reads the tools thread was narrowed to, as the served driver
-// keeps them: store.ErrToolsNotKept when it keeps none.
+// keeps them: store.ErrToolsUnsupported when it keeps none.
 func (c *Client) ReadTools(ctx context.Context, thread string) (*[]string, error) {
 	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("read tools of %s: %w", thread, err)
@@ -83,19 +83,19 @@ func (c *Client) ReadTools(ctx context.Context, thread string) (*[]string, error
 	return a.Tools, nil
 }
 
-// NarrowTools narrows thread's tools by said with the served driver, in
-// one step there: store.ErrToolsNotKept when it keeps none.
-func (c *Client) NarrowTools(ctx context.Context, thread string, said *[]string) (*[]string, error) {
-	if said == nil {
+// NarrowTools narrows thread's tools by the list by with the served driver, in
+// one step there: store.ErrToolsUnsupported when it keeps none.
+func (c *Client) NarrowTools(ctx context.Context, thread string, by *[]string) (*[]string, error) {
+	if by == nil {
 		return c.ReadTools(ctx, thread)
 	}
 	if err := contract.CheckThread(thread); err != nil {
 		return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)
 	}
-	if err := store.CheckTools(*said); err != nil {
+	if err := store.CheckTools(*by); err != nil {
 		return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)
 	}
-	body, err := json.Marshal(*said)
+	body, err := json.Marshal(*by)
 	if err != nil {
 		return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)
 	}
@@ -120,9 +120,9 @@ func (c *Child) ReadTools(ctx context.Context, thread string) (tools *[]string, 
 
 // NarrowTools narrows thread's tools through the child. Sent again after
 // the child died under it, it narrows by the same list: no wider.
-func (c *Child) NarrowTools(ctx context.Context, thread string, said *[]string) (tools *[]string, err error) {
+func (c *Child) NarrowTools(ctx context.Context, thread string, by *[]string) (tools *[]string, err error) {
 	err = c.call(ctx, func(cl *Client) error {
-		tools, err = cl.NarrowTools(ctx, thread, said)
+		tools, err = cl.NarrowTools(ctx, thread, by)
 		return err
 	})
 	return tools, err

@@ -117,14 +117,14 @@ func TestToolsThroughBridge(t *testing.T) {
 }
 
 // A served driver that keeps no tools (log's) answers the tools calls
-// with store.ErrToolsNotKept, for the caller to keep them in the folder.
-func TestToolsNotKept(t *testing.T) {
+// with store.ErrToolsUnsupported, for the caller to keep them in the folder.
+func TestToolsUnsupported(t *testing.T) {
 	ctx := context.Background()
 	s := serve(t, "unix")
-	if _, err := s.client.ReadTools(ctx, "default"); !errors.Is(err, store.ErrToolsNotKept) {
-		t.Fatalf("read tools from log's bridge: %v, want ErrToolsNotKept", err)
+	if _, err := s.client.ReadTools(ctx, "default"); !errors.Is(err, store.ErrToolsUnsupported) {
+		t.Fatalf("read tools from log's bridge: %v, want ErrToolsUnsupported", err)
 	}
-	if _, err := s.client.NarrowTools(ctx, "default", &[]string{"a"}); !errors.Is(err, store.ErrToolsNotKept) {
-		t.Fatalf("narrow tools with log's bridge: %v, want ErrToolsNotKept", err)
+	if _, err := s.client.NarrowTools(ctx, "default", &[]string{"a"}); !errors.Is(err, store.ErrToolsUnsupported) {
+		t.Fatalf("narrow tools with log's bridge: %v, want ErrToolsUnsupported", err)
 	}
 }

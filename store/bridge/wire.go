@@ -180,7 +180,7 @@ func errorCode(err error) (code string, status int) {
 		return codeCorrupt, http.StatusInternalServerError
 	case errors.Is(err, errBadRequest):
 		return codeBadRequest, http.StatusBadRequest
-	case errors.Is(err, store.ErrToolsNotKept):
+	case errors.Is(err, store.ErrToolsUnsupported):
 		return codeNoTools, http.StatusNotImplemented
 	case errors.Is(err, errors.ErrUnsupported):
 		return codeNoForget, http.StatusNotImplemented
@@ -206,7 +206,7 @@ func (e *remoteError) Is(target error) bool {
 	case codeCorrupt:
 		return target == store.ErrCorrupt
 	case codeNoTools:
-		return target == store.ErrToolsNotKept
+		return target == store.ErrToolsUnsupported
 	case codeNoForget:
 		return target == errors.ErrUnsupported
 	}

@@ -523,7 +523,7 @@ func exists(path string) (bool, error) {
 // keeps them, never wider: the old driver's, when it kept them in its
 // store, narrow the staged folder's tools.json (which the old folder's
 // copy gave it), and the new driver, when it keeps tools, is narrowed by
-// the same. A driver answering store.ErrToolsNotKept keeps none.
+// the same. A driver answering store.ErrToolsUnsupported keeps none.
 func (c *Job) carryTools(ctx context.Context, src store.Conversations, thread, stage string) error {
 	path := filepath.Join(stage, folder.Tools)
 	var tools *[]string
@@ -538,7 +538,7 @@ func (c *Job) carryTools(ctx context.Context, src store.Conversations, thread, s
 	}
 	if tk, ok := src.(store.ToolsKeeper); ok {
 		kept, err := tk.ReadTools(ctx, thread)
-		if err != nil && !errors.Is(err, store.ErrToolsNotKept) {
+		if err != nil && !errors.Is(err, store.ErrToolsUnsupported) {
 			return err
 		}
 		if kept != nil {
@@ -560,7 +560,7 @@ func (c *Job) carryTools(ctx context.Context, src store.Conversations, thread, s
 		return err
 	}
 	if tk, ok := dst.(store.ToolsKeeper); ok {
-		if _, err := tk.NarrowTools(ctx, thread, tools); err != nil && !errors.Is(err, store.ErrToolsNotKept) {
+		if _, err := tk.NarrowTools(ctx, thread, tools); err != nil && !errors.Is(err, store.ErrToolsUnsupported) {
 			return err
 		}
 	}

@@ -13,9 +13,9 @@ import (
 	"github.com/lnk-dev/link/store/folder"
 )
 
-// TestKeepTellingTold: an answer kept while told is pending like any
-// other until Told lets it go; the others stay.
-func TestKeepTellingTold(t *testing.T) {
+// TestKeepWhileSending: an answer held while it is sent is pending like
+// any other until release lets it go; the others stay.
+func TestKeepWhileSending(t *testing.T) {
 	ctx := context.Background()
 	p, err := store.For(t.TempDir(), "main")
 	if err != nil {
@@ -45,13 +45,13 @@ func TestKeepTellingTold(t *testing.T) {
 	}
 	all, err = f.Pending(ctx)
 	if err != nil || len(all) != 1 || all[0].ID != other {
-		t.Fatalf("pending after told %v, %v: want only %s", all, err, other)
+		t.Fatalf("pending after release %v, %v: want only %s", all, err, other)
 	}
 	if err := f.release(id); err != nil {
-		t.Errorf("told twice: %v", err)
+		t.Errorf("released twice: %v", err)
 	}
 	if err := f.release("nonsense"); err != nil {
-		t.Errorf("told a bad id: %v", err)
+		t.Errorf("released a bad id: %v", err)
 	}
 	if err := f.Done(ctx, []string{other}); err != nil {
 		t.Fatal(err)
@@ -68,7 +68,7 @@ func TestKeepTellingTold(t *testing.T) {
 	}
 }
 
-// RecoverExcept passes over the answers being told, in both phases, and
+// RecoverExcept passes over the answers being sent, in both phases, and
 // hands over the rest as Recover does.
 func TestRecoverExcept(t *testing.T) {
 	ctx := context.Background()
@@ -95,21 +95,21 @@ func TestRecoverExcept(t *testing.T) {
 	}
 	all, err := f.Pending(ctx)
 	if err != nil || len(all) != 1 || all[0].ID != id {
-		t.Fatalf("left after a single phase: %+v, %v: want the one being told", all, err)
+		t.Fatalf("left after a single phase: %+v, %v: want the one being sent", all, err)
 	}
-	// Once no longer told (its process killed), it is handed over.
+	// Once no longer being sent (its process killed), it is handed over.
 	res, err = handOver(f, false, nil)
 	if err != nil || len(res) != 1 || res[0].Text != "being told" {
 		t.Fatalf("after: %+v, %v", res, err)
 	}
 }
 
-// An answer kept while told whose teller went (killed before it told)
-// is moved into its conversation's answers.json at the next recover and
-// handed over once; a file left after it was moved (a kill between the
+// An answer held while it is sent whose sender went (killed before it
+// sent it) is moved into its conversation's answers.json at the next
+// recover and handed over once; a file left after it was moved (a kill between the
 // two) hands nothing over twice; an empty one (a machine's stop) is
-// passed over; Told removes the file.
-func TestTellingAdopted(t *testing.T) {
+// passed over; release removes the file.
+func TestSendingAdopted(t *testing.T) {
 	ctx := context.Background()
 	p, err := store.For(t.TempDir(), "main")
 	if err != nil {
@@ -133,7 +133,7 @@ func TestTellingAdopted(t *testing.T) {
 	}
 	res, err := handOver(f, false, nil)
 	if err != nil || len(res) != 1 || res[0].Text != "never told" || res[0].Thread != "telegram:42" {
-		t.Fatalf("recover %+v, %v: want the answer never told", res, err)
+		t.Fatalf("recover %+v, %v: want the answer never sent", res, err)
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Errorf("its file is still there: %v", err)
@@ -169,21 +169,21 @@ func TestTellingAdopted(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := f.release("../x~1"); err != nil {
-		t.Errorf("told a path: %v", err)
+		t.Errorf("released a path: %v", err)
 	}
 	if res, err := handOver(f, false, nil); err != nil || len(res) != 0 {
-		t.Errorf("recover after told: %+v, %v", res, err)
+		t.Errorf("recover after release: %+v, %v", res, err)
 	}
 	if threads, err := store.Threads(ctx, p); err != nil || len(threads) != 1 || threads[0] != "telegram:42" {
-		t.Errorf("threads %v, %v: the telling folder is none", threads, err)
+		t.Errorf("threads %v, %v: the sending folder is none", threads, err)
 	}
 }
 
-// An answer kept while told names the event it is about to be stored as:
-// Telling lists it with its number and time, a keep again writes it over
+// An answer held while it is sent names the event it is about to be
+// stored as: Sending lists it with its number and time, a keep again writes it over
 // whole (the append retried under another number), leaving one file, and
 // a keep an older harness wrote, naming no event, reads with none.
-func TestKeepTellingEvent(t *testing.T) {
+func TestSendingNamesItsEvent(t *testing.T) {
 	ctx := context.Background()
 	p, err := store.For(t.TempDir(), "main")
 	if err != nil {
@@ -198,7 +198,7 @@ func TestKeepTellingEvent(t *testing.T) {
 	}
 	all, err := f.Sending(ctx)
 	if err != nil || len(all) != 1 || all[0].Seq != 7 || !all[0].EventTime.Equal(at) || all[0].Text != "being told" {
-		t.Fatalf("telling %+v, %v: want event 7 at %v", all, err, at)
+		t.Fatalf("sending %+v, %v: want event 7 at %v", all, err, at)
 	}
 	if err := f.Hold(ctx, k, false); err == nil {
 		t.Error("kept twice under one id, not again")
@@ -209,7 +209,7 @@ func TestKeepTellingEvent(t *testing.T) {
 	}
 	all, err = f.Sending(ctx)
 	if err != nil || len(all) != 1 || all[0].Seq != 9 || !all[0].EventTime.Equal(at.Add(time.Millisecond)) {
-		t.Fatalf("telling after again %+v, %v: want event 9 alone", all, err)
+		t.Fatalf("sending after again %+v, %v: want event 9 alone", all, err)
 	}
 	entries, err := os.ReadDir(filepath.Join(p.Chats(), SendingDir))
 	if err != nil || len(entries) != 1 {

@@ -45,18 +45,18 @@ func (d *Driver) ReadTools(ctx context.Context, thread string) (*[]string, error
 	return tools, nil
 }
 
-// NarrowTools narrows thread's tools by said in one step: it reads the
+// NarrowTools narrows thread's tools by the list by in one step: it reads the
 // tools object and its generation, and writes the narrowed list only if
 // the generation is still the one read (only if still absent when there
 // was none), reading again when another narrower got there first. Of
 // narrowers racing, each write narrows what the last landed one left, so
 // the object ends as the tools in every list. It writes only when the
 // tools change.
-func (d *Driver) NarrowTools(ctx context.Context, thread string, said *[]string) (*[]string, error) {
-	if said == nil {
+func (d *Driver) NarrowTools(ctx context.Context, thread string, by *[]string) (*[]string, error) {
+	if by == nil {
 		return d.ReadTools(ctx, thread)
 	}
-	if err := store.CheckTools(*said); err != nil {
+	if err := store.CheckTools(*by); err != nil {
 		return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)
 	}
 	folder, err := d.folder(thread)
@@ -69,7 +69,7 @@ func (d *Driver) NarrowTools(ctx context.Context, thread string, said *[]string)
 		if err != nil {
 			return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)
 		}
-		out := contract.Narrow(kept, said)
+		out := contract.Narrow(kept, by)
 		if kept != nil && slices.Equal(*kept, *out) {
 			return out, nil
 		}

@@ -90,12 +90,12 @@ func (b *bridged) ReadTools(ctx context.Context, thread string) (*[]string, erro
 	return c.ReadTools(ctx, thread)
 }
 
-func (b *bridged) NarrowTools(ctx context.Context, thread string, said *[]string) (*[]string, error) {
+func (b *bridged) NarrowTools(ctx context.Context, thread string, by *[]string) (*[]string, error) {
 	c, err := b.client(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return c.NarrowTools(ctx, thread, said)
+	return c.NarrowTools(ctx, thread, by)
 }
 
 func (b *bridged) Forget(ctx context.Context, thread string) error {

@@ -99,11 +99,11 @@ func (pl Plugin) Run(ctx context.Context, args []string, getenv func(string) str
 		fmt.Fprintf(stderr, "lnk-%s serve: runs the %s driver, not %q\n", pl.Name, pl.Name, driver)
 		return 2
 	}
-	told := map[string]string{}
+	values := map[string]string{}
 	for k, v := range settings {
-		told[k] = *v
+		values[k] = *v
 	}
-	if err := pl.serve(ctx, home, agent, keyFile, socket, laddr, told, stdout, stderr); err != nil {
+	if err := pl.serve(ctx, home, agent, keyFile, socket, laddr, values, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "lnk-%s serve: %v\n", pl.Name, err)
 		return 1
 	}

@@ -15,13 +15,13 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-// told is what a prompt's caller is told of err, which never names a path
-// of the machine: a refusal of the prompt (an *acp.Error, a
+// callerError is the error a prompt's caller gets for err, one that never
+// names a path of the machine: a refusal of the prompt (an *acp.Error, a
 // *contract.RuleError) or any error that names none (a model's) as it
-// is; an error of a file or a folder is logged whole and told by its
+// is; an error of a file or a folder is logged whole and given by its
 // cause alone (a symbolic link refused, permission denied, the disk
 // full).
-func (h *Harness) told(ctx context.Context, p acp.Prompt, err error) error {
+func (h *Harness) callerError(ctx context.Context, p acp.Prompt, err error) error {
 	var ae *acp.Error
 	var re *contract.RuleError
 	if err == nil || errors.As(err, &ae) || errors.As(err, &re) || !h.namesPath(err) {
