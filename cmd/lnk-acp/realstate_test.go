@@ -102,7 +102,7 @@ func testRealAgentState(t *testing.T, lh string, sa stateAgent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Conversations) != 1 || !sameSaid(said(out.Conversations[0].Entries), want) {
+	if len(out.Conversations) != 1 || !sameTexts(entryTexts(out.Conversations[0].Entries), want) {
 		t.Fatalf("Link Harness exported %+v, want %q", out, want)
 	}
 
@@ -139,7 +139,7 @@ func testRealAgentState(t *testing.T, lh string, sa stateAgent) {
 		t.Fatal(err)
 	}
 	wantBack := append(append([]string{}, want...), "user: and now?", "agent: "+third)
-	if len(back.Conversations) != 1 || !sameSaid(said(back.Conversations[0].Entries), wantBack) {
+	if len(back.Conversations) != 1 || !sameTexts(entryTexts(back.Conversations[0].Entries), wantBack) {
 		t.Fatalf("the agent exported %+v, want %q", back, wantBack)
 	}
 	agent.Close()
@@ -153,7 +153,7 @@ func testRealAgentState(t *testing.T, lh string, sa stateAgent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(byReplay.Conversations) != 1 || !heldInOrder(wantBack, said(byReplay.Conversations[0].Entries)) {
+	if len(byReplay.Conversations) != 1 || !heldInOrder(wantBack, entryTexts(byReplay.Conversations[0].Entries)) {
 		t.Fatalf("the agent exported by replay %+v, want %q among them", byReplay, wantBack)
 	}
 	replayed.Close()
@@ -172,8 +172,8 @@ func testRealAgentState(t *testing.T, lh string, sa stateAgent) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(again.Conversations) != 1 || !sameSaid(said(again.Conversations[0].Entries), wantBack) {
-		t.Fatalf("Link Harness has %q, want %q", said(again.Conversations[0].Entries), wantBack)
+	if len(again.Conversations) != 1 || !sameTexts(entryTexts(again.Conversations[0].Entries), wantBack) {
+		t.Fatalf("Link Harness has %q, want %q", entryTexts(again.Conversations[0].Entries), wantBack)
 	}
 	n = len(fake.Requests())
 	message(t, ctx, link.URL(), key, "link:import-1", "and back home?")

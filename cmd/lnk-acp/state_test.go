@@ -30,8 +30,8 @@ func stateClient(t *testing.T, ctx context.Context, url string, key []byte) *acp
 	return c
 }
 
-// said is what was said in entries: each one's role and text.
-func said(entries []contract.StateEntry) []string {
+// entryTexts gives each of entries as its role and text.
+func entryTexts(entries []contract.StateEntry) []string {
 	var out []string
 	for _, e := range entries {
 		out = append(out, e.Role+": "+e.Text)
@@ -39,6 +39,7 @@ func said(entries []contract.StateEntry) []string {
 	return out
 }
 
+// sameTexts reports whether a and b hold the same texts in the same order.
 func sameTexts(a, b []string) bool {
 	if len(a) != len(b) {
 		return false
@@ -80,7 +81,7 @@ func TestStateMovesAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(out.Conversations) != 1 || !sameTexts(said(out.Conversations[0].Entries), want) {
+	if len(out.Conversations) != 1 || !sameTexts(entryTexts(out.Conversations[0].Entries), want) {
 		t.Fatalf("Link Harness exported %+v, want %q", out, want)
 	}
 
@@ -101,7 +102,7 @@ func TestStateMovesAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(back.Conversations) != 1 || !sameTexts(said(back.Conversations[0].Entries)[:4], want) {
+	if len(back.Conversations) != 1 || !sameTexts(entryTexts(back.Conversations[0].Entries)[:4], want) {
 		t.Fatalf("the scripted agent exported %+v, want %q first", back, want)
 	}
 
@@ -119,8 +120,8 @@ func TestStateMovesAndBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(home.Conversations) != 1 || !sameTexts(said(home.Conversations[0].Entries), said(back.Conversations[0].Entries)) {
-		t.Fatalf("Link Harness has %+v, want %q", home, said(back.Conversations[0].Entries))
+	if len(home.Conversations) != 1 || !sameTexts(entryTexts(home.Conversations[0].Entries), entryTexts(back.Conversations[0].Entries)) {
+		t.Fatalf("Link Harness has %+v, want %q", home, entryTexts(back.Conversations[0].Entries))
 	}
 	message(t, ctx, link.URL(), key, "link:import-1", "and now?")
 	reqs := fake.Requests()
