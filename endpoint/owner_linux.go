@@ -13,6 +13,10 @@ import (
 	"strings"
 )
 
+// The owner of the listening socket is asked of the kernel's socket
+// diagnostics (listenerUID): one lookup of that socket, where the tables
+// in /proc write every socket of the machine, each a line to parse.
+
 // socketTables are the kernel's tables of TCP sockets, IPv4 and IPv6.
 var socketTables = []string{"/proc/net/tcp", "/proc/net/tcp6"}
 
@@ -27,6 +31,27 @@ func checkOwner(c net.Conn) error {
 	if !ok || !remote.IP.IsLoopback() {
 		return nil
 	}
+	uid, err := listenerUID(remote)
+	if err != nil {
+		// No socket diagnostics here, or no answer from them: the
+		// tables, read whole, say the same more slowly.
+		return checkOwnerTables(remote)
+	}
+	return sameUser(remote, uid)
+}
+
+// sameUser refuses a listener of uid's at remote unless uid is this
+// process's user.
+func sameUser(remote *net.TCPAddr, uid int) error {
+	if me := os.Getuid(); uid != me {
+		return fmt.Errorf("the endpoint listening at %s belongs to user %d, not to this one (%d): another user's process answers on that port, so the key is not sent to it", remote, uid, me)
+	}
+	return nil
+}
+
+// checkOwnerTables is checkOwner by the kernel's socket tables in /proc,
+// read whole: where socket diagnostics (listenerUID) don't answer.
+func checkOwnerTables(remote *net.TCPAddr) error {
 	for _, table := range socketTables {
 		f, err := os.Open(table)
 		if errors.Is(err, os.ErrNotExist) {
@@ -41,10 +66,7 @@ func checkOwner(c net.Conn) error {
 			return fmt.Errorf("check the endpoint's owner: %s: %w", table, err)
 		}
 		if found {
-			if me := os.Getuid(); uid != me {
-				return fmt.Errorf("the endpoint listening at %s belongs to user %d, not to this one (%d): another user's process answers on that port, so the key is not sent to it", remote, uid, me)
-			}
-			return nil
+			return sameUser(remote, uid)
 		}
 	}
 	return fmt.Errorf("check the endpoint's owner: no socket listens at %s in the kernel's tables (%s)", remote, strings.Join(socketTables, ", "))

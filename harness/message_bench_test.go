@@ -22,7 +22,14 @@ const benchTurnsPerThread = 32
 // answer kept in a log conversation. It reports the median and the 99th
 // percentile of the messages' times (p50-ms, p99-ms) beside the mean,
 // and the allocations of both ends, client and harness, in this process.
-func BenchmarkMessage(b *testing.B) {
+func BenchmarkMessage(b *testing.B) { benchMessages(b, benchTurnsPerThread) }
+
+// BenchmarkMessageCold is BenchmarkMessage with each message the first of
+// its conversation: lnk measure's "per message, cold".
+func BenchmarkMessageCold(b *testing.B) { benchMessages(b, 1) }
+
+// benchMessages times b.N messages, perThread to a conversation.
+func benchMessages(b *testing.B, perThread int) {
 	r := newBenchRig(b)
 	ctx := context.Background()
 	block := []acp.Block{{Type: "text", Text: "hello"}}
@@ -30,7 +37,7 @@ func BenchmarkMessage(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		thread := "link:bench-" + strconv.Itoa(i/benchTurnsPerThread)
+		thread := "link:bench-" + strconv.Itoa(i/perThread)
 		start := time.Now()
 		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.URL, Key: r.Key, Agent: testAgent})
 		if err != nil {

@@ -123,20 +123,35 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 		_ = f.Truncate(end)
 		return err
 	}
+	if e.Seq == 1 {
+		// The file, and maybe its folder, are new: their names are made
+		// as durable as the event, the three synced at once so the
+		// file system commits them together.
+		return syncNew(f, dir, d.chats)
+	}
 	if err := datasync(f); err != nil {
 		return fmt.Errorf("sync %s: %w", f.Name(), err)
 	}
-	if e.Seq == 1 {
-		// The file, and maybe its folder, are new: make their names as
-		// durable as the event.
-		if err := fsx.SyncDir(dir); err != nil {
-			return err
-		}
-		if err := fsx.SyncDir(d.chats); err != nil {
-			return err
-		}
-	}
 	return nil
+}
+
+// syncNew syncs a conversation's first event, f's, and the names of f in
+// dir and of dir in chats, the three at once, and returns once all are
+// on the disk: none waits for another, and a journaling file system
+// commits them in one transaction where it can.
+func syncNew(f *os.File, dir, chats string) error {
+	errs := make(chan error, 2)
+	for _, d := range []string{dir, chats} {
+		go func() { errs <- fsx.SyncDir(d) }()
+	}
+	err := datasync(f)
+	if err != nil {
+		err = fmt.Errorf("sync %s: %w", f.Name(), err)
+	}
+	for range 2 {
+		err = errors.Join(err, <-errs)
+	}
+	return err
 }
 
 // lastSeq is the number of the last event of f's complete lines before
