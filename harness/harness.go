@@ -19,6 +19,7 @@ import (
 	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/delivery"
 	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/home"
 )
 
 // ErrClosing: the harness is closing and takes no new turn.
@@ -89,8 +90,18 @@ func New(cfg Config) (*Harness, error) {
 		sweeper:  make(chan struct{}),
 		hist:     newHistory(cfg.KeepEvents),
 		idle:     idle{after: cfg.IdleFree, least: idleLeast, afterFunc: cfg.AfterFunc},
-		prompts:  &prompt.Composer{Files: cfg.Files},
+		prompts:  &prompt.Composer{Files: promptFiles(cfg.Files)},
 	}, nil
+}
+
+// promptFiles is what the composer reads the agents' files through: a
+// home's Files remembering the names it found missing (home.Misses), so
+// a turn's prompt doesn't look again for files that aren't there.
+func promptFiles(f store.Files) store.Files {
+	if hf, ok := f.(home.Files); ok {
+		return &home.Misses{Files: hf}
+	}
+	return f
 }
 
 // agent opens agent's store the first time it is asked, resolving what
