@@ -35,8 +35,11 @@ const Grace = 10 * time.Second
 // and synced nowhere: it survives the process's kill, as the page cache
 // keeps it, not a machine's stop, which loses at worst this one. k.ID is
 // from NewID; k.Seq and k.EventTime name the event its answer is about to
-// be stored as. With again, the file already made under k.ID is written
-// over, whole or not at all: the append retried under another number.
+// be stored as; k.ForChat, when the answer is kept for lnk agent chat
+// too, so a recover that adopts it leaves it for the chat as well. With
+// again, the file already made under k.ID is written over, whole or not
+// at all: the append retried under another number, or the hold marked
+// for chat.
 func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
 	if k.At.IsZero() {
 		k.At = a.now()
@@ -45,7 +48,6 @@ func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
 	if !k.EventTime.IsZero() {
 		k.EventTime = k.EventTime.UTC()
 	}
-	k.ForChat = false
 	name, err := contract.ThreadFolder(k.Thread)
 	if err != nil {
 		return err
@@ -144,9 +146,12 @@ func (a *Answers) holds() ([]Answer, error) {
 // adopt moves each sending answer that skip doesn't name (its turn gone:
 // killed before the caller had it, or it failed) into its conversation's
 // answers.json, synced, then removes its file, so it is handed over as
-// any pending answer is. One already there (a kill between the two) is
-// only removed. One that fails is named in the log and tried again at
-// the next recover.
+// any pending answer is, for chat when it was held for chat. One already
+// there is only removed: under its own id (a kill between the two), or
+// under another with its event's number (kept for the chat's message, or
+// for a caller gone, by End before a kill or a late let-go), so it is
+// kept once. One that fails is named in the log and tried again at the
+// next recover.
 func (a *Answers) adopt(ctx context.Context, skip func(id string) bool) error {
 	all, err := a.holds()
 	if err != nil {
@@ -157,7 +162,7 @@ func (a *Answers) adopt(ctx context.Context, skip func(id string) bool) error {
 			continue
 		}
 		err := a.update(ctx, k.Thread, func(pending []Answer) ([]Answer, bool) {
-			if slices.ContainsFunc(pending, func(o Answer) bool { return o.ID == k.ID }) {
+			if slices.ContainsFunc(pending, func(o Answer) bool { return o.ID == k.ID || k.Seq > 0 && o.Seq == k.Seq }) {
 				return pending, false
 			}
 			return append(pending, k), true
@@ -201,6 +206,7 @@ type Turn struct {
 	a      *Answers
 	thread string
 	id     string // the sending answer whose event was stored last, "" for none
+	held   Answer // what the hold of id holds
 }
 
 // Begin begins the delivery of a turn's answer in thread.
@@ -219,6 +225,7 @@ func (a *Answers) Begin(thread string) *Turn { return &Turn{a: a, thread: thread
 func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done bool, err error) {
 	a := t.a
 	id := ""
+	var k Answer // the last try's hold
 	return func(e store.Event, done bool, err error) {
 		switch {
 		case done && id == "":
@@ -230,7 +237,7 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 			if t.id != "" && t.id != id {
 				t.drop(ctx, t.id)
 			}
-			t.id = id
+			t.id, t.held = id, k
 		default:
 			again := id != ""
 			if !again {
@@ -240,7 +247,7 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 				}
 				a.sending.Store(id, time.Time{}) // passed over while the turn runs
 			}
-			k := Answer{ID: id, Thread: t.thread, Text: text, At: a.now(), Seq: e.Seq, EventTime: e.Time}
+			k = Answer{ID: id, Thread: t.thread, Text: text, At: a.now(), Seq: e.Seq, EventTime: e.Time}
 			if err = a.Hold(ctx, k, again); err != nil {
 				t.drop(ctx, id) // what an earlier try held named another number
 				id = ""
@@ -260,8 +267,17 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 // For a caller still there, delivered is what lets the answer go once the
 // prompt's response is written: until then, and Grace after End, this
 // process's HandOver passes it over. delivered is nil when there is
-// nothing to let go.
+// nothing to let go. An answer kept for chat has its hold marked for chat
+// first, so a recover that adopts it (the response's write failed, or a
+// kill came first) never hands it to a bridge, even once the chat's
+// message has taken its copy.
 func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forChat bool) (delivered func(), err error) {
+	if forChat && !callerGone && t.id != "" && !t.held.ForChat {
+		t.held.ForChat = true
+		if herr := t.a.Hold(ctx, t.held, true); herr != nil {
+			t.a.logger().LogAttrs(ctx, slog.LevelWarn, "mark an answer held for chat", slog.String("thread", t.thread), slog.String("err", herr.Error()))
+		}
+	}
 	switch {
 	case forChat:
 		_, err = t.a.KeepForChat(ctx, t.thread, text, time.Time{}, seq)
