@@ -6,9 +6,11 @@
 //	(none) --Turn.Hook, before its event is stored--> sending   chats/telling/<id>.json
 //	sending --Turn.End then delivered(), the response written--> gone
 //	sending --Turn.End, the caller gone--> pending (the sending file let go)
+//	sending --Turn.End, lnk agent chat send joined--> sending for chat (its file marked)
 //	(none) --Keep, a turn nobody waits for--> pending           <thread>/answers.json
 //	(none) --KeepForChat, lnk agent chat send joined--> pending for chat
-//	sending, its turn gone --Settle: its event stored--> pending (adopted)
+//	sending, its turn gone --Settle: its event stored--> pending (adopted; for chat if marked)
+//	sending, its turn gone, its event's answer pending already--> gone (kept once)
 //	sending, its turn gone --Settle: another event, or none and no lease--> gone
 //	sending, its turn gone --Settle: a turn holds the lease--> sending (passed over)
 //	pending --HandOver, single phase--> gone (handed over once)
