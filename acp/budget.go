@@ -21,8 +21,11 @@ type Budget struct {
 // NewBudget bounds prompts in flight to max bytes.
 func NewBudget(max int64) *Budget { return &Budget{max: max} }
 
-// take counts n bytes in flight, or says the bound is reached.
-func (b *Budget) take(n int64) error {
+// Take counts n bytes of a prompt in flight, or says (as a JSON-RPC
+// error for its sender) that the bound is reached and counts nothing.
+// Each Take that succeeds is matched by a Give once the prompt's turn is
+// answered.
+func (b *Budget) Take(n int64) error {
 	if b == nil {
 		return nil
 	}
@@ -35,8 +38,8 @@ func (b *Budget) take(n int64) error {
 	return nil
 }
 
-// give lets n bytes taken go.
-func (b *Budget) give(n int64) {
+// Give lets n bytes taken go.
+func (b *Budget) Give(n int64) {
 	if b == nil {
 		return
 	}

@@ -152,7 +152,7 @@ func (s *server) open(params json.RawMessage) (string, error) {
 // own, so the connection keeps reading (session/cancel).
 func (s *server) prompt(ctx context.Context, r *Request) {
 	size := int64(len(r.Params))
-	if err := s.budget.take(size); err != nil {
+	if err := s.budget.Take(size); err != nil {
 		r.Fail(ctx, err)
 		return
 	}
@@ -161,7 +161,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 	// while the turn runs.
 	r.Params = nil
 	if err != nil {
-		s.budget.give(size)
+		s.budget.Give(size)
 		r.Fail(ctx, err)
 		return
 	}
@@ -177,7 +177,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel(nil)
-		defer s.budget.give(size)
+		defer s.budget.Give(size)
 		st := &stream{conn: s.conn, thread: p.Thread}
 		ans, err := s.a.Prompt(tctx, p, st)
 		s.mu.Lock()

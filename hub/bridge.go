@@ -180,6 +180,9 @@ type promptParams struct {
 }
 
 // prompt checks a prompt and runs its turn on a goroutine of its own.
+// Its bytes count against the agent's prompts in flight (the endpoint's
+// acp.Budget, as Link Harness's) from its read until its turn is
+// answered; past the bound it is refused and nothing is forwarded.
 func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 	b.mu.Lock()
 	initialized := b.initialized
@@ -188,6 +191,17 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 		r.Fail(ctx, acp.Errorf(acp.CodeInvalidRequest, "initialize comes first"))
 		return
 	}
+	size := int64(len(r.Params))
+	if err := b.req.Budget.Take(size); err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	taken := true
+	defer func() {
+		if taken {
+			b.req.Budget.Give(size)
+		}
+	}()
 	var p promptParams
 	if err := json.Unmarshal(r.Params, &p); err != nil {
 		r.Fail(ctx, &contract.RuleError{Field: "session/prompt", Rule: "params are an object with sessionId, prompt and _meta"})
@@ -213,9 +227,11 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 		r.Fail(ctx, err)
 		return
 	}
+	taken = false // the turn gives it back
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
+		defer b.req.Budget.Give(size)
 		b.turn(r, *p.SessionID, meta, p.Prompt)
 	}()
 }

@@ -26,8 +26,11 @@ type rig struct {
 	key   []byte
 	state string // the agent's folder: its sessions and log
 	srv   *endpoint.Server
-	stop  context.CancelFunc
-	done  chan struct{}
+	// maxPrompt is the endpoint's bound of prompts in flight (0: its
+	// default), read as the hub is served.
+	maxPrompt int64
+	stop      context.CancelFunc
+	done      chan struct{}
 }
 
 // agentCommand runs this test binary as the scripted agent.
@@ -61,7 +64,7 @@ func (r *rig) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := endpoint.New(endpoint.Config{Agents: []endpoint.Agent{{Name: "main", Key: r.key}}, Handler: hb})
+	srv, err := endpoint.New(endpoint.Config{Agents: []endpoint.Agent{{Name: "main", Key: r.key}}, Handler: hb, MaxPromptBytes: r.maxPrompt})
 	if err != nil {
 		t.Fatal(err)
 	}
