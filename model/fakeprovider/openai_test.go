@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -282,5 +283,24 @@ func TestModelsList(t *testing.T) {
 	apage, err := ac.Models.List(context.Background(), anthropic.ModelListParams{})
 	if err != nil || len(apage.Data) != 1 || apage.Data[0].ID != "claude-opus-5-5" || apage.Data[0].DisplayName != "claude-opus-5-5" {
 		t.Fatalf("Anthropic models %+v, %v", apage, err)
+	}
+}
+
+// TestResponsesNamespaceTools: a namespace tool's functions are recorded
+// as NAMESPACE.NAME, and a call scripted by that name goes out as the
+// function_call's namespace and name, as Codex reads MCP tools' calls.
+func TestResponsesNamespaceTools(t *testing.T) {
+	s := newServer(t)
+	s.Script(Turn{ToolCalls: []ToolCall{{ID: "call_1", Name: "mcp__probe.lookup", Input: `{}`}}})
+	raw := readJSON(t, post(t, s.URL()+"/v1/responses", map[string]string{"Authorization": "Bearer k"},
+		`{"model":"m","input":"hi","tools":[{"type":"function","name":"exec_command"},
+		{"type":"namespace","name":"mcp__probe","tools":[{"type":"function","name":"lookup"},{"type":"function","name":"list"}]},
+		{"type":"web_search"}]}`), 200)
+	want := []string{"exec_command", "mcp__probe.lookup", "mcp__probe.list", "web_search"}
+	if diff := cmp.Diff(want, s.Requests()[0].Tools); diff != "" {
+		t.Errorf("tools recorded (-want +got):\n%s", diff)
+	}
+	if ns, name := path(raw, "output", 0, "namespace"), path(raw, "output", 0, "name"); ns != "mcp__probe" || name != "lookup" {
+		t.Errorf("the call went out as namespace %v, name %v: %v", ns, name, raw)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/lnk-dev/link/model/scripted"
@@ -15,6 +16,12 @@ import (
 // response.output_item.done, response.completed), as Codex speaks it.
 type responsesAPI struct{ s *Server }
 
+// namespaceSep joins a namespace tool's name and one of its functions'
+// in Request.Tools ("mcp__probe.lookup"), and splits a ToolCall's name
+// so into the function_call's namespace and name. The Responses API's
+// names are letters, digits, _ and -, so the dot is never a name's own.
+const namespaceSep = "."
+
 type responsesRequest struct {
 	Model        string          `json:"model"`
 	Instructions json.RawMessage `json:"instructions"`
@@ -22,6 +29,11 @@ type responsesRequest struct {
 	Tools        []struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
+		// Tools are a namespace tool's functions (Codex offers each MCP
+		// server's tools as one namespace, mcp__SERVER).
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
 	} `json:"tools"`
 	ToolChoice      json.RawMessage `json:"tool_choice"`
 	Stream          bool            `json:"stream"`
@@ -43,6 +55,12 @@ func (a *responsesAPI) decode(r *Request) {
 		name := t.Name
 		if name == "" {
 			name = t.Type
+		}
+		if t.Type == "namespace" {
+			for _, f := range t.Tools {
+				r.Tools = append(r.Tools, name+namespaceSep+f.Name)
+			}
+			continue
 		}
 		r.Tools = append(r.Tools, name)
 	}
@@ -132,8 +150,12 @@ func (a *responsesAPI) serve(st *stream, r *Request) {
 			"content": []any{obj{"type": "output_text", "text": t.Text, "annotations": []any{}}}}
 	}
 	for _, c := range t.ToolCalls {
-		calls = append(calls, obj{"id": a.s.id("fc_"), "type": "function_call", "status": "completed",
-			"call_id": c.ID, "name": c.Name, "arguments": c.Input})
+		call := obj{"id": a.s.id("fc_"), "type": "function_call", "status": "completed",
+			"call_id": c.ID, "name": c.Name, "arguments": c.Input}
+		if ns, name, ok := strings.Cut(c.Name, namespaceSep); ok {
+			call["namespace"], call["name"] = ns, name
+		}
+		calls = append(calls, call)
 	}
 	var output []any
 	for _, it := range append([]obj{reasoning, message}, calls...) {

@@ -52,8 +52,10 @@ type Request struct {
 	API string
 	// What the body said, in any format: the model, whether it streams, the
 	// system prompt (its parts joined by newlines), the last user text, the
-	// names of the tools offered, the tool choice as sent, the answer's
-	// token bound. A body that isn't the format's has Err set.
+	// names of the tools offered (a function in one of the Responses API's
+	// namespace tools as NAMESPACE.NAME, which a ToolCall's Name may
+	// give back), the tool choice as sent, the answer's token bound. A
+	// body that isn't the format's has Err set.
 	Model        string
 	Stream       bool
 	System       string

@@ -48,7 +48,10 @@ type Turn struct {
 type ToolCall struct {
 	// ID is the call's id; "" makes one in the format's own style
 	// (toolu_..., call_...).
-	ID    string
+	ID string
+	// Name is the tool's name; NAMESPACE.NAME, as Request.Tools lists a
+	// function of a Responses API namespace tool, is sent as that
+	// function_call's namespace and name.
 	Name  string
 	Input string // a JSON object; "" is {}
 }
