@@ -62,6 +62,18 @@ var presets = map[string][]string{
 	"gemini": {"gemini", "--acp"},
 }
 
+// presetEnv is what a preset sets in its harness's environment, unless
+// lnk-acp's own environment already says it.
+var presetEnv = map[string]map[string]string{
+	// Gemini CLI connects no MCP server, not even those session/new
+	// gives it, in a folder it doesn't trust, and it trusts none until
+	// someone says so (its trustedFolders.json, or this variable).
+	// lnk-acp runs it unattended in --dir, every permission it asks
+	// allowed, so that folder is trusted for it: else Link's tools
+	// would never reach it (docs/decisions.md).
+	"gemini": {"GEMINI_CLI_TRUST_WORKSPACE": "true"},
+}
+
 // Main is the program: ParseFlags, then Run until its context ends (or
 // Close), so tests run the real program on port 0.
 type Main struct {
@@ -248,6 +260,11 @@ func (m *Main) Run(ctx context.Context) error {
 	env := make([]string, 0, len(m.Env))
 	for k, v := range m.Env {
 		env = append(env, k+"="+v)
+	}
+	for k, v := range presetEnv[m.Preset] {
+		if _, ok := m.Env[k]; !ok {
+			env = append(env, k+"="+v)
+		}
 	}
 	hb, err := hub.New(hub.Config{
 		Command:  m.Command,

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,26 +14,24 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestRealAgentsTools: Link's tools reach a real agent as mcpServers over
-// HTTP, and a call of one the fake provider scripts (by the name the
-// agent offered it to the model under) reaches the MCP server. Claude
-// alone for now: codex-acp 0.16.0, given the same mcpServers, offered its
-// model no tool of them in its first request (not yet understood), and
-// Gemini CLI was not yet run so.
+// TestRealAgentsTools: Link's tools reach each real agent as mcpServers
+// over HTTP, and a call of one, scripted by the fake provider under the
+// name the agent offered it to its model by, reaches the MCP server. Codex
+// offers an MCP server's tools as one Responses API namespace
+// (mcp__probe with lookup in it), which the fake provider lists as
+// mcp__probe.lookup. Gemini CLI connects them only in a folder it
+// trusts, which its preset says the --dir is. Every permission the agent
+// asks meanwhile is answered, on the wire, with the first option that
+// allows; Codex is made to ask for a shell command (run outside its
+// sandbox, require_escalated) and the command runs.
 func TestRealAgentsTools(t *testing.T) {
-	dir := os.Getenv(EnvRealAgents)
-	if dir == "" {
-		t.Skip("$" + EnvRealAgents + " names no folder of the real agents (.ci/run installs them)")
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin")
+	bin := realAgentsBin(t)
 	for _, a := range realAgents {
-		if a.name != "claude" {
-			continue
-		}
 		t.Run(a.name, func(t *testing.T) {
 			var calls atomic.Int32
 			probe := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
@@ -40,17 +41,19 @@ func TestRealAgentsTools(t *testing.T) {
 					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "probe-result-7"}}}, nil
 				})
 			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe }, nil))
-			defer srv.Close()
+			// Closed after lnk-acp (cleanups run last first): an agent
+			// holding the server's event stream open would hold Close.
+			t.Cleanup(srv.Close)
 			fake := fakeprovider.New()
 			defer fake.Close()
-			home, work := t.TempDir(), t.TempDir()
+			home, work, wire := t.TempDir(), t.TempDir(), t.TempDir()
 			env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "LNK_HOME": home, "LNK_TOOL_PROBE": srv.URL}
 			for k, v := range a.env(fake.URL()) {
 				env[k] = v
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 			defer cancel()
-			m, key := runACP(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
+			m, key := runACP(t, env, []string{"--home", home, "--dir", work, "--preset", a.name}, tapped(wire, a.command(bin, fake.URL()))...)
 			message(t, ctx, m.URL(), key, "telegram:1", "hello")
 			name := ""
 			for _, r := range fake.Requests() {
@@ -61,14 +64,111 @@ func TestRealAgentsTools(t *testing.T) {
 				}
 			}
 			if name == "" {
-				t.Fatalf("the model was offered no tool of the probe's mcpServer")
+				t.Fatalf("the model was offered no tool of the probe's mcpServer: %q", fake.Requests()[len(fake.Requests())-1].Tools)
 			}
 			fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: name, Input: `{}`}}})
 			message(t, ctx, m.URL(), key, "telegram:1", "look it up")
 			if calls.Load() == 0 {
 				t.Fatalf("the agent never called %s on the probe", name)
 			}
-			t.Logf("%s called %s", a.name, name)
+			asked := len(permissions(t, wire))
+			if a.name == "codex" {
+				fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "exec_command",
+					Input: `{"cmd":"touch ran-by-codex","sandbox_permissions":"require_escalated","justification":"the test asks"}`}}})
+				message(t, ctx, m.URL(), key, "telegram:1", "touch it")
+				if len(permissions(t, wire)) == asked {
+					t.Fatalf("Codex asked no permission for a command outside its sandbox")
+				}
+				if _, err := os.Stat(filepath.Join(work, "ran-by-codex")); err != nil {
+					t.Fatalf("the command allowed did not run: %v", err)
+				}
+			}
+			for _, p := range permissions(t, wire) {
+				// The first option that allows; Claude's bypassPermissions
+				// passed over (docs/decisions.md), which none offers here.
+				want := ""
+				for _, o := range p.options {
+					if (o.Kind == "allow_once" || o.Kind == "allow_always") && o.OptionID != "bypassPermissions" {
+						want = o.OptionID
+						break
+					}
+				}
+				if want == "" || p.chosen != want {
+					t.Errorf("offered %+v, the hub answered %q, want %q, the first that allows", p.options, p.chosen, want)
+				}
+				t.Logf("offered %+v, answered %q", p.options, p.chosen)
+			}
+			t.Logf("%s called %s; %d permissions asked, each answered with the first option that allows", a.name, name, len(permissions(t, wire)))
 		})
 	}
+}
+
+// tapped is command run so that what lnk-acp writes to it and what it
+// writes back are kept, a JSON-RPC message a line, in dir/in.jsonl and
+// dir/out.jsonl (a pipeline through tee, in the process group the hub
+// ends).
+func tapped(dir string, command []string) []string {
+	return append([]string{"sh", "-c", `tee -a "$0/in.jsonl" | "$@" | tee -a "$0/out.jsonl"`, dir}, command...)
+}
+
+// permission is one session/request_permission on the wire: the options
+// the agent offered and the one the hub answered with.
+type permission struct {
+	options []hub.PermissionOption
+	chosen  string
+}
+
+// permissions are the permission requests the tapped agent in dir sent,
+// each with the answer lnk-acp sent back; one not answered fails the
+// test.
+func permissions(t *testing.T, dir string) []permission {
+	t.Helper()
+	type message struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Options []hub.PermissionOption `json:"options"`
+		} `json:"params"`
+		Result struct {
+			Outcome struct {
+				Outcome  string `json:"outcome"`
+				OptionID string `json:"optionId"`
+			} `json:"outcome"`
+		} `json:"result"`
+	}
+	read := func(name string) []message {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		var out []message
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var m message
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				out = append(out, m)
+			}
+		}
+		return out
+	}
+	answers := map[string]string{}
+	for _, m := range read("in.jsonl") {
+		if m.Method == "" && len(m.ID) > 0 {
+			answers[string(m.ID)] = m.Result.Outcome.Outcome + " " + m.Result.Outcome.OptionID
+		}
+	}
+	var out []permission
+	for _, m := range read("out.jsonl") {
+		if m.Method != "session/request_permission" {
+			continue
+		}
+		a, ok := answers[string(m.ID)]
+		if !ok {
+			t.Fatalf("permission request %s was not answered", m.ID)
+		}
+		chosen, _ := strings.CutPrefix(a, "selected ")
+		out = append(out, permission{options: m.Params.Options, chosen: chosen})
+	}
+	return out
 }
