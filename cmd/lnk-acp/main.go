@@ -19,6 +19,7 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/lnk-dev/link/cmd/internal/environ"
 	"github.com/lnk-dev/link/contract"
@@ -92,6 +93,10 @@ type Main struct {
 	// with none the hub answers it through the harness: its own agent
 	// state, else session/load's replay for an export.
 	Store hub.Store
+	// CallTimeout bounds each call of the harness but a prompt's turn,
+	// its initialize among them (hub.Config.CallTimeout; 0 is the hub's
+	// 30 s).
+	CallTimeout time.Duration
 
 	ready chan struct{} // closed once listening
 	url   string
@@ -267,16 +272,17 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	hb, err := hub.New(hub.Config{
-		Command:  m.Command,
-		Env:      env,
-		Dir:      m.Dir,
-		Sessions: m.sessionsFile(),
-		Answers:  m.answersFile(),
-		Store:    store,
-		Tools:    linkTools,
-		Actions:  acts,
-		Route:    route,
-		Logger:   logger,
+		Command:     m.Command,
+		Env:         env,
+		Dir:         m.Dir,
+		Sessions:    m.sessionsFile(),
+		Answers:     m.answersFile(),
+		Store:       store,
+		Tools:       linkTools,
+		Actions:     acts,
+		Route:       route,
+		Logger:      logger,
+		CallTimeout: m.CallTimeout,
 	})
 	if err != nil {
 		return err

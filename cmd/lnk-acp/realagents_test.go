@@ -74,15 +74,15 @@ func TestRealAgents(t *testing.T) {
 			for k, v := range a.env(fake.URL()) {
 				env[k] = v
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			m, key := runACP(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
+			m, key := runReal(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
 			got := message(t, ctx, m.URL(), key, "telegram:1", "remember the word pelican")
 			if !strings.Contains(got, "pelican") {
 				t.Fatalf("answered %q, want the fake provider's echo of the message", got)
 			}
 			m.Close()
-			m, key = runACP(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
+			m, key = runReal(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
 			got = message(t, ctx, m.URL(), key, "telegram:1", "which word?")
 			if !strings.Contains(got, "which word?") {
 				t.Fatalf("after the restart answered %q", got)
@@ -118,4 +118,13 @@ func realAgentsBin(t *testing.T) string {
 		}
 	}
 	return bin
+}
+
+// runReal runs lnk-acp with flags and a real agent's command. The hub
+// waits up to two minutes for each call of the agent's: Gemini CLI's
+// start alone took over 30 s (the hub's own bound) on this loaded,
+// shared machine.
+func runReal(t *testing.T, env map[string]string, flags []string, command ...string) (*Main, []byte) {
+	t.Helper()
+	return runEdited(t, env, flags, func(m *Main) { m.CallTimeout = 2 * time.Minute }, command...)
 }

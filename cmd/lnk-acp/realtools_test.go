@@ -53,7 +53,7 @@ func TestRealAgentsTools(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
 			defer cancel()
-			m, key := runACP(t, env, []string{"--home", home, "--dir", work, "--preset", a.name}, tapped(wire, a.command(bin, fake.URL()))...)
+			m, key := runReal(t, env, []string{"--home", home, "--dir", work, "--preset", a.name}, tapped(wire, a.command(bin, fake.URL()))...)
 			message(t, ctx, m.URL(), key, "telegram:1", "hello")
 			name := ""
 			for _, r := range fake.Requests() {
