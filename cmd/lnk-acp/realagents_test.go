@@ -64,9 +64,9 @@ var realAgents = []realAgent{
 // Claude and Codex by session/resume); one that can't take its session up
 // (Gemini's session/load) goes on in a new one, the bridge told.
 func TestRealAgents(t *testing.T) {
-	bin := realAgentsBin(t)
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
+			bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
 			fake := fakeprovider.New()
 			defer fake.Close()
 			home, work := t.TempDir(), t.TempDir()
@@ -97,27 +97,6 @@ func TestRealAgents(t *testing.T) {
 			}
 		})
 	}
-}
-
-// realAgentsBin is the folder of the real agents' commands. Without
-// $LNK_REAL_AGENTS the test is skipped, but under CI (which installs
-// them) it fails, as it does when an agent's command is missing.
-func realAgentsBin(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv(EnvRealAgents)
-	if dir == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("$" + EnvRealAgents + " names no folder of the real agents, and under CI .ci/run installs them there")
-		}
-		t.Skip("$" + EnvRealAgents + " names no folder of the real agents (.ci/run installs them)")
-	}
-	bin := filepath.Join(dir, "node_modules", ".bin")
-	for _, name := range []string{"claude-agent-acp", "codex-acp", "gemini"} {
-		if _, err := os.Stat(filepath.Join(bin, name)); err != nil {
-			t.Fatalf("the real agent %s is missing: %v", name, err)
-		}
-	}
-	return bin
 }
 
 // runReal runs lnk-acp with flags and a real agent's command. The hub

@@ -30,9 +30,9 @@ import (
 // allows; Codex is made to ask for a shell command (run outside its
 // sandbox, require_escalated) and the command runs.
 func TestRealAgentsTools(t *testing.T) {
-	bin := realAgentsBin(t)
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
+			bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
 			var calls atomic.Int32
 			probe := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
 			probe.AddTool(&mcp.Tool{Name: "lookup", Description: "looks the word up", InputSchema: map[string]any{"type": "object"}},
