@@ -22,27 +22,30 @@ type fileMark struct {
 	there     bool
 }
 
-// sweepMark is the fingerprint of a log or compact conversation's events:
-// how its folder keeps them and one stat each of events.jsonl and
-// events.zst.
+// maxMarkFiles bounds the event files a fingerprint stats: a driver that
+// declares more is read at every sweep.
+const maxMarkFiles = 4
+
+// sweepMark is the fingerprint of the events of a conversation kept in
+// its own folder (store.FolderKind: the log, compact): the folder's kind
+// and one stat of each file its driver declares holds its events.
 type sweepMark struct {
-	kind       string
-	jsonl, zst fileMark
+	kind  string
+	files [maxMarkFiles]fileMark
 }
 
 // sweepSeen remembers, per agent and thread, the fingerprint of each
 // conversation a sweep found nothing waiting in, so the next sweep
 // passes over one whose fingerprint is the same without reading it.
 //
-// Why that is safe: the log and compact only ever append events. The
-// log's events.jsonl only grows (a line cut short by a crash is cut off
-// by the next append, which then writes, so its time moves); compact's
-// tail is events.jsonl and a fold moves it into events.zst, writing both.
-// Every new event so changes the size or modification time of one of
-// the two, and the stats are taken before the read, so what the read
-// saw is at least what the fingerprint stands for. A file changed within
+// Why that is safe: such a driver declares that every event it appends
+// changes the size or modification time of one of its event files
+// (store.FolderKind.Events; the log's file only grows, compact's tail
+// only grows or moves into its frames, a fold writing both), and the
+// stats are taken before the read, so what the read saw is at least what
+// the fingerprint stands for. A file changed within
 // sweepFresh of the sweep isn't trusted (a coarse clock could give a
-// later write the same time). A conversation converted to another way
+// later write the same time). A conversation converted to another driver
 // changes the files and its folder's kind, which is part of the
 // fingerprint; any other driver (sqlite, gcs, the bridge) is read at
 // every sweep. A conversation found waiting is never remembered, and
@@ -75,20 +78,22 @@ func (s *sweepSeen) keep(agent string, seen map[string]sweepMark) {
 }
 
 // markOf is the fingerprint of the conversation in dir, and whether it
-// can have one: kept by the log or compact, its files last changed
-// before since.
+// can have one: kept in its own folder by a driver that declared its
+// files (store.LookupFolderKind), each last changed before since.
 func markOf(dir string, since time.Time) (sweepMark, bool) {
 	kind, err := store.KindOf(dir)
-	if err != nil || (kind != store.Log && kind != store.Compact) {
+	if err != nil {
+		return sweepMark{}, false
+	}
+	fk, ok := store.LookupFolderKind(kind)
+	if !ok || len(fk.Events) > maxMarkFiles {
 		return sweepMark{}, false
 	}
 	m := sweepMark{kind: kind}
-	var ok bool
-	if m.jsonl, ok = statMark(filepath.Join(dir, "events.jsonl"), since); !ok {
-		return sweepMark{}, false
-	}
-	if m.zst, ok = statMark(filepath.Join(dir, "events.zst"), since); !ok {
-		return sweepMark{}, false
+	for i, name := range fk.Events {
+		if m.files[i], ok = statMark(filepath.Join(dir, name), since); !ok {
+			return sweepMark{}, false
+		}
 	}
 	return m, true
 }

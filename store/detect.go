@@ -6,16 +6,160 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/lnk-dev/link/internal/fsx"
 )
 
-// The drivers Link Harness has itself, which keep a conversation's events
-// in its own folder.
+// The names of the drivers Link Harness has itself, which keep a
+// conversation's events in files of its own folder (store/log,
+// store/compact). Each declares those files with RegisterFolderKind.
 const (
-	Log     = "log"     // events.jsonl
-	Compact = "compact" // zstd frames in events.zst, the tail in events.jsonl
+	Log     = "log"
+	Compact = "compact"
 )
+
+// FolderKind is what a driver that keeps a conversation's events in files
+// of the conversation's own folder declares of those files, so that the
+// folder says which driver keeps it (KindOf). store/log and store/compact
+// register theirs when their package is loaded, as image formats and
+// database/sql drivers register themselves.
+type FolderKind struct {
+	// Name is the driver's name: Log, Compact.
+	Name string
+	// Events are the names of the folder's files that hold the events.
+	// Every event the driver appends changes the size or modification
+	// time of one of them, so a conversation whose files are as they
+	// were has no new event (the harness's sweep passes over it).
+	Events []string
+	// Sign is the one of Events whose presence says the driver keeps the
+	// conversation: once it holds an event, or as soon as it is there
+	// when EmptySign is set.
+	Sign      string
+	EmptySign bool
+}
+
+// maxFolderKinds bounds how many drivers register a folder kind: KindOf
+// notes the signs it found in one word.
+const maxFolderKinds = 64
+
+var (
+	folderKindsMu sync.Mutex
+	folderKinds   atomic.Pointer[[]FolderKind]
+)
+
+// RegisterFolderKind declares the files a driver keeps in a
+// conversation's folder, for KindOf and LookupFolderKind. It panics on a
+// declaration that isn't whole (no name, no events, a sign not among
+// them) or a name already registered, as a program's setup error.
+func RegisterFolderKind(k FolderKind) {
+	if ParseKind(k.Name) != nil || len(k.Events) == 0 || !slices.Contains(k.Events, k.Sign) {
+		panic(fmt.Sprintf("store: folder kind %q: a name, its events' files and a sign among them", k.Name))
+	}
+	k.Events = slices.Clone(k.Events)
+	folderKindsMu.Lock()
+	defer folderKindsMu.Unlock()
+	var all []FolderKind
+	if p := folderKinds.Load(); p != nil {
+		all = slices.Clone(*p)
+	}
+	if len(all) == maxFolderKinds {
+		panic("store: more than 64 folder kinds")
+	}
+	for _, o := range all {
+		if o.Name == k.Name {
+			panic("store: folder kind " + k.Name + " registered twice")
+		}
+	}
+	all = append(all, k)
+	folderKinds.Store(&all)
+}
+
+// LookupFolderKind gives what the driver name registered of its files in
+// a conversation's folder; false for a driver that registered none (a
+// store driver, whose events are elsewhere).
+func LookupFolderKind(name string) (FolderKind, bool) {
+	for _, k := range registeredKinds() {
+		if k.Name == name {
+			return k, true
+		}
+	}
+	return FolderKind{}, false
+}
+
+func registeredKinds() []FolderKind {
+	if p := folderKinds.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// KindOf says which driver keeps the conversation in dir: the driver an
+// empty store.<driver> names, else the registered folder kind whose sign
+// is there (FolderKind). Where the signs of several are, it is the kind
+// whose event files hold the others' signs (compact's tail is named as
+// the log's file). A folder that doesn't exist, or holds only what isn't
+// an event (its tools, a lease taken before the first event), is a
+// conversation not begun: "".
+func KindOf(dir string) (string, error) {
+	entries, err := readFolder(dir)
+	if entries == nil || err != nil {
+		return "", err
+	}
+	kinds := registeredKinds()
+	var found uint64
+	for _, e := range entries {
+		name := e.Name()
+		if d, ok := strings.CutPrefix(name, MarkerPrefix); ok && d != "" {
+			return d, nil
+		}
+		for i, k := range kinds {
+			if name != k.Sign {
+				continue
+			}
+			if !k.EmptySign {
+				if info, err := e.Info(); err != nil || info.Size() == 0 {
+					continue
+				}
+			}
+			found |= 1 << i
+		}
+	}
+	return pickKind(dir, kinds, found)
+}
+
+// pickKind is the kind of the folder dir among those whose signs were
+// found: the one whose event files hold every other's sign.
+func pickKind(dir string, kinds []FolderKind, found uint64) (string, error) {
+	if found == 0 {
+		return "", nil
+	}
+	for i, k := range kinds {
+		if found&(1<<i) == 0 {
+			continue
+		}
+		all := true
+		for j, o := range kinds {
+			if j != i && found&(1<<j) != 0 && !slices.Contains(k.Events, o.Sign) {
+				all = false
+				break
+			}
+		}
+		if all {
+			return k.Name, nil
+		}
+	}
+	var names []string
+	for i, k := range kinds {
+		if found&(1<<i) != 0 {
+			names = append(names, k.Name)
+		}
+	}
+	return "", fmt.Errorf("detect %s: the folder holds the events of %s at once", dir, strings.Join(names, " and "))
+}
 
 // MarkerPrefix starts the name of the empty file that says a driver keeps
 // a conversation: store.sqlite, store.gcs.

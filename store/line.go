@@ -14,7 +14,7 @@ import (
 const MaxLine = 64 << 20
 
 // MarshalLine encodes e as one line of JSON, ending in a newline: the form
-// of an event in events.jsonl and inside compact frames. A large text or
+// of an event in the log's file and inside compact's frames. A large text or
 // attachment is copied once, into the line of exactly its length
 // (jsonx.Holes), not into buffers grown by doubling.
 func MarshalLine(e Event) ([]byte, error) {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/lnk-dev/link/contract"
@@ -83,34 +82,6 @@ func (r *Router) Kind(thread string) (string, error) {
 	}
 	if kind == "" {
 		return r.kind, nil
-	}
-	return kind, nil
-}
-
-// KindOf says how the conversation in dir is kept: the driver an empty
-// store.<driver> names, compact where events.zst is, the log where
-// events.jsonl holds an event. A folder that doesn't exist, or holds only
-// what isn't an event (its tools, a lease taken before the first event),
-// is a conversation not begun: "".
-func KindOf(dir string) (string, error) {
-	entries, err := readFolder(dir)
-	if entries == nil || err != nil {
-		return "", err
-	}
-	kind := ""
-	for _, e := range entries {
-		name := e.Name()
-		if d, ok := strings.CutPrefix(name, MarkerPrefix); ok && d != "" {
-			return d, nil
-		}
-		switch {
-		case name == "events.zst":
-			kind = Compact
-		case name == "events.jsonl" && kind == "":
-			if info, err := e.Info(); err == nil && info.Size() > 0 {
-				kind = Log
-			}
-		}
 	}
 	return kind, nil
 }

@@ -39,6 +39,13 @@ const (
 	tailName = "events.jsonl"
 )
 
+// folderKind declares compact's files in a conversation's folder: a
+// folder with an events.zst is compact's, even an empty one a crash left,
+// and its tail, events.jsonl, is compact's too, not a log (store.KindOf).
+var folderKind = store.FolderKind{Name: store.Compact, Events: []string{zstName, tailName}, Sign: zstName, EmptySign: true}
+
+func init() { store.RegisterFolderKind(folderKind) }
+
 // When the tail is folded into a frame: once it holds FoldEvents events,
 // or FoldBytes bytes, the next append folds it first.
 const (

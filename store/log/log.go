@@ -32,6 +32,12 @@ const (
 	LeaseFile  = leasefile.File
 )
 
+// folderKind declares the log's file in a conversation's folder: a
+// folder whose events.jsonl holds an event is the log's (store.KindOf).
+var folderKind = store.FolderKind{Name: store.Log, Events: []string{EventsFile}, Sign: EventsFile}
+
+func init() { store.RegisterFolderKind(folderKind) }
+
 // Driver keeps the conversations of one agent under its conversations
 // folder.
 type Driver struct {
