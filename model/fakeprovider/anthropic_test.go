@@ -1,6 +1,8 @@
 package fakeprovider
 
 import (
+	"github.com/google/go-cmp/cmp"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,14 +75,21 @@ func TestAnthropicStream(t *testing.T) {
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("events:\n%s\nwant\n%s", got, want)
 	}
-	if thinking != scriptedCall.Thinking || sig != signature(scriptedCall.Thinking) || text != scriptedCall.Text || input != scriptedCall.ToolCalls[0].Input || textDeltas != 3 {
-		t.Errorf("reassembled thinking %q sig %q text %q (%d deltas) input %q", thinking, sig, text, textDeltas, input)
+	type reassembled struct {
+		Thinking, Signature, Text, Input string
+		TextDeltas                       int
+	}
+	wantR := reassembled{scriptedCall.Thinking, signature(scriptedCall.Thinking), scriptedCall.Text, scriptedCall.ToolCalls[0].Input, 3}
+	if diff := cmp.Diff(wantR, reassembled{thinking, sig, text, input, textDeltas}); diff != "" {
+		t.Errorf("reassembled (-want +got):\n%s", diff)
 	}
 	reqs := s.Requests()
-	if len(reqs) != 1 || reqs[0].API != "anthropic" || reqs[0].Model != "claude-opus-5-5" || !reqs[0].Stream ||
-		reqs[0].System != "You are Link." || reqs[0].LastUserText != "find café" || strings.Join(reqs[0].Tools, ",") != "memory__search" ||
-		reqs[0].MaxTokens != 1024 || reqs[0].Header.Get("X-Api-Key") != "k" || path(reqs[0].Decoded, "system", 0, "cache_control", "type") != "ephemeral" {
-		t.Errorf("recorded %+v", reqs)
+	if len(reqs) != 1 {
+		t.Fatalf("recorded %d requests, want 1", len(reqs))
+	}
+	checkBody(t, reqs[0], bodyFacts{API: "anthropic", Model: "claude-opus-5-5", Stream: true, System: "You are Link.", LastUserText: "find café", Tools: []string{"memory__search"}, MaxTokens: 1024})
+	if key, cache := reqs[0].Header.Get("X-Api-Key"), path(reqs[0].Decoded, "system", 0, "cache_control", "type"); key != "k" || cache != "ephemeral" {
+		t.Errorf("recorded X-Api-Key %q, the system's cache_control %v", key, cache)
 	}
 }
 

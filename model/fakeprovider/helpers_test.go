@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // sseEvent is one event of a server-sent event stream.
@@ -136,4 +138,29 @@ var scriptedCall = Turn{
 	ToolCalls: []ToolCall{{Name: "memory__search", Input: `{"query":"café","limit":5}`}},
 	Usage:     Usage{In: 120, Out: 45, CacheRead: 1000, CacheWrite: 200},
 	CostUSD:   0.00123,
+}
+
+// bodyFacts is what a recorded request's body told the server, the fields
+// of Request a test compares whole with cmp.Diff.
+type bodyFacts struct {
+	API          string
+	Model        string
+	Stream       bool
+	System       string
+	LastUserText string
+	Tools        []string
+	ToolChoice   string
+	MaxTokens    int
+}
+
+// checkBody compares what got's body told the server with want.
+func checkBody(t *testing.T, got Request, want bodyFacts) {
+	t.Helper()
+	if got.Err != nil {
+		t.Errorf("recorded %s %s: %v", got.Method, got.Path, got.Err)
+	}
+	facts := bodyFacts{API: got.API, Model: got.Model, Stream: got.Stream, System: got.System, LastUserText: got.LastUserText, Tools: got.Tools, ToolChoice: got.ToolChoice, MaxTokens: got.MaxTokens}
+	if diff := cmp.Diff(want, facts); diff != "" {
+		t.Errorf("recorded %s (-want +got):\n%s", got.Path, diff)
+	}
 }

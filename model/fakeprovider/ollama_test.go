@@ -78,10 +78,7 @@ func TestOllamaChatStream(t *testing.T) {
 			t.Errorf("line before the last is done: %v", l)
 		}
 	}
-	r := s.Requests()[0]
-	if r.API != "ollama" || !r.Stream || r.System != "You are Link." || r.LastUserText != "find café" || r.Tools[0] != "memory__search" {
-		t.Errorf("recorded %+v", r)
-	}
+	checkBody(t, s.Requests()[0], bodyFacts{API: "ollama", Model: "qwen3:8b", Stream: true, System: "You are Link.", LastUserText: "find café", Tools: []string{"memory__search"}})
 }
 
 func TestOllamaChatWholeAndErrors(t *testing.T) {

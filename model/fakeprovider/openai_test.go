@@ -1,6 +1,8 @@
 package fakeprovider
 
 import (
+	"github.com/google/go-cmp/cmp"
+
 	"context"
 
 	"errors"
@@ -56,8 +58,13 @@ func TestChatSDKStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := acc.Choices[0]
-	if m.Message.Content != "Plain answer, streamed." || deltas != 3 || m.FinishReason != "stop" || acc.Usage.PromptTokens != 8 || acc.Usage.CompletionTokens != 4 {
-		t.Errorf("accumulated %+v, %d deltas", acc.ChatCompletion, deltas)
+	type plain struct {
+		Content, FinishReason string
+		Deltas                int
+		In, Out               int64
+	}
+	if diff := cmp.Diff(plain{"Plain answer, streamed.", "stop", 3, 8, 4}, plain{m.Message.Content, string(m.FinishReason), deltas, acc.Usage.PromptTokens, acc.Usage.CompletionTokens}); diff != "" {
+		t.Errorf("accumulated (-want +got):\n%s", diff)
 	}
 
 	c = openAIClient(s, "/api/v1")
@@ -92,15 +99,25 @@ func TestChatSDKStream(t *testing.T) {
 	u := acc.Usage
 	// The accumulator keeps usage's known fields; cost is read off the chunk.
 	cost, err := strconv.ParseFloat(costRaw, 64)
-	if u.PromptTokens != 1320 || u.PromptTokensDetails.CachedTokens != 1000 || u.CompletionTokens != 45 || err != nil || cost != scriptedCall.CostUSD {
-		t.Errorf("usage %+v cost %v %v", u, cost, err)
+	if err != nil {
+		t.Errorf("cost %q: %v", costRaw, err)
+	}
+	type usage struct {
+		In, Cached, Out int64
+		Cost            float64
+	}
+	if diff := cmp.Diff(usage{1320, 1000, 45, scriptedCall.CostUSD}, usage{u.PromptTokens, u.PromptTokensDetails.CachedTokens, u.CompletionTokens, cost}); diff != "" {
+		t.Errorf("usage (-want +got):\n%s", diff)
 	}
 
 	reqs := s.Requests()
-	if len(reqs) != 2 || reqs[1].Path != "/api/v1/chat/completions" || reqs[0].API != "chat" || reqs[0].System != "You are Link." ||
-		reqs[0].LastUserText != "find café" || reqs[0].Tools[0] != "memory__search" || !reqs[0].Stream || reqs[0].Header.Get("Authorization") != "Bearer test-key" {
-		t.Errorf("recorded %+v", reqs)
+	if len(reqs) != 2 {
+		t.Fatalf("recorded %d requests, want 2", len(reqs))
 	}
+	if reqs[1].Path != "/api/v1/chat/completions" || reqs[0].Header.Get("Authorization") != "Bearer test-key" {
+		t.Errorf("second request to %s, first with Authorization %q", reqs[1].Path, reqs[0].Header.Get("Authorization"))
+	}
+	checkBody(t, reqs[0], bodyFacts{API: "chat", Model: "openai/gpt-6-luna", Stream: true, System: "You are Link.", LastUserText: "find café", Tools: []string{"memory__search"}})
 }
 
 func TestChatRawAndErrors(t *testing.T) {
@@ -236,10 +253,7 @@ func TestResponsesSDKStream(t *testing.T) {
 	if u.InputTokens != 1320 || u.InputTokensDetails.CachedTokens != 1000 || u.OutputTokens != 45 || u.JSON.ExtraFields["cost"].Raw() != "0.00123" {
 		t.Errorf("usage %+v", u)
 	}
-	r := s.Requests()[0]
-	if r.API != "responses" || r.System != "You are Link." || r.LastUserText != "find café" || r.Tools[0] != "memory__search" || !r.Stream {
-		t.Errorf("recorded %+v", r)
-	}
+	checkBody(t, s.Requests()[0], bodyFacts{API: "responses", Model: "gpt-6-luna", Stream: true, System: "You are Link.", LastUserText: "find café", Tools: []string{"memory__search"}})
 }
 
 func TestResponsesJSONAndItems(t *testing.T) {
