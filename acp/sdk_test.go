@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	sdk "github.com/coder/acp-go-sdk"
 )
 
@@ -60,8 +62,12 @@ func TestGoSDKClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	caps := init.AgentCapabilities
-	if !caps.LoadSession || caps.SessionCapabilities.Resume == nil || !caps.PromptCapabilities.Image || !caps.PromptCapabilities.Audio || !caps.PromptCapabilities.EmbeddedContext {
-		t.Errorf("capabilities as the SDK read them: %+v", caps)
+	type capabilities struct {
+		LoadSession, Resume, Image, Audio, EmbeddedContext bool
+	}
+	gotCaps := capabilities{caps.LoadSession, caps.SessionCapabilities.Resume != nil, caps.PromptCapabilities.Image, caps.PromptCapabilities.Audio, caps.PromptCapabilities.EmbeddedContext}
+	if diff := cmp.Diff(capabilities{true, true, true, true, true}, gotCaps); diff != "" {
+		t.Errorf("capabilities as the SDK read them (-want +got):\n%s", diff)
 	}
 	if _, err := conn.ResumeSession(ctx, sdk.ResumeSessionRequest{SessionId: "telegram:42", Cwd: "/"}); err != nil {
 		t.Fatal(err)

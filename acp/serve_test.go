@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/coder/websocket"
 	"github.com/lnk-dev/link/contract"
 )
@@ -79,9 +81,13 @@ func TestClientPrompt(t *testing.T) {
 	mu.Unlock()
 
 	p := a.lastPrompt(t)
-	if p.Agent != "main" || p.Thread != "link:notes" || p.Link.From != "webhook:github" || p.Link.Model != "fast" ||
-		p.Link.Tools == nil || len(*p.Link.Tools) != 1 || p.Tools == nil || len(*p.Tools) != 2 {
-		t.Errorf("prompt %+v", p)
+	type prompt struct {
+		Agent, Thread, From, Model string
+		LinkTools, Tools           *[]string
+	}
+	wantPrompt := prompt{"main", "link:notes", "webhook:github", "fast", &[]string{"memory__search"}, &[]string{"memory__search", "web__fetch"}}
+	if diff := cmp.Diff(wantPrompt, prompt{p.Agent, p.Thread, p.Link.From, p.Link.Model, p.Link.Tools, p.Tools}); diff != "" {
+		t.Errorf("prompt (-want +got):\n%s", diff)
 	}
 	if len(p.Blocks) != 3 || p.Blocks[1].Data != "T2dnUw==" || p.Blocks[2].Resource.Blob != "JVBERi0=" {
 		t.Errorf("blocks %+v", p.Blocks)

@@ -3,8 +3,11 @@ package harness_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
@@ -96,15 +99,14 @@ func TestAttachments(t *testing.T) {
 	if _, _, err := r.Say("telegram:11", "look", json.RawMessage(`{"link":{"model":"anthropic/claude-test"}}`), img, voice, doc, note); err != nil {
 		t.Fatal(err)
 	}
-	parts := r.Requests("telegram:11")[0].Messages[0].Parts
-	kinds := []model.Kind{}
-	for _, p := range parts {
-		kinds = append(kinds, p.Kind)
+	want := []model.Part{
+		model.Text(senderHeader), model.Text("look"), model.Image("image/png", img.Data),
+		model.Text("[An audio file (audio/ogg, 6 bytes) was sent here. This model doesn't take audio files, so it wasn't passed on.]"),
+		{Kind: model.KindDocument, MimeType: "application/pdf", Data: doc.Resource.Blob, Name: "file:///a.pdf"},
+		{Kind: model.KindDocument, MimeType: "text/plain", Text: "the note", Name: "file:///n.txt"},
 	}
-	if len(parts) != 6 || parts[0].Kind != model.KindText || !strings.HasPrefix(parts[0].Text, "[") || parts[1].Kind != model.KindText || parts[1].Text != "look" ||
-		parts[2].Kind != model.KindImage || parts[2].Data != img.Data || parts[3].Kind != model.KindText || !strings.Contains(parts[3].Text, "audio file (audio/ogg") ||
-		parts[4].Kind != model.KindDocument || parts[4].Data != doc.Resource.Blob || parts[5].Kind != model.KindDocument || parts[5].Text != "the note" {
-		t.Fatalf("parts %v: %+v", kinds, parts)
+	if diff := cmp.Diff(want, headerAt(t, r.Requests("telegram:11")[0].Messages[0].Parts, 0)); diff != "" {
+		t.Fatalf("parts (-want +got):\n%s", diff)
 	}
 	msg := r.Events("telegram:11")[1]
 	if len(msg.Parts) != 4 || msg.Parts[0].Type != "image" || msg.Parts[2].Name != "file:///a.pdf" {
@@ -114,9 +116,12 @@ func TestAttachments(t *testing.T) {
 	if _, _, err := r.Say("telegram:12", "look", nil, img, doc); err != nil {
 		t.Fatal(err)
 	}
-	parts = r.Requests("telegram:12")[0].Messages[0].Parts
-	if len(parts) != 4 || parts[1].Text != "look" || parts[2].Kind != model.KindText || !strings.Contains(parts[2].Text, "image (image/png") || parts[3].Kind != model.KindText || !strings.Contains(parts[3].Text, "document") {
-		t.Fatalf("parts %+v", parts)
+	want = []model.Part{model.Text(senderHeader), model.Text("look"),
+		model.Text("[An image (image/png, 9 bytes) was sent here. This model doesn't take images, so it wasn't passed on.]"),
+		model.Text(`[A document (application/pdf, 6 bytes) named "file:///a.pdf" was sent here. This model doesn't take documents, so it wasn't passed on.]`),
+	}
+	if diff := cmp.Diff(want, headerAt(t, r.Requests("telegram:12")[0].Messages[0].Parts, 0)); diff != "" {
+		t.Fatalf("parts (-want +got):\n%s", diff)
 	}
 }
 
@@ -154,4 +159,20 @@ func TestModelFails(t *testing.T) {
 	if ev := r.Events("telegram:14"); harness.Waiting(ev) {
 		t.Fatal("the message is left waiting")
 	}
+}
+
+// senderHeader stands for the header before a message's text, which
+// names its time: headerAt puts it in place of one.
+const senderHeader = "[the sender's header]"
+
+// headerAt copies parts with the one at i, a sender's header
+// ("[time, connection, sender]"), made senderHeader, for cmp.Diff.
+func headerAt(t *testing.T, parts []model.Part, i int) []model.Part {
+	t.Helper()
+	if i >= len(parts) || parts[i].Kind != model.KindText || !strings.HasPrefix(parts[i].Text, "[") || !strings.HasSuffix(parts[i].Text, "]") {
+		t.Fatalf("part %d of %+v is no sender's header", i, parts)
+	}
+	out := slices.Clone(parts)
+	out[i].Text = senderHeader
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
@@ -85,8 +87,12 @@ func TestSteer(t *testing.T) {
 	// The message joined while the model answered, unseen by it, so it is
 	// read after that answer: after its call's result.
 	msgs := reqs[1].Messages
-	if len(msgs) != 3 || msgs[2].Parts[0].Kind != model.KindToolResult || len(msgs[2].Parts) != 3 || !strings.HasPrefix(msgs[2].Parts[1].Text, "[") || msgs[2].Parts[2].Text != "and my wallet" {
-		t.Fatalf("messages %+v", msgs)
+	if len(msgs) != 3 {
+		t.Fatalf("%d messages, want 3: %+v", len(msgs), msgs)
+	}
+	want := []model.Part{{Kind: model.KindToolResult, ID: "call_1_0", Text: "memory__search found {} in telegram:5"}, model.Text(senderHeader), model.Text("and my wallet")}
+	if diff := cmp.Diff(want, headerAt(t, msgs[2].Parts, 1)); diff != "" {
+		t.Fatalf("the last message (-want +got):\n%s", diff)
 	}
 	if ev[2].Seen != 1 || !harness.Waiting(ev[:len(ev)-1]) || harness.Waiting(ev) {
 		t.Fatalf("answers don't say what they saw: %+v", ev)
