@@ -14,6 +14,7 @@ type stateGate struct {
 	mu      sync.Mutex
 	turns   int
 	held    bool          // a state method holds it, or waits for the turns
+	left    time.Time     // when a turn last left
 	changed chan struct{} // closed, and made anew, at each change
 }
 
@@ -56,6 +57,7 @@ func (g *stateGate) enter(ctx context.Context) error {
 func (g *stateGate) leave() {
 	g.mu.Lock()
 	g.turns--
+	g.left = time.Now()
 	g.wake()
 	g.mu.Unlock()
 }
@@ -70,8 +72,10 @@ func (e errTurnsRun) Error() string {
 
 // hold takes the gate for a state method: it waits for another's to end
 // and for the running turns to end, up to wait, holding new turns off
-// meanwhile; then it is refused. release lets the gate go.
-func (g *stateGate) hold(ctx context.Context, wait time.Duration) (release func(), err error) {
+// meanwhile; then it is refused. Once they have, it waits until settle
+// has passed since the last turn left, new turns still held off, so a
+// harness's writes after its answer are done. release lets the gate go.
+func (g *stateGate) hold(ctx context.Context, wait, settle time.Duration) (release func(), err error) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	mine := false
@@ -82,13 +86,25 @@ func (g *stateGate) hold(ctx context.Context, wait time.Duration) (release func(
 			g.wake()
 		}
 		if mine && g.turns == 0 {
+			left := g.left
 			g.mu.Unlock()
-			return func() {
+			release := func() {
 				g.mu.Lock()
 				g.held = false
 				g.wake()
 				g.mu.Unlock()
-			}, nil
+			}
+			if d := settle - time.Since(left); !left.IsZero() && d > 0 {
+				t := time.NewTimer(d)
+				defer t.Stop()
+				select {
+				case <-t.C:
+				case <-ctx.Done():
+					release()
+					return nil, ctx.Err()
+				}
+			}
+			return release, nil
 		}
 		ch := g.watch()
 		g.mu.Unlock()

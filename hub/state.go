@@ -86,7 +86,7 @@ func native(h *harness) bool { return h.caps.threads && h.caps.state }
 // gives, when the harness has it). A harness with neither gives none.
 func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (contract.StateDocument, error) {
 	doc := contract.StateDocument{Version: contract.StateVersion, Conversations: []contract.StateConversation{}}
-	release, err := hb.gate.hold(ctx, hb.cfg.StateWait)
+	release, err := hb.gate.hold(ctx, hb.cfg.StateWait, hb.cfg.StateSettle)
 	if err != nil {
 		return doc, err
 	}
@@ -164,7 +164,7 @@ func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (c
 // take one up (resume or load). A harness with neither takes none.
 func (hb *Hub) ImportState(ctx context.Context, doc contract.StateDocument) (contract.StateImportResult, error) {
 	res := contract.StateImportResult{Conversations: []contract.ImportedConversation{}}
-	release, err := hb.gate.hold(ctx, hb.cfg.StateWait)
+	release, err := hb.gate.hold(ctx, hb.cfg.StateWait, hb.cfg.StateSettle)
 	if err != nil {
 		return res, err
 	}

@@ -283,6 +283,10 @@ func (m *Main) Run(ctx context.Context) error {
 		Route:       route,
 		Logger:      logger,
 		CallTimeout: m.CallTimeout,
+		// A harness may write its own files a little after it answers
+		// (Claude Code drains its transcript's queue every 100 ms): agent
+		// state waits a second after the last turn for them.
+		StateSettle: time.Second,
 	})
 	if err != nil {
 		return err
