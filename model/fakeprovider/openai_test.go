@@ -1,16 +1,13 @@
 package fakeprovider
 
 import (
-	"github.com/google/go-cmp/cmp"
-
 	"context"
-
 	"errors"
-	"github.com/anthropics/anthropic-sdk-go/v2"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/google/go-cmp/cmp"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
