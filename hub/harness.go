@@ -34,6 +34,7 @@ type harness struct {
 	commands map[string]json.RawMessage // the latest availableCommands by session
 	listed   map[string]chan struct{}   // closed when a session's commands come
 	replays  map[string]*replay         // history being replayed for an export, by session
+	settling map[string]time.Time       // sessions just loaded: their last update's time (settle)
 }
 
 // capabilities are what the harness said it does, as the hub reads them.
@@ -52,7 +53,7 @@ type capabilities struct {
 }
 
 func newHarness(hb *Hub) *harness {
-	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}}
+	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}, settling: map[string]time.Time{}}
 }
 
 // ok says whether it agreed on ACP and has not ended; call it once agreed
@@ -287,6 +288,9 @@ func (h *harness) update(params json.RawMessage) {
 			close(ch)
 			delete(h.listed, p.SessionID)
 		}
+	}
+	if _, ok := h.settling[p.SessionID]; ok {
+		h.settling[p.SessionID] = time.Now()
 	}
 	t := h.turns[p.SessionID]
 	r := h.replays[p.SessionID]

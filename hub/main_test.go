@@ -15,12 +15,13 @@ func TestMain(m *testing.M) {
 
 // The scripted agent's environment, as the tests name it.
 const (
-	envState    = stdioagent.EnvState
-	envFail     = stdioagent.EnvFail
-	envCaps     = stdioagent.EnvCaps
-	envNoTerm   = stdioagent.EnvNoTerm
-	envLate     = stdioagent.EnvLate
-	envNoLists  = stdioagent.EnvNoLists
-	envNoResume = stdioagent.EnvNoResume
-	envLateList = stdioagent.EnvLateList
+	envState      = stdioagent.EnvState
+	envFail       = stdioagent.EnvFail
+	envCaps       = stdioagent.EnvCaps
+	envNoTerm     = stdioagent.EnvNoTerm
+	envLate       = stdioagent.EnvLate
+	envNoLists    = stdioagent.EnvNoLists
+	envNoResume   = stdioagent.EnvNoResume
+	envLateList   = stdioagent.EnvLateList
+	envLateReplay = stdioagent.EnvLateReplay
 )

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 )
 
 // session is thread's session in this run of the harness, made or taken
@@ -44,6 +45,9 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 				}
 				hb.cfg.Logger.Warn("harness could not take up a session", "thread", thread, "method", m.method, "err", err)
 				continue
+			}
+			if m.method == "session/load" {
+				h.settle(ctx, kept)
 			}
 			h.opened(kept)
 			return kept, false, nil
@@ -98,4 +102,39 @@ func (h *harness) sessionParams(session string) map[string]any {
 		p["sessionId"] = session
 	}
 	return p
+}
+
+// loadQuiet is how long a session just loaded stays quiet before its
+// turn goes on: its replay is taken as over.
+const loadQuiet = 200 * time.Millisecond
+
+// settle waits, after session/load answered, until the session has sent
+// no update for loadQuiet (or ctx ends): history a harness replays after
+// its answer (Gemini CLI 0.61.0 streams it without waiting) then reaches
+// no turn, as the replay before the answer doesn't. It costs a thread's
+// first turn after a load loadQuiet more.
+func (h *harness) settle(ctx context.Context, session string) {
+	h.mu.Lock()
+	h.settling[session] = time.Now()
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.settling, session)
+		h.mu.Unlock()
+	}()
+	for {
+		h.mu.Lock()
+		wait := loadQuiet - time.Since(h.settling[session])
+		h.mu.Unlock()
+		if wait <= 0 {
+			return
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+	}
 }

@@ -9,6 +9,19 @@ import (
 	"time"
 )
 
+// TestLateReplayDropped: history a harness replays after it answered
+// session/load (Gemini CLI does), while the thread's turn already runs,
+// never reaches the bridge either.
+func TestLateReplayDropped(t *testing.T) {
+	r := newRig(t, []string{envCaps + "=load", envLateReplay + "=1"}, nil)
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	r.restart()
+	if got := r.message(ctx, "telegram:1", "slow", nil).must(t); got != "slow done" {
+		t.Errorf("after a restart the turn's answer is %q, want slow done alone", got)
+	}
+}
+
 // TestThreadGoesOn: after the hub restarts, a thread goes on in its
 // session: resumed when the harness can, else loaded, and what the
 // harness replays while it takes the session up never reaches the bridge.

@@ -22,10 +22,12 @@ type realAgent struct {
 	name    string
 	command func(bin, fake string) []string
 	env     func(fake string) map[string]string
-	// resumes says the agent takes its session up after a restart.
-	// Gemini CLI 0.61.0 answers session/load "No previous sessions found
-	// for this project": it keeps no chat of an ACP session it can load
-	// in another process, so the hub starts the thread anew and says so.
+	// resumes says the agent takes its session up after a restart by
+	// session/resume. Gemini CLI 0.61.0 has session/load alone, and both
+	// of its ways were seen here: it loads the session (and replays its
+	// history after answering, which the hub keeps from the bridge), or
+	// it answers "No previous sessions found for this project" and the
+	// hub starts the thread anew and says so.
 	resumes bool
 }
 
@@ -61,8 +63,9 @@ var realAgents = []realAgent{
 // TestRealAgents: each real agent, through lnk-acp and the fake provider,
 // answers a prompt through the endpoint, and after lnk-acp restarts goes
 // on in the same session (the model is sent the first message again:
-// Claude and Codex by session/resume); one that can't take its session up
-// (Gemini's session/load) goes on in a new one, the bridge told.
+// Claude and Codex by session/resume, Gemini by session/load when it
+// finds the session), or else in a new one, the bridge told; no history
+// replayed reaches the bridge.
 func TestRealAgents(t *testing.T) {
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
@@ -89,12 +92,17 @@ func TestRealAgents(t *testing.T) {
 			}
 			reqs := fake.Requests()
 			last := reqs[len(reqs)-1]
+			taken := strings.Contains(string(last.Body), "pelican")
+			reset := strings.HasPrefix(got, "[The agent could not take up this conversation's session")
 			switch {
-			case a.resumes && !strings.Contains(string(last.Body), "pelican"):
+			case strings.Contains(got, "pelican"):
+				t.Errorf("after the restart the answer %q holds the thread's first message: replayed history reached the bridge", got)
+			case a.resumes && !taken:
 				t.Errorf("after the restart the model was not sent the thread's first message: the session was not taken up (%d requests)", len(reqs))
-			case !a.resumes && !strings.HasPrefix(got, "[The agent could not take up this conversation's session"):
-				t.Errorf("after the restart the answer %q does not tell the session was reset", got)
+			case !taken && !reset:
+				t.Errorf("after the restart the session was neither taken up nor told reset: %q", got)
 			}
+			t.Logf("after the restart: session taken up %v, reset told %v", taken, reset)
 		})
 	}
 }

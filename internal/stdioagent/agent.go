@@ -46,6 +46,9 @@ const (
 	EnvNoLists  = "HUB_AGENT_NOLISTS"  // send no available_commands_update
 	EnvNoResume = "HUB_AGENT_NORESUME" // refuse session/resume
 	EnvLateList = "HUB_AGENT_LATELIST" // list a new session's commands only after session/new answered
+	// EnvLateReplay has session/load answer first and replay its history
+	// after, as Gemini CLI 0.61.0 does (its streamHistory not awaited).
+	EnvLateReplay = "HUB_AGENT_LATEREPLAY"
 )
 
 // runWrapper runs the agent as its child, as npx runs a package's
@@ -290,6 +293,16 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	a.keepMCP(string(p.SessionId), p.McpServers)
+	if os.Getenv(EnvLateReplay) != "" {
+		go func() {
+			// After the answer is written: the SDK writes it once this
+			// returns, and the pause lets it go first.
+			time.Sleep(20 * time.Millisecond)
+			a.replay(context.Background(), string(p.SessionId), h)
+		}()
+		a.commands(ctx, string(p.SessionId))
+		return sdk.LoadSessionResponse{}, nil
+	}
 	a.replay(ctx, string(p.SessionId), h)
 	a.commands(ctx, string(p.SessionId))
 	return sdk.LoadSessionResponse{}, nil
