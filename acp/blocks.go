@@ -17,20 +17,28 @@ const MaxBlocks = 1024
 // uri. A prompt with no block, or a block that isn't one of these, is
 // refused with a *contract.RuleError naming the rule.
 func DecodeBlocks(raw json.RawMessage) ([]Block, error) {
+	return decodeBlocks(raw, false)
+}
+
+// decodeBlocks is DecodeBlocks; with inPlace the blocks' large strings
+// are read where they lie in raw (decodeBlock), so a prompt of many
+// megabytes is held once, as it was read, and raw is not to be used or
+// changed after.
+func decodeBlocks(raw json.RawMessage, inPlace bool) ([]Block, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" || !json.Valid(raw) {
 		return nil, refuse("a prompt is a list of content blocks")
 	}
 	// Each block is read from its slice of raw: its strings are the one
-	// copy of the prompt made here.
+	// copy of the prompt made here, or none, in place.
 	var blocks []Block
 	isList, err := eachElement(raw, func(item []byte) error {
 		i := len(blocks)
 		if i == MaxBlocks {
 			return refuse("a prompt is at most %d content blocks", MaxBlocks)
 		}
-		var b Block
-		if err := json.Unmarshal(item, &b); err != nil {
+		b, err := decodeBlock(item, inPlace)
+		if err != nil {
 			return refuse("block %d: a content block is an object with a type and its fields as strings", i)
 		}
 		if err := checkBlock(b); err != nil {

@@ -6,11 +6,13 @@ import (
 )
 
 // Budget bounds the bytes of prompts one agent has in flight at once,
-// over all its connections: a prompt's bytes count from its read until
-// its turn is answered. A prompt past the bound is refused with an
-// internal error saying so, before anything reaches the agent, so a
-// flood of large prompts costs the memory of the bound, not of the
-// flood. A nil Budget bounds nothing.
+// over all its connections: a message's bytes count as each part of it is
+// read (over a WebSocket; a framer that can't says its length once read),
+// a prompt's until its turn is answered, any other message's until it is
+// handled. A message that goes past the bound is read past, none of it
+// kept, and refused with an internal error saying so, before anything
+// reaches the agent, so a flood of large prompts costs the memory of the
+// bound, not of the flood. A nil Budget bounds nothing.
 type Budget struct {
 	max int64
 
@@ -36,6 +38,28 @@ func (b *Budget) Take(n int64) error {
 	}
 	b.used += n
 	return nil
+}
+
+// tryTake counts n bytes in flight if that stays within the bound.
+func (b *Budget) tryTake(n int64) bool {
+	if b == nil {
+		return true
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.used+n > b.max {
+		return false
+	}
+	b.used += n
+	return true
+}
+
+// pastError is the error a message of size bytes gets when reading it
+// went past the bound.
+func (b *Budget) pastError(size int64) *Error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return Errorf(CodeInternalError, "the agent has %s of prompts in flight and this message is %s, past its bound of %s: nothing of it was kept; send it again once they are answered", mib(b.used), mib(size), mib(b.max))
 }
 
 // Give lets n bytes taken go.

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,16 @@ type Request struct {
 
 	conn    *Conn
 	replied atomic.Bool
+	charged int64 // bytes of the connection's budget charged while it was read
+}
+
+// takeCharge is what reading r charged to the connection's budget, now
+// the caller's to give back; the read loop gives back what no one took
+// once r's handler returns.
+func (r *Request) takeCharge() int64 {
+	n := r.charged
+	r.charged = 0
+	return n
 }
 
 // IsNotification says whether r expects no answer.
@@ -69,8 +80,9 @@ type Conn struct {
 
 	wsem chan struct{} // one write at a time
 
-	log *slog.Logger  // nil logs nothing
-	ids *atomic.Int64 // the ids of its requests, maybe shared
+	log    *slog.Logger  // nil logs nothing
+	ids    *atomic.Int64 // the ids of its requests, maybe shared
+	budget *Budget       // charged as each message is read (nil: none)
 
 	mu      sync.Mutex
 	pending map[string]chan *Message
@@ -141,8 +153,18 @@ func (c *Conn) Run(ctx context.Context) error {
 
 func (c *Conn) read(ctx context.Context) error {
 	for {
-		b, err := c.f.ReadMessage(c.life)
+		var charged int64
+		b, err := c.readMessage(&charged)
+		var past *pastBound
+		if errors.As(err, &past) {
+			c.budget.Give(charged)
+			if err := c.refusePast(ctx, past); err != nil {
+				return err
+			}
+			continue
+		}
 		if err != nil {
+			c.budget.Give(charged)
 			if errors.Is(err, io.EOF) || c.closing.Load() {
 				return nil
 			}
@@ -153,6 +175,7 @@ func (c *Conn) read(ctx context.Context) error {
 		}
 		m, err := DecodeMessage(b)
 		if err != nil {
+			c.budget.Give(charged)
 			c.logBad(ctx, "peer sent a bad message: "+err.Error(), b)
 			// Nothing to answer but the error itself, under the message's
 			// id when it has a readable one, else null.
@@ -162,13 +185,52 @@ func (c *Conn) read(ctx context.Context) error {
 			continue
 		}
 		if m.IsResponse() {
+			c.budget.Give(charged)
 			if !c.deliver(m) {
 				c.logBad(ctx, "peer answered no request of ours", b)
 			}
 			continue
 		}
-		c.handler(ctx, &Request{ID: m.ID, Method: m.Method, Params: m.Params, conn: c})
+		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, conn: c, charged: charged}
+		c.handler(ctx, r)
+		c.budget.Give(r.takeCharge())
 	}
+}
+
+// readMessage reads the next message, charging its bytes to c's budget
+// as they are read when the framer can (a WebSocket's), adding them to
+// *charged.
+func (c *Conn) readMessage(charged *int64) ([]byte, error) {
+	ws, ok := c.f.(*WebSocket)
+	if c.budget == nil || !ok {
+		return c.f.ReadMessage(c.life)
+	}
+	return ws.readCharged(c.life, func(n int64) error {
+		if !c.budget.tryTake(n) {
+			return errPastBound
+		}
+		*charged += n
+		return nil
+	})
+}
+
+// errPastBound is a charge the budget refused.
+var errPastBound = errors.New("past the bound of bytes in flight")
+
+// refusePast answers a message read past because it went past the
+// budget: an error under its id, read from its start; with no id found
+// there, under null, and the connection ends, since no call of the
+// peer's can be answered.
+func (c *Conn) refusePast(ctx context.Context, past *pastBound) error {
+	id := prefixID(past.start)
+	err := c.send(ctx, &Message{ID: id, Error: c.budget.pastError(past.size)})
+	if err != nil {
+		return err
+	}
+	if id == nil {
+		return fmt.Errorf("a message of %d bytes went past the bound of bytes in flight and its id wasn't in its first %d", past.size, len(past.start))
+	}
+	return nil
 }
 
 // deliver hands a response to the call awaiting it, and says whether one
@@ -295,6 +357,41 @@ func (c *Conn) Close() error {
 	err := c.f.Close()
 	c.stop()
 	return err
+}
+
+// prefixID is the id of a message of which b is the start, when b holds
+// the whole of its "id" member, a string or integer; else nil.
+func prefixID(b []byte) json.RawMessage {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil
+	}
+	for i = skipSpace(b, i+1); i < len(b) && b[i] == '"'; {
+		kend := stringEnd(b, i)
+		if kend >= len(b) {
+			return nil
+		}
+		key, err := unquote(b[i:kend])
+		if i = skipSpace(b, kend); err != nil || i >= len(b) || b[i] != ':' {
+			return nil
+		}
+		i = skipSpace(b, i+1)
+		vend := valueEnd(b, i)
+		if vend >= len(b) {
+			return nil // the value may go on past b
+		}
+		if key == "id" {
+			if v := b[i:vend]; len(v) > 0 && string(v) != "null" && validID(v) {
+				return bytes.Clone(v)
+			}
+			return nil
+		}
+		if i = skipSpace(b, vend); i >= len(b) || b[i] != ',' {
+			return nil
+		}
+		i = skipSpace(b, i+1)
+	}
+	return nil
 }
 
 // probeID is the id of a message that isn't a valid one, when it is an

@@ -10,8 +10,10 @@ import (
 // connection cleanly. WriteMessage may be called from one goroutine at a
 // time (Conn serialises its writes); ReadMessage likewise.
 type Framer interface {
-	// ReadMessage returns the next message's bytes. Cancelling ctx may
-	// end the connection, not only the read.
+	// ReadMessage returns the next message's bytes, the caller's from
+	// then on: the framer neither keeps nor reuses them (a prompt's
+	// decoded strings are read where they lie in them). Cancelling ctx
+	// may end the connection, not only the read.
 	ReadMessage(ctx context.Context) ([]byte, error)
 	// WriteMessage sends one message.
 	WriteMessage(ctx context.Context, msg []byte) error

@@ -18,6 +18,12 @@ var errNotObject = errors.New("not a JSON object")
 // unescaped, and its value as a slice of b. b must be valid JSON; one
 // that isn't an object is errNotObject.
 func eachMember(b []byte, fn func(key string, value []byte) error) error {
+	return eachMemberAt(b, func(key string, start, end int) error { return fn(key, b[start:end]) })
+}
+
+// eachMemberAt is eachMember giving each value as where it starts and
+// ends in b.
+func eachMemberAt(b []byte, fn func(key string, start, end int) error) error {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return errNotObject
@@ -34,7 +40,7 @@ func eachMember(b []byte, fn func(key string, value []byte) error) error {
 		}
 		i = skipSpace(b, skipSpace(b, kend)+1) // past ':'
 		vend := valueEnd(b, i)
-		if err := fn(key, b[i:vend]); err != nil {
+		if err := fn(key, i, vend); err != nil {
 			return err
 		}
 		i = skipSpace(b, vend)

@@ -37,6 +37,7 @@ func Serve(ctx context.Context, f Framer, agentName string, tools *[]string, a A
 func ServeBounded(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent, budget *Budget) error {
 	s := &server{agent: agentName, tools: tools, a: a, budget: budget, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}}
 	s.conn = NewConn(f, s.handle)
+	s.conn.budget = budget
 	s.ctx = ctx
 	err := s.conn.Run(ctx)
 	s.wg.Wait()
@@ -151,10 +152,15 @@ func (s *server) open(params json.RawMessage) (string, error) {
 // prompt checks a session/prompt and runs its turn in a goroutine of its
 // own, so the connection keeps reading (session/cancel).
 func (s *server) prompt(ctx context.Context, r *Request) {
-	size := int64(len(r.Params))
-	if err := s.budget.Take(size); err != nil {
-		r.Fail(ctx, err)
-		return
+	// Its bytes were charged as they were read; a framer that couldn't
+	// has them charged now.
+	size := r.takeCharge()
+	if size == 0 {
+		size = int64(len(r.Params))
+		if err := s.budget.Take(size); err != nil {
+			r.Fail(ctx, err)
+			return
+		}
 	}
 	p, err := s.checkPrompt(r.Params)
 	// The prompt's blocks hold its words now: the message read can go
@@ -177,9 +183,12 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel(nil)
-		defer s.budget.Give(size)
 		st := &stream{conn: s.conn, thread: p.Thread}
 		ans, err := s.a.Prompt(tctx, p, st)
+		// The turn is over: its prompt's bytes are no longer in flight
+		// (counted free before the answer goes, so a caller that has it
+		// can send again at once).
+		s.budget.Give(size)
 		s.mu.Lock()
 		delete(s.running[p.Thread], t)
 		cancelled := t.cancelled
@@ -240,7 +249,7 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
-	blocks, err := DecodeBlocks(pp.Prompt)
+	blocks, err := decodeBlocks(pp.Prompt, true)
 	if err != nil {
 		return Prompt{}, err
 	}

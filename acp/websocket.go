@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"reflect"
 	"runtime"
 	"sync"
 
@@ -16,7 +17,8 @@ import (
 // WebSocket frames messages as a WebSocket's text frames, one JSON-RPC
 // message to a frame. Binary frames are read past.
 type WebSocket struct {
-	c *websocket.Conn
+	c     *websocket.Conn
+	limit int64 // the read limit
 
 	// watched is the context whose end closes the connection, watched
 	// once for every call made with it (a Conn's life): coder/websocket
@@ -34,7 +36,7 @@ func NewWebSocket(c *websocket.Conn, limit int64) *WebSocket {
 		limit = MaxMessage
 	}
 	c.SetReadLimit(limit)
-	return &WebSocket{c: c}
+	return &WebSocket{c: c, limit: limit}
 }
 
 // Conn is the WebSocket framed.
@@ -44,6 +46,14 @@ func (w *WebSocket) Conn() *websocket.Conn { return w.c }
 // closed with a normal closure (or going away), ErrTooLong past the read
 // limit. Cancelling ctx closes the connection (coder/websocket's rule).
 func (w *WebSocket) ReadMessage(ctx context.Context) ([]byte, error) {
+	return w.readCharged(ctx, nil)
+}
+
+// readCharged is ReadMessage with each part of the message charged as it
+// is read (nil charges nothing): once charge refuses, the rest of the
+// message is read past, held nowhere, and the error is a *pastBound
+// holding the message's start and length.
+func (w *WebSocket) readCharged(ctx context.Context, charge func(n int64) error) ([]byte, error) {
 	for {
 		typ, r, err := w.c.Reader(w.watch(ctx))
 		if err != nil {
@@ -55,13 +65,27 @@ func (w *WebSocket) ReadMessage(ctx context.Context) ([]byte, error) {
 			}
 			continue
 		}
-		b, err := readWhole(r)
+		b, err := readWhole(r, w.limit, charge)
+		var past *pastBound
+		if errors.As(err, &past) {
+			return nil, err
+		}
 		if err != nil {
 			return nil, readError(err)
 		}
 		return b, nil
 	}
 }
+
+// pastBound is a message read past, not kept, because its bytes went
+// past the bound of bytes in flight: its start (for its id) and length.
+type pastBound struct {
+	start []byte
+	size  int64
+	err   error // the charge's refusal
+}
+
+func (p *pastBound) Error() string { return p.err.Error() }
 
 // readError says why a read ended as ReadMessage does.
 func readError(err error) error {
@@ -78,11 +102,15 @@ func readError(err error) error {
 	return fmt.Errorf("read websocket message: %w", err)
 }
 
-// Reading a message whose length isn't known beforehand: into a first
-// buffer, enough for most; past it into chunks of readChunk bytes, then
-// into one slice of the message's length. A large message so costs twice
-// its size while it is read, never the copies a slice grown by doubling
-// leaves behind.
+// Reading a message: into a first buffer, enough for most. Past it, when
+// coder/websocket knows how much is left (frameLeft: the message's last
+// frame, uncompressed, as every ACP client sends one), into one slice of
+// exactly the message's length, charged whole first; else into chunks of
+// readChunk bytes, each charged as it is read, then into one slice of
+// the message's length.
+// A large message so costs its size while it is read (twice its size
+// when the length isn't known), never the copies a slice grown by
+// doubling leaves behind.
 const (
 	readFirst = 8 << 10
 	readChunk = 1 << 20
@@ -93,17 +121,30 @@ const (
 // in one costs only a slice of its own length, not readFirst bytes.
 var firstBuffers = sync.Pool{New: func() any { return new([readFirst]byte) }}
 
-// readWhole reads r to its end into one slice of exactly its length.
-func readWhole(r io.Reader) ([]byte, error) {
+// readWhole reads r to its end into one slice of exactly its length,
+// charging each part read (charge may be nil); a message past limit is
+// ErrTooLong.
+func readWhole(r io.Reader, limit int64, charge func(n int64) error) ([]byte, error) {
 	buf := firstBuffers.Get().(*[readFirst]byte)
 	defer firstBuffers.Put(buf)
 	first := buf[:]
 	n, err := io.ReadFull(r, first)
 	switch {
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		if err := chargeOf(charge, n); err != nil {
+			return nil, &pastBound{start: bytes.Clone(first[:n]), size: int64(n), err: err}
+		}
 		return bytes.Clone(first[:n]), nil
 	case err != nil:
 		return nil, err
+	}
+	if err := chargeOf(charge, n); err != nil {
+		return nil, readPast(r, first, 0, err)
+	}
+	// A frame longer than the limit is read in chunks, so coder/websocket
+	// refuses it as it does any message too long.
+	if left, ok := frameLeft(r); ok && int64(n)+left <= limit {
+		return readKnown(r, first, left, charge)
 	}
 	var chunks [][]byte
 	total, last := n, 0
@@ -112,6 +153,9 @@ func readWhole(r io.Reader) ([]byte, error) {
 		chunks = append(chunks, c)
 		last, err = io.ReadFull(r, c)
 		total += last
+		if err := chargeOf(charge, last); err != nil {
+			return nil, readPast(r, first, int64(total-n), err)
+		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			break
 		}
@@ -132,11 +176,77 @@ func readWhole(r io.Reader) ([]byte, error) {
 		// The chunks are garbage now, as large as the message, and the
 		// next GC is far off: collected at once, their pages hold the
 		// prompt's decoded blocks instead of the heap growing by as
-		// much again (BenchmarkPromptPeakRSS: 3.0 times a 31 MB
-		// prompt's size without, 2.05 with).
+		// much again.
 		runtime.GC()
 	}
 	return b, nil
+}
+
+// readKnown reads the left bytes of a message after first into one slice
+// of the message's length, charged whole before a byte of it is read: of
+// several large messages read at once, those the bound holds are read
+// and the others refused, not each read in part until all are refused.
+func readKnown(r io.Reader, first []byte, left int64, charge func(n int64) error) ([]byte, error) {
+	if charge != nil {
+		if err := charge(left); err != nil {
+			return nil, readPast(r, first, 0, err)
+		}
+	}
+	b := make([]byte, len(first), int64(len(first))+left)
+	copy(b, first)
+	for int64(len(b)) < int64(cap(b)) {
+		n, err := io.ReadFull(r, b[len(b):min(cap(b), len(b)+readChunk)])
+		b = b[:len(b)+n]
+		if err != nil {
+			return nil, err
+		}
+	}
+	// The frame said its length; a peer can't have sent more.
+	var one [1]byte
+	if n, _ := r.Read(one[:]); n > 0 {
+		return nil, errors.New("websocket message longer than its frame said")
+	}
+	return b, nil
+}
+
+// readPast reads the rest of a message refused by its charge, keeping
+// none of it, and says how long it was; read is how much of it was
+// already read after first.
+func readPast(r io.Reader, first []byte, read int64, refused error) error {
+	rest, err := io.Copy(io.Discard, r)
+	if err != nil {
+		return err
+	}
+	return &pastBound{start: bytes.Clone(first), size: int64(len(first)) + read + rest, err: refused}
+}
+
+// frameLeft is how many bytes of its message coder/websocket's message
+// reader r has left, when it knows: the frame being read is the
+// message's last and isn't compressed. coder/websocket doesn't say it;
+// its reader's fields do (fin, flate, payloadLength, read by reflection,
+// never written), and TestReadKnowsFrameLength fails if a new version of
+// it stops holding them, so a message would be read in chunks again.
+func frameLeft(r io.Reader) (int64, bool) {
+	v := reflect.ValueOf(r)
+	if v.Kind() != reflect.Pointer || v.IsNil() || v.Elem().Kind() != reflect.Struct {
+		return 0, false
+	}
+	v = v.Elem()
+	fin, flate, left := v.FieldByName("fin"), v.FieldByName("flate"), v.FieldByName("payloadLength")
+	if fin.Kind() != reflect.Bool || flate.Kind() != reflect.Bool || left.Kind() != reflect.Int64 {
+		return 0, false
+	}
+	if !fin.Bool() || flate.Bool() || left.Int() < 0 {
+		return 0, false
+	}
+	return left.Int(), true
+}
+
+func chargeOf(charge func(int64) error, n int) error {
+	if charge == nil || n == 0 {
+		return nil
+	}
+	return charge(int64(n))
 }
 
 // WriteMessage sends msg as one text frame. Cancelling ctx closes the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/lnk-dev/link/internal/jsonx"
 )
@@ -18,7 +19,30 @@ const MaxLine = 64 << 20
 // attachment is copied once, into the line of exactly its length
 // (jsonx.Holes), not into buffers grown by doubling.
 func MarshalLine(e Event) ([]byte, error) {
-	var h jsonx.Holes
+	b, h, err := heldLine(e)
+	if err != nil {
+		return nil, err
+	}
+	return h.Fill(b, "\n"), nil
+}
+
+// LineBody is MarshalLine's line as a reader, for a driver that writes it
+// out without holding it whole: its length, and open, a reader of it from
+// its start (again at each call) that quotes each large text as it is
+// read (jsonx.Holes.Body), so an event of many megabytes costs no copy of
+// its text.
+func LineBody(e Event) (size int64, open func() io.Reader, err error) {
+	b, h, err := heldLine(e)
+	if err != nil {
+		return 0, nil, err
+	}
+	size, open = h.Body(append(b, '\n'))
+	return size, open, nil
+}
+
+// heldLine is e marshaled with its large strings held aside by h.
+func heldLine(e Event) ([]byte, *jsonx.Holes, error) {
+	h := new(jsonx.Holes)
 	e.Text = h.Hold(e.Text)
 	if len(e.Parts) > 0 {
 		parts := make([]Part, len(e.Parts))
@@ -30,9 +54,9 @@ func MarshalLine(e Event) ([]byte, error) {
 	}
 	b, err := json.Marshal(e)
 	if err != nil {
-		return nil, fmt.Errorf("encode event %d: %w", e.Seq, err)
+		return nil, nil, fmt.Errorf("encode event %d: %w", e.Seq, err)
 	}
-	return h.Fill(b, "\n"), nil
+	return b, h, nil
 }
 
 // ParseLine decodes one line (its newline optional) as an event. A line

@@ -67,6 +67,27 @@ func (d *Driver) Folder(thread string) (string, error) {
 	return filepath.Join(d.chats, name), nil
 }
 
+// writeAt writes the size bytes of line at off in f: at once when small,
+// else a buffer at a time, so a line of many megabytes is never held
+// whole (store.LineBody).
+func writeAt(f *os.File, off, size int64, line io.Reader) error {
+	buf := make([]byte, min(size, writeBuffer))
+	for size > 0 {
+		n, err := io.ReadFull(line, buf[:min(size, int64(len(buf)))])
+		if err != nil {
+			return fmt.Errorf("event's line: %w", err)
+		}
+		if _, err := f.WriteAt(buf[:n], off); err != nil {
+			return err
+		}
+		off, size = off+int64(n), size-int64(n)
+	}
+	return nil
+}
+
+// writeBuffer is how much of a large line writeAt writes at a time.
+const writeBuffer = 1 << 20
+
 // Append writes e as the thread's event e.Seq if that is the next number,
 // and returns once it's on the disk.
 func (d *Driver) Append(ctx context.Context, thread string, e store.Event) error {
@@ -86,12 +107,12 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 		w.StartTime = w.StartTime.UTC()
 		e.Window = &w
 	}
-	line, err := store.MarshalLine(e)
+	size, line, err := store.LineBody(e)
 	if err != nil {
 		return err
 	}
-	if len(line) > store.MaxLine {
-		return fmt.Errorf("event of %d bytes is over %d", len(line), store.MaxLine)
+	if size > store.MaxLine {
+		return fmt.Errorf("event of %d bytes is over %d", size, store.MaxLine)
 	}
 	dir, err := d.Folder(thread)
 	if err != nil {
@@ -123,7 +144,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 	if e.Seq != last+1 {
 		return fmt.Errorf("%w: the next is %d", store.ErrSeqTaken, last+1)
 	}
-	if _, err := f.WriteAt(line, end); err != nil {
+	if err := writeAt(f, end, size, line()); err != nil {
 		// Leave no part of it for a reader; the next writer would cut it
 		// off anyway.
 		_ = f.Truncate(end)
