@@ -15,7 +15,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -219,22 +218,13 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 // fillBody is the middleware that sends a request whose large strings h
 // holds: the SDK's body, placeholders and all, is read (it is small) and
 // the request sent with a body that quotes each string as it is read
-// (jsonx.Holes.Body), so none is copied; a request sent again reads it
+// (jsonx.Holes.SetBody), so none is copied; a request sent again reads it
 // again from its start.
 func fillBody(h *jsonx.Holes) option.Middleware {
 	return func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if r.Body == nil {
-			return next(r)
-		}
-		small, err := io.ReadAll(r.Body)
-		r.Body.Close()
-		if err != nil {
+		if err := h.SetBody(r); err != nil {
 			return nil, err
 		}
-		size, open := h.Body(small)
-		r.ContentLength = size
-		r.Body = io.NopCloser(open())
-		r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(open()), nil }
 		return next(r)
 	}
 }

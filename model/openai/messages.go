@@ -10,22 +10,24 @@ import (
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 
+	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
 )
 
 // params makes a Chat Completions request of req: the system sections as
 // one system message, the conversation as the API's messages, the tools
-// as functions, usage asked for at the stream's end.
-func (p *Provider) params(req model.Request) sdk.ChatCompletionNewParams {
+// as functions, usage asked for at the stream's end. Its large strings
+// are held by h (nil holds none), to be put in place as the body is sent.
+func (p *Provider) params(req model.Request, h *jsonx.Holes) sdk.ChatCompletionNewParams {
 	out := sdk.ChatCompletionNewParams{
 		Model:         shared.ChatModel(p.apiModel(req.Model)),
 		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
 	}
 	marks := p.cacheMarks(req.Model)
-	if sys := system(req.System, marks); sys != nil {
+	if sys := system(req.System, marks, h); sys != nil {
 		out.Messages = append(out.Messages, *sys)
 	}
-	out.Messages = append(out.Messages, messages(req.Messages, marks)...)
+	out.Messages = append(out.Messages, messages(req.Messages, marks, h)...)
 	for _, t := range req.Tools {
 		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: t.InputSchema()}
 		if t.Description != "" {
@@ -74,7 +76,7 @@ var ephemeral = map[string]any{"cache_control": map[string]any{"type": "ephemera
 // system is the prompt's sections as one system message, nil if all are
 // empty: their texts joined by blank lines, or, where breakpoints are
 // taken, a text part each with one after the last section that allows it.
-func system(sections []model.Section, marks bool) *sdk.ChatCompletionMessageParamUnion {
+func system(sections []model.Section, marks bool, h *jsonx.Holes) *sdk.ChatCompletionMessageParamUnion {
 	var parts []sdk.ChatCompletionContentPartTextParam
 	last := -1
 	for _, s := range sections {
@@ -90,6 +92,9 @@ func system(sections []model.Section, marks bool) *sdk.ChatCompletionMessagePara
 		return nil
 	}
 	if marks && last >= 0 {
+		for i := range parts {
+			parts[i].Text = h.Hold(parts[i].Text)
+		}
 		parts[last].SetExtraFields(ephemeral)
 		m := sdk.SystemMessage(parts)
 		return &m
@@ -98,7 +103,7 @@ func system(sections []model.Section, marks bool) *sdk.ChatCompletionMessagePara
 	for i, pt := range parts {
 		texts[i] = pt.Text
 	}
-	m := sdk.SystemMessage(strings.Join(texts, "\n\n"))
+	m := sdk.SystemMessage(h.Hold(strings.Join(texts, "\n\n")))
 	return &m
 }
 
@@ -107,7 +112,7 @@ func system(sections []model.Section, marks bool) *sdk.ChatCompletionMessagePara
 // is left out), each tool's answer a tool message of its own, right after
 // the calls, and the rest of a user message after them. With marks, the
 // last two user messages end with a cache breakpoint.
-func messages(msgs []model.Message, marks bool) []sdk.ChatCompletionMessageParamUnion {
+func messages(msgs []model.Message, marks bool, h *jsonx.Holes) []sdk.ChatCompletionMessageParamUnion {
 	var out []sdk.ChatCompletionMessageParamUnion
 	var lastAssistant *sdk.ChatCompletionAssistantMessageParam
 	var users []*sdk.ChatCompletionUserMessageParam
@@ -132,10 +137,10 @@ func messages(msgs []model.Message, marks bool) []sdk.ChatCompletionMessageParam
 				if pt.IsError {
 					text = "Error: " + text
 				}
-				out = append(out, sdk.ToolMessage(text, pt.ID))
+				out = append(out, sdk.ToolMessage(h.Hold(text), pt.ID))
 				continue
 			}
-			if c, ok := part(pt); ok {
+			if c, ok := part(pt, h); ok {
 				content = append(content, c)
 			}
 		}
@@ -147,6 +152,12 @@ func messages(msgs []model.Message, marks bool) []sdk.ChatCompletionMessageParam
 			Content: sdk.ChatCompletionUserMessageParamContentUnion{OfArrayOfContentParts: content},
 		}})
 		users = append(users, out[len(out)-1].OfUser)
+	}
+	for _, m := range out {
+		// Held once merged: a placeholder is the whole of its string.
+		if a := m.OfAssistant; a != nil && a.Content.OfString.Valid() {
+			a.Content.OfString = sdk.String(h.Hold(a.Content.OfString.Value))
+		}
 	}
 	for i, u := range users {
 		parts := u.Content.OfArrayOfContentParts
@@ -215,38 +226,38 @@ var audioFormats = map[string]string{
 // part is one part of a user message as a content part; ok is false for
 // one with nothing to send. A part the API can't take as data is told in
 // text (model.Unsent).
-func part(p model.Part) (c sdk.ChatCompletionContentPartUnionParam, ok bool) {
+func part(p model.Part, h *jsonx.Holes) (c sdk.ChatCompletionContentPartUnionParam, ok bool) {
 	mime := strings.ToLower(p.MimeType)
 	switch p.Kind {
 	case model.KindText:
-		return sdk.TextContentPart(p.Text), p.Text != ""
+		return sdk.TextContentPart(h.Hold(p.Text)), p.Text != ""
 	case model.KindImage:
 		if !strings.HasPrefix(mime, "image/") || p.Data == "" {
 			return sdk.TextContentPart(model.Unsent(p)), true
 		}
-		return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: "data:" + mime + ";base64," + p.Data}), true
+		return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: h.Hold("data:" + mime + ";base64," + p.Data)}), true
 	case model.KindAudio:
 		format, ok := audioFormats[mime]
 		if !ok || p.Data == "" {
 			return sdk.TextContentPart(model.Unsent(p)), true
 		}
-		return sdk.InputAudioContentPart(sdk.ChatCompletionContentPartInputAudioInputAudioParam{Data: p.Data, Format: format}), true
+		return sdk.InputAudioContentPart(sdk.ChatCompletionContentPartInputAudioInputAudioParam{Data: h.Hold(p.Data), Format: format}), true
 	case model.KindDocument:
-		return document(p), true
+		return document(p, h), true
 	case model.KindThinking, model.KindToolUse:
 		return c, false
 	}
-	return sdk.TextContentPart(p.Text), p.Text != ""
+	return sdk.TextContentPart(h.Hold(p.Text)), p.Text != ""
 }
 
 // document is a document part: a PDF as a file part of its bytes, a text
 // document as a text part holding it, any other told in text.
-func document(p model.Part) sdk.ChatCompletionContentPartUnionParam {
+func document(p model.Part, h *jsonx.Holes) sdk.ChatCompletionContentPartUnionParam {
 	mime := strings.ToLower(p.MimeType)
 	text, isText := p.Text, p.Data == "" && p.Text != ""
 	switch {
 	case p.Data != "" && mime == "application/pdf":
-		f := sdk.ChatCompletionContentPartFileFileParam{FileData: sdk.String("data:application/pdf;base64," + p.Data)}
+		f := sdk.ChatCompletionContentPartFileFileParam{FileData: sdk.String(h.Hold("data:application/pdf;base64," + p.Data))}
 		name := p.Name
 		if name == "" {
 			name = "document.pdf"
@@ -269,7 +280,7 @@ func document(p model.Part) sdk.ChatCompletionContentPartUnionParam {
 	if mime != "" {
 		head += " (" + mime + ")"
 	}
-	return sdk.TextContentPart(head + ":\n\n" + text)
+	return sdk.TextContentPart(h.Hold(head + ":\n\n" + text))
 }
 
 // Arguments is a call's arguments as sent: the input if it is a JSON

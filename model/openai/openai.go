@@ -29,6 +29,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -159,7 +160,20 @@ func (p *Provider) Name() string { return p.name }
 func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
 	start := p.now()
 	failed := &failure{}
-	stream := p.chat.NewStreaming(context.WithValue(ctx, failureKey{}, failed), p.params(req))
+	var h jsonx.Holes
+	params := p.params(req, &h)
+	var opts []option.RequestOption
+	if h.Held() > 0 {
+		// The large strings go in as the body is sent, not through the
+		// SDK's encoder, which copies them at each level.
+		opts = append(opts, option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+			if err := h.SetBody(r); err != nil {
+				return nil, err
+			}
+			return next(r)
+		}))
+	}
+	stream := p.chat.NewStreaming(context.WithValue(ctx, failureKey{}, failed), params, opts...)
 	defer stream.Close()
 	var acc sdk.ChatCompletionAccumulator
 	var thinking strings.Builder

@@ -1,8 +1,13 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -363,6 +368,87 @@ func BenchmarkStream(b *testing.B) {
 	for b.Loop() {
 		if _, err := p.Stream(b.Context(), req, modeltest.Ignore); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkLargePrompt is one call whose user message is a text of 8 MiB,
+// to a server that reads the body and drops it: the bytes the provider
+// allocates for it over the text's size (alloc/prompt), which the SDK's
+// encoder makes several times the text, and jsonx about none.
+func BenchmarkLargePrompt(b *testing.B) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"id":"c1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`+"\n\ndata: [DONE]\n\n")
+	}))
+	defer srv.Close()
+	p, err := New(model.Route{Provider: model.ProviderOpenAI, BaseURL: srv.URL + "/v1"}, Options{APIKey: "k"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const size = 8 << 20
+	text := strings.Repeat("a <long> \"prompt\" é\n", size/22)
+	req := modeltest.Ask("gpt-6-luna", "[header]")
+	req.Messages[0].Parts = append(req.Messages[0].Parts, model.Text(text))
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Stream(b.Context(), req, modeltest.Ignore); err != nil {
+			b.Fatal(err)
+		}
+	}
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(m1.TotalAlloc-m0.TotalAlloc)/float64(b.N)/float64(len(text)), "alloc/prompt")
+}
+
+// Large texts, an image, a tool's answer and two assistant messages in a
+// row (merged into one) are sent whole, quoted as they are read, not
+// copied by the SDK's encoder; a request sent again after a 429 sends
+// the same bytes, and no placeholder is ever sent.
+func TestLargeParts(t *testing.T) {
+	s := modeltest.NewServer(t)
+	s.Script(fakeprovider.Turn{Status: 429, ErrorBody: "slow down"}, fakeprovider.Turn{Text: "read"})
+	p, err := New(model.Route{Provider: model.ProviderOpenAI, BaseURL: s.URL() + "/v1"}, Options{APIKey: "k", Retries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("a <long> \"prompt\" é\n", 1<<15)
+	data := strings.Repeat("iVBO", 1<<15)
+	said := strings.Repeat("an answer ", 1<<13)
+	req := model.Request{Model: "gpt-6-luna", System: []model.Section{{Text: text}}, Messages: []model.Message{
+		modeltest.User(model.Text("[header]"), model.Text(text), model.Image("image/png", data)),
+		modeltest.Assistant(model.Text(said), model.ToolUse("call_1", "memory__search", `{}`)),
+		modeltest.Assistant(model.Text(said)),
+		modeltest.User(model.ToolResult("call_1", text, false), model.Text(text)),
+	}}
+	resp, err := p.Stream(t.Context(), req, modeltest.Ignore)
+	if err != nil || resp.Text != "read" {
+		t.Fatalf("answered %q, %v", resp.Text, err)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 2 || !bytes.Equal(reqs[0].Body, reqs[1].Body) {
+		t.Fatalf("%d requests; the second the first's bytes: %v", len(reqs), len(reqs) == 2 && bytes.Equal(reqs[0].Body, reqs[1].Body))
+	}
+	if bytes.Contains(reqs[1].Body, []byte("lnk-hole-")) {
+		t.Fatal("a placeholder was sent")
+	}
+	m := modeltest.At(reqs[1].Decoded, "messages")
+	for _, c := range []struct {
+		got  any
+		want string
+	}{
+		{modeltest.At(m, 0, "content"), text},
+		{modeltest.At(m, 1, "content", 0, "text"), "[header]"},
+		{modeltest.At(m, 1, "content", 1, "text"), text},
+		{modeltest.At(m, 1, "content", 2, "image_url", "url"), "data:image/png;base64," + data},
+		{modeltest.At(m, 2, "content"), said + "\n\n" + said},
+		{modeltest.At(m, 3, "content"), text},
+		{modeltest.At(m, 4, "content"), text},
+	} {
+		if c.got != c.want {
+			t.Fatalf("sent %.300v, want %.300s", c.got, c.want)
 		}
 	}
 }
