@@ -100,26 +100,7 @@ func (f *sessionFile) write() error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("write sessions: %w", err)
 	}
-	tmp, err := os.CreateTemp(dir, filepath.Base(f.path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write sessions: %w", err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(name, f.path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write sessions %s: %w", f.path, err)
-	}
-	if err := fsx.SyncDir(dir); err != nil {
+	if err := fsx.Replace(f.path, append(b, '\n'), true); err != nil {
 		return fmt.Errorf("write sessions %s: %w", f.path, err)
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/proctest"
 	"github.com/lnk-dev/link/internal/stdioagent"
 )
 
@@ -57,22 +58,20 @@ func BenchmarkIdleMemory(b *testing.B) {
 		}
 	}
 	time.Sleep(2 * time.Second) // idle
-	hub := rssKB(cmd.Process.Pid)
-	agent := rssKB(lastPgidOf(state))
+	hub := rssKB(b, cmd.Process.Pid)
+	agent := rssKB(b, lastPgidOf(state))
 	b.ReportMetric(float64(hub), "hub-rss-KB")
 	b.ReportMetric(float64(agent), "harness-rss-KB")
 }
 
-// rssKB is a process's resident memory.
-func rssKB(pid int) int {
-	b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, "VmRSS:"); ok {
-			n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
-			return n
-		}
+// rssKB is process pid's resident memory now (VmRSS), in KB; b fails
+// when it can't be read.
+func rssKB(b *testing.B, pid int) int64 {
+	rss, err := proctest.Status(pid, "VmRSS")
+	if err != nil {
+		b.Fatalf("resident memory of %d: %v", pid, err)
 	}
-	return 0
+	return rss >> 10
 }
 
 // lastPgidOf is the process group (the leader's pid) of the agent last

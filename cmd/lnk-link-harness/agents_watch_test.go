@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -61,48 +60,8 @@ func TestAgentsFileRestarts(t *testing.T) {
 	}
 	_, firstEnded := run()
 
-	var answered, lost atomic.Int64
-	var lostMu sync.Mutex
-	var lostWhy []string
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	for g := range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			thread := "telegram:" + strconv.Itoa(200+g)
-			for i := 0; ; i++ {
-				select {
-				case <-done:
-					return
-				default:
-				}
-				text := "message " + strconv.Itoa(g) + "." + strconv.Itoa(i)
-				got, sent, err := sendOnce(ctx, alpha, thread, text)
-				switch {
-				case !sent:
-					time.Sleep(2 * time.Millisecond) // nothing was sent: dial again, as a bridge does
-					i--
-				case err != nil || !strings.Contains(got, text):
-					lost.Add(1)
-					lostMu.Lock()
-					lostWhy = append(lostWhy, text+": "+got+" "+errString(err))
-					lostMu.Unlock()
-				default:
-					answered.Add(1)
-				}
-			}
-		}()
-	}
-	waitAnswered := func(n int64) {
-		for want := answered.Load() + n; answered.Load() < want; {
-			if ctx.Err() != nil {
-				t.Fatalf("%d answered, stuck", answered.Load())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-	}
-	waitAnswered(8)
+	load := startLoad(ctx, []*testAgent{alpha}, 4, 200)
+	load.waitAnswered(t, ctx, 8, "before beta joins")
 
 	writeAgents(t, path, alpha, beta) // beta joins
 	select {
@@ -122,12 +81,8 @@ func TestAgentsFileRestarts(t *testing.T) {
 	if listening.Load() != 0 {
 		t.Error("the next process was started while a port here still listened")
 	}
-	waitAnswered(8)
-	close(done)
-	wg.Wait()
-	if lost.Load() != 0 {
-		t.Fatalf("%d messages lost: %q", lost.Load(), lostWhy)
-	}
+	load.waitAnswered(t, ctx, 8, "after beta joined")
+	load.stop(t)
 	got, err := sayAs(ctx, second.URL(), beta.key, "beta", "telegram:1", "hello beta")
 	if err != nil || !strings.Contains(got, "hello beta") {
 		t.Fatalf("the agent that joined answered %q, %v", got, err)

@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,7 +18,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
-	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/cmd/internal/proctest"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
@@ -27,39 +26,6 @@ import (
 // BenchmarkServePeakRSS to measure in place of the checkout's, so two
 // builds are measured by the same benchmark.
 const envBenchHarness = "LNK_BENCH_HARNESS"
-
-// vmHWM is the peak resident memory of process pid (VmHWM), in bytes.
-func vmHWM(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
-}
-
-// promptOnce sends one prompt of text in thread as a bridge does.
-func promptOnce(ctx context.Context, url, thread, text string) error {
-	conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: []byte(testKey), Agent: "main"})
-	if err != nil {
-		return err
-	}
-	c := acp.NewClient(ctx, conn, nil)
-	defer c.Close()
-	if _, err := c.Initialize(ctx); err != nil {
-		return err
-	}
-	if err := c.Resume(ctx, thread); err != nil {
-		return err
-	}
-	_, err = c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
-	return err
-}
 
 // servePeak starts the real program (serve, Anthropic's API on the fake
 // provider), sends it a small prompt, then n prompts of size bytes at
@@ -103,10 +69,10 @@ func servePeak(b *testing.B, bin string, n, size int) (grew int64, answered, ref
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := promptOnce(ctx, url, "link:warm", "hello"); err != nil {
+	if err := proctest.Prompt(ctx, url, []byte(testKey), "main", "link:warm", "hello"); err != nil {
 		b.Fatal(err)
 	}
-	before, err := vmHWM(cmd.Process.Pid)
+	before, err := proctest.Status(cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +83,7 @@ func servePeak(b *testing.B, bin string, n, size int) (grew int64, answered, ref
 	)
 	for i := range n {
 		wg.Go(func() {
-			err := promptOnce(ctx, url, fmt.Sprintf("link:big-%d", i), text)
+			err := proctest.Prompt(ctx, url, []byte(testKey), "main", fmt.Sprintf("link:big-%d", i), text)
 			var e *acp.Error
 			mu.Lock()
 			defer mu.Unlock()
@@ -132,7 +98,7 @@ func servePeak(b *testing.B, bin string, n, size int) (grew int64, answered, ref
 		})
 	}
 	wg.Wait()
-	after, err := vmHWM(cmd.Process.Pid)
+	after, err := proctest.Status(cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,12 +10,12 @@ import (
 	"os"
 	"os/exec"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/cmd/internal/proctest"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
@@ -78,39 +78,6 @@ func TestMemoryChild(t *testing.T) {
 	io.Copy(io.Discard, os.Stdin) // until the benchmark is done with it
 }
 
-// status reads a field of /proc/<pid>/status, in bytes.
-func status(pid int, field string) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10, err
-		}
-	}
-	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-// sendPrompt sends one prompt of text to url as a bridge does.
-func sendPrompt(ctx context.Context, url, thread, text string) error {
-	conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: testKey})
-	if err != nil {
-		return err
-	}
-	c := acp.NewClient(ctx, conn, nil)
-	defer c.Close()
-	if _, err := c.Initialize(ctx); err != nil {
-		return err
-	}
-	if err := c.Resume(ctx, thread); err != nil {
-		return err
-	}
-	_, err = c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil)
-	return err
-}
-
 // peakOverPrompt starts a child server of mode, sends it a small prompt,
 // then one of size bytes, and returns how much its peak resident memory
 // (VmHWM) grew over the prompt's size.
@@ -146,18 +113,18 @@ func peakOverPrompt(b *testing.B, mode string, size int) float64 {
 	go io.Copy(io.Discard, out)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := sendPrompt(ctx, url, "link:warm", "hello"); err != nil {
+	if err := proctest.Prompt(ctx, url, testKey, "", "link:warm", "hello"); err != nil {
 		b.Fatal(err)
 	}
-	before, err := status(cmd.Process.Pid, "VmHWM")
+	before, err := proctest.Status(cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		b.Fatal(err)
 	}
 	text := strings.Repeat("0123456789abcdef", size/16)
-	if err := sendPrompt(ctx, url, "link:big", text); err != nil {
+	if err := proctest.Prompt(ctx, url, testKey, "", "link:big", text); err != nil {
 		b.Fatal(err)
 	}
-	after, err := status(cmd.Process.Pid, "VmHWM")
+	after, err := proctest.Status(cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		b.Fatal(err)
 	}
