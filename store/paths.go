@@ -44,6 +44,11 @@ func (p Paths) Files() string { return filepath.Join(p.Root, "files") }
 // Notes is memory/notes.md, the notes its memory keeps.
 func (p Paths) Notes() string { return filepath.Join(p.Root, "memory", "notes.md") }
 
+// MemorySecret is memory/secret, the secret in the address the agent's
+// memory server answers at, kept across its starts (memory/server
+// KeepSecret); memory's calls never read it.
+func (p Paths) MemorySecret() string { return filepath.Join(p.Root, "memory", "secret") }
+
 // Skills is the folder of the agent's skills: a folder each, with its
 // SKILL.md (the Agent Skills format).
 func (p Paths) Skills() string { return filepath.Join(p.Root, "skills") }

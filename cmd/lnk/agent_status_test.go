@@ -46,7 +46,7 @@ func TestAgentStatus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	mem, err := startMemory(t.Context(), chatFlags{home: home, agent: "main"}, p, map[string]string{}, "127.0.0.1:0", logger)
+	mem, err := startMemory(t.Context(), chatFlags{home: home, agent: "main"}, p, map[string]string{}, "127.0.0.1:0", false, logger)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,7 +179,7 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 	// Link Memory beside it, unless the environment names one already.
 	var mem *memoryServer
 	if env["LNK_MEMORY"] == "" {
-		mem, err = startMemory(ctx, chatFlags{home: home, agent: p.Agent}, p, env, "127.0.0.1:0", logger)
+		mem, err = startMemory(ctx, chatFlags{home: home, agent: p.Agent}, p, env, "127.0.0.1:0", false, logger)
 		if err != nil {
 			closeLog()
 			return nil, fmt.Errorf("start memory of %s: %w", p.Agent, err)

@@ -22,19 +22,22 @@ import (
 func (m *Main) memoryServeCmd() *cobra.Command {
 	var cf chatFlags
 	var laddr string
+	var newSecret bool
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "run Link Memory for the agent: an MCP server of its notes, search, files and skills",
 		Long:  memoryServeLong,
 		Example: `  lnk memory serve
-  lnk memory serve --agent research --listen 127.0.0.1:18900`,
+  lnk memory serve --agent research --listen 127.0.0.1:18900
+  lnk memory serve --new-secret`,
 		Args: noWords,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return memoryServe(c.Context(), cf, laddr, m.Env, m.Stdout, m.Stderr)
+			return memoryServe(c.Context(), cf, laddr, newSecret, m.Env, m.Stdout, m.Stderr)
 		},
 	}
 	cf.register(c.Flags())
 	c.Flags().StringVar(&laddr, "listen", "127.0.0.1:0", "the loopback `address` to answer on; port 0 takes a free one")
+	c.Flags().BoolVar(&newSecret, "new-secret", false, "make a new secret for the address, so the one $LNK_MEMORY holds now is answered no more")
 	return c
 }
 
@@ -43,9 +46,13 @@ loopback: remember and forget (its notes, memory/notes.md), search (ranked, over
 every conversation's copy, its notes, files and skills), read, list and links.
 Link Harness reaches it at $LNK_MEMORY; lnk agent chat starts one itself.
 Once listening it prints its address, the value for $LNK_MEMORY, on a line of its
-own, and serves until interrupted. The address's path holds a secret, new at each
-start: memory answers a request at that address alone (404 elsewhere), so no other
-local user reaches it by its port. Give it to the agent's harness only.
+own, and serves until interrupted. The address's path holds a secret: memory
+answers a request at that address alone (404 elsewhere), so no other local user
+reaches it by its port. Give it to the agent's harness only. The secret is kept in
+the agent's memory/secret (0600), made on the first start, so with a fixed --listen
+port the address stays the same across restarts; --new-secret makes a new one (and
+the old address is answered no more). A secret file readable by other users, or
+holding no secret, is made anew, said on stderr.
 
 Search ranks by full text (BM25, SQLite FTS5); when $OLLAMA_HOST names a runtime
 on this machine with the embedding model $LNK_MEMORY_EMBED_MODEL (default
@@ -58,13 +65,13 @@ const envEmbedModel = "LNK_MEMORY_EMBED_MODEL"
 const defaultEmbedModel = "nomic-embed-text"
 
 // memoryServe serves Link Memory until ctx ends.
-func memoryServe(ctx context.Context, cf chatFlags, laddr string, env map[string]string, stdout, stderr io.Writer) error {
+func memoryServe(ctx context.Context, cf chatFlags, laddr string, newSecret bool, env map[string]string, stdout, stderr io.Writer) error {
 	p, err := cf.paths()
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ms, err := startMemory(ctx, cf, p, env, laddr, logger)
+	ms, err := startMemory(ctx, cf, p, env, laddr, newSecret, logger)
 	if err != nil {
 		return err
 	}
@@ -90,10 +97,15 @@ func (s *memoryServer) Close() error {
 
 // startMemory serves the memory of the agent at p on laddr: its index in
 // its memory folder, its conversations read through every driver lnk
-// has, embeddings from a local Ollama when env names one.
-func startMemory(ctx context.Context, cf chatFlags, p store.Paths, env map[string]string, laddr string, logger *slog.Logger) (*memoryServer, error) {
+// has, embeddings from a local Ollama when env names one; at the secret
+// the agent's memory/secret keeps (a new one with newSecret).
+func startMemory(ctx context.Context, cf chatFlags, p store.Paths, env map[string]string, laddr string, newSecret bool, logger *slog.Logger) (*memoryServer, error) {
 	if err := os.MkdirAll(filepath.Join(p.Root, "memory"), 0o700); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
+	}
+	secret, err := server.KeepSecret(ctx, p.MemorySecret(), newSecret, logger)
+	if err != nil {
+		return nil, err
 	}
 	r, closeAll, err := cf.routerWith(env, p, store.Log)
 	if err != nil {
@@ -112,7 +124,7 @@ func startMemory(ctx context.Context, cf chatFlags, p store.Paths, env map[strin
 		closeAll()
 		return nil, err
 	}
-	run, err := server.Start(ctx, server.Handler(m, server.Options{Logger: logger}), laddr)
+	run, err := server.Start(ctx, server.Handler(m, server.Options{Logger: logger}), laddr, secret)
 	if err != nil {
 		m.Close()
 		closeAll()

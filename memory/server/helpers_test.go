@@ -42,7 +42,7 @@ func serveHelper(home string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	r, err := server.Start(ctx, server.Handler(m, server.Options{}), "127.0.0.1:0")
+	r, err := server.Start(ctx, server.Handler(m, server.Options{}), "127.0.0.1:0", server.NewSecret())
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -79,7 +79,7 @@ func serve(tb testing.TB) (string, store.Paths) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := server.Start(context.Background(), server.Handler(m, server.Options{}), "127.0.0.1:0")
+	r, err := server.Start(context.Background(), server.Handler(m, server.Options{}), "127.0.0.1:0", server.NewSecret())
 	if err != nil {
 		tb.Fatal(err)
 	}

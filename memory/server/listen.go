@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -21,18 +19,18 @@ type Running struct {
 	done chan error
 }
 
-// secretBytes is how much chance a memory server's secret holds: 256
-// bits, as base64url 43 characters.
-const secretBytes = 32
-
 // Start serves h (Handler's) at addr on this machine's loopback
 // ("127.0.0.1:0" picks a free port) until Close. An address off the
 // loopback is refused: memory is the agent's alone, reached by its
 // harness on this machine. The loopback is every local user's, so h
-// answers at one path alone, /mcp/<secret>, the secret new at each Start
-// and known only by URL (what $LNK_MEMORY is set to); a request at any
-// other path is refused, 404, before anything of it is read (guard).
-func Start(ctx context.Context, h http.Handler, addr string) (*Running, error) {
+// answers at one path alone, /mcp/<secret> (NewSecret, or KeepSecret's
+// for an address that lasts across starts), known only by URL (what
+// $LNK_MEMORY is set to); a request at any other path is refused, 404,
+// before anything of it is read (guard).
+func Start(ctx context.Context, h http.Handler, addr string, secret Secret) (*Running, error) {
+	if secret.v == "" {
+		return nil, errors.New("memory: no secret to answer at (NewSecret or KeepSecret makes one)")
+	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, fmt.Errorf("memory address %q: %w", addr, err)
@@ -45,9 +43,7 @@ func Start(ctx context.Context, h http.Handler, addr string) (*Running, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: listen: %w", err)
 	}
-	secret := make([]byte, secretBytes)
-	rand.Read(secret) // never fails: crypto/rand panics rather than return an error
-	path := mcpPath + base64.RawURLEncoding.EncodeToString(secret)
+	path := mcpPath + secret.v
 	r := &Running{
 		srv:  &http.Server{Handler: guard(path, h), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10},
 		host: ln.Addr().String(),

@@ -37,7 +37,7 @@ func (l *lockedBuffer) String() string {
 // alone: a request anywhere else on its port (no secret, part of it,
 // another server's, the secret with more after it) is refused 404 with
 // the rule and no session, and one with it is answered. The secret is
-// new at each start and never in the log, at its most talkative.
+// each server's own (NewSecret) and never in the log, at its most talkative.
 func TestSecretAddress(t *testing.T) {
 	p, err := store.For(t.TempDir(), "main")
 	if err != nil {
@@ -51,7 +51,7 @@ func TestSecretAddress(t *testing.T) {
 	var log lockedBuffer
 	logger := slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	start := func() *server.Running {
-		r, err := server.Start(context.Background(), server.Handler(m, server.Options{Logger: logger}), "127.0.0.1:0")
+		r, err := server.Start(context.Background(), server.Handler(m, server.Options{Logger: logger}), "127.0.0.1:0", server.NewSecret())
 		if err != nil {
 			t.Fatal(err)
 		}

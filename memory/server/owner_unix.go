@@ -1,0 +1,16 @@
+//go:build unix
+
+package server
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+)
+
+// ownedByMe says whether fi (from Stat or Lstat) is this process's
+// user's.
+func ownedByMe(fi fs.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
