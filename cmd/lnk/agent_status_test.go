@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/lnk-dev/link/cmd/internal/agentlog"
 	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/harness"
@@ -79,9 +81,16 @@ func TestAgentStatus(t *testing.T) {
 	if st.Storage.New != store.Log || st.Storage.ByKind[store.Log] != 1 {
 		t.Errorf("storage %+v", st.Storage)
 	}
-	if len(st.Tools) != 2 || st.Tools[0].Name != "gone" || st.Tools[0].Answers || st.Tools[0].Error == "" ||
-		st.Tools[1].Name != "memory" || !st.Tools[1].Answers {
-		t.Errorf("tools %+v", st.Tools)
+	type tool struct {
+		Name           string
+		Answers, Error bool
+	}
+	var tools []tool
+	for _, tl := range st.Tools {
+		tools = append(tools, tool{tl.Name, tl.Answers, tl.Error != ""})
+	}
+	if diff := cmp.Diff([]tool{{"gone", false, true}, {"memory", true, false}}, tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	if k := st.KeyFile; k.Path != p.KeyFile() || !k.Exists || k.Mode != "0600" || k.Problem != "" {
 		t.Errorf("key file %+v", k)

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/model/modeltest"
@@ -52,9 +54,17 @@ func TestOpenAIStream(t *testing.T) {
 	if len(c.Text) < 2 || strings.Join(c.Text, "") != want || resp.Text != want {
 		t.Errorf("deltas %q, text %q", c.Text, resp.Text)
 	}
-	if resp.Provider != "openai" || resp.Model != "gpt-6-luna" || !strings.HasPrefix(resp.ID, "chatcmpl-") || resp.StopReason != model.StopEnd ||
-		resp.Latency != time.Second || resp.CostUSD != 0 || len(resp.Thinking) != 0 {
-		t.Errorf("response %+v", resp)
+	type facts struct {
+		Provider, Model string
+		IDPrefix        bool
+		StopReason      model.StopReason
+		Latency         time.Duration
+		CostUSD         float64
+		Thinking        int
+	}
+	got := facts{resp.Provider, resp.Model, strings.HasPrefix(resp.ID, "chatcmpl-"), resp.StopReason, resp.Latency, resp.CostUSD, len(resp.Thinking)}
+	if diff := cmp.Diff(facts{"openai", "gpt-6-luna", true, model.StopEnd, time.Second, 0, 0}, got); diff != "" {
+		t.Errorf("response (-want +got):\n%s", diff)
 	}
 	if resp.Usage != (model.Usage{In: 100, Out: 9, CacheRead: 2048}) {
 		t.Errorf("usage %+v", resp.Usage)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/lnk-dev/link/store"
@@ -140,8 +142,17 @@ func TestFrameEvents(t *testing.T) {
 	head := skippableFrame([]byte(`{"thread":"default"}`))
 	good := append(append(bytes.Clone(head), frame(lines(1, 3))...), frame(lines(4, 9))...)
 	fr, err := d.readFrames(good)
-	if err != nil || len(fr.lines) != 9 || fr.last() != 9 || fr.cut || fr.end != int64(len(good)) {
-		t.Fatalf("read: %d events, last %d, cut %v, end %d of %d, %v", len(fr.lines), fr.last(), fr.cut, fr.end, len(good), err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type read struct {
+		Events int
+		Last   int64
+		Cut    bool
+		End    int64
+	}
+	if diff := cmp.Diff(read{9, 9, false, int64(len(good))}, read{len(fr.lines), fr.last(), fr.cut, fr.end}); diff != "" {
+		t.Fatalf("read (-want +got):\n%s", diff)
 	}
 	if es, err := fr.events(0); err != nil || len(es) != 9 || es[8].Seq != 9 || es[8].Text != "hi" {
 		t.Fatalf("events: %d, %v", len(es), err)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/folder"
 )
@@ -224,8 +225,11 @@ func TestKeepForChat(t *testing.T) {
 		t.Fatalf("two-phase handed over %+v, %v", res, err)
 	}
 	k, ok, err := f.TakeAfter(ctx, "link:notes", sent)
-	if err != nil || !ok || k.Text != "for the chat" || !k.ForChat || k.Seq != 4 {
-		t.Fatalf("KeptAfter = %+v, %v, %v", k, ok, err)
+	if err != nil || !ok {
+		t.Fatalf("TakeAfter = %+v, %v, %v", k, ok, err)
+	}
+	if diff := cmp.Diff(Answer{Thread: "link:notes", Text: "for the chat", Seq: 4, ForChat: true}, k, cmpopts.IgnoreFields(Answer{}, "ID", "At", "EventTime")); diff != "" {
+		t.Fatalf("TakeAfter (-want +got):\n%s", diff)
 	}
 	if all, _ := f.Pending(ctx); len(all) != 0 {
 		t.Fatalf("left %+v", all)
