@@ -32,10 +32,13 @@ const envBenchHarness = "LNK_BENCH_HARNESS"
 // once, each in a conversation of its own, and returns how much its peak
 // resident memory grew, and how many prompts were answered and how many
 // refused as past the agent's bound of prompts in flight.
-func servePeak(b *testing.B, bin string, n, size int) (grew int64, answered, refused int) {
+//
+// With later, the peak is of one small message sent after them in the
+// first's conversation, which the turn reads back through the window.
+func servePeak(b *testing.B, bin string, n, size int, later bool) (grew int64, answered, refused int) {
 	fake := fakeprovider.New()
 	defer fake.Close()
-	for range n + 1 {
+	for range n + 2 {
 		fake.Script(fakeprovider.Turn{Text: "ok"})
 	}
 	home := b.TempDir()
@@ -98,6 +101,18 @@ func servePeak(b *testing.B, bin string, n, size int) (grew int64, answered, ref
 		})
 	}
 	wg.Wait()
+	if later {
+		// The peak from here: the small message's own.
+		if err := os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", cmd.Process.Pid), []byte("5"), 0); err != nil {
+			b.Fatalf("reset the peak: %v", err)
+		}
+		if before, err = proctest.Status(cmd.Process.Pid, "VmRSS"); err != nil {
+			b.Fatal(err)
+		}
+		if err := proctest.Prompt(ctx, url, []byte(testKey), "main", "link:big-0", "and one line more"); err != nil {
+			b.Fatal(err)
+		}
+	}
 	after, err := proctest.Status(cmd.Process.Pid, "VmHWM")
 	if err != nil {
 		b.Fatal(err)
@@ -110,7 +125,8 @@ func servePeak(b *testing.B, bin string, n, size int) (grew int64, answered, ref
 // with 1 and with 8 prompts of 31 MB sent at once, over the bytes of the
 // prompts sent (peakRSS/prompt) and over those answered
 // (peakRSS/answered): past the agent's bound of prompts in flight a
-// prompt is refused. Each figure is the median of b.N fresh processes.
+// prompt is refused; after31MB is a one-line message after one of 31 MB
+// in its conversation, its peak over the large one's size. Each figure is the median of b.N fresh processes.
 // $LNK_BENCH_HARNESS names another build to measure.
 func BenchmarkServePeakRSS(b *testing.B) {
 	bin := os.Getenv(envBenchHarness)
@@ -121,12 +137,20 @@ func BenchmarkServePeakRSS(b *testing.B) {
 		}
 	}
 	const size = 31 << 20
-	for _, n := range []int{1, 8} {
-		b.Run(fmt.Sprintf("%dx31MB", n), func(b *testing.B) {
+	for _, c := range []struct {
+		n     int
+		later bool
+	}{{1, false}, {8, false}, {1, true}} {
+		name := fmt.Sprintf("%dx31MB", c.n)
+		if c.later {
+			name = "after31MB"
+		}
+		b.Run(name, func(b *testing.B) {
+			n := c.n
 			var sent, done, grewMB []float64
 			var answered, refused int
 			for b.Loop() {
-				grew, a, r := servePeak(b, bin, n, size)
+				grew, a, r := servePeak(b, bin, n, size, c.later)
 				sent = append(sent, float64(grew)/float64(n*size))
 				done = append(done, float64(grew)/float64(max(a, 1)*size))
 				grewMB = append(grewMB, float64(grew)/(1<<20))

@@ -82,7 +82,30 @@ func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int6
 				return fmt.Errorf("%w: line ending at byte %d is over %d bytes", store.ErrCorrupt, le, store.MaxLine)
 			}
 			// Read the block before the window, twice as large each time
-			// one line needs more, and keep only what's left to read.
+			// one line needs more, and keep only what's left to read; a
+			// line already past longLine is read at once from its start,
+			// found first, so it is held in one slice of its length, not
+			// copied through windows grown by doubling.
+			if le-start >= longLine {
+				ls, err := lineStart(r, start, le)
+				if err != nil {
+					return err
+				}
+				if ls < start {
+					next := make([]byte, le-ls)
+					if _, err := r.ReadAt(next[:start-ls], ls); err != nil {
+						return err
+					}
+					copy(next[start-ls:], win[:le-start])
+					win, start = next, ls
+				}
+				more, err := fn(win[:le-1-start], start)
+				if err != nil || !more {
+					return err
+				}
+				le = start
+				continue
+			}
 			n := min(size, start)
 			size *= 2
 			next := make([]byte, n+le-start)
@@ -101,6 +124,33 @@ func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int6
 		le = ls
 	}
 	return nil
+}
+
+// longLine is the part of a line read backwards past which the rest of
+// it is read at once (backwardsFrom).
+var longLine int64 = 1 << 20
+
+// lineStart is where the line of r holding the byte before pos starts:
+// just past the newline before pos, or 0. It reads a block at a time,
+// backwards, holding none of the line; le is where the line ends, for
+// its bound.
+func lineStart(r io.ReaderAt, pos, le int64) (int64, error) {
+	buf := make([]byte, block)
+	for pos > 0 {
+		n := min(int64(len(buf)), pos)
+		b := buf[:n]
+		if _, err := r.ReadAt(b, pos-n); err != nil {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return pos - n + int64(i) + 1, nil
+		}
+		pos -= n
+		if le-pos > store.MaxLine+1 {
+			return 0, fmt.Errorf("%w: line ending at byte %d is over %d bytes", store.ErrCorrupt, le, store.MaxLine)
+		}
+	}
+	return 0, nil
 }
 
 // longLineSeq reads the number of the line of r ending at end (just past

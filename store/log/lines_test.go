@@ -27,7 +27,8 @@ func forward(data []byte) (lines [][]byte, offs []int64) {
 }
 
 // FuzzBackwards checks the backwards line reader against a forward split
-// of any bytes, with reads of any size: never a panic, the same lines.
+// of any bytes, with reads of any size, and long lines read at once past
+// a few bytes as well as past a MiB: never a panic, the same lines.
 func FuzzBackwards(f *testing.F) {
 	f.Add([]byte("a\nbb\nccc\n"), uint8(1))
 	f.Add([]byte("a\nbb\npartial"), uint8(2))
@@ -36,6 +37,17 @@ func FuzzBackwards(f *testing.F) {
 	f.Add([]byte(""), uint8(1))
 	f.Add([]byte("{\"seq\":1,\"kind\":\"message\"}\n{\"seq\":2,\"kind\":\"answer\"}\n"), uint8(7))
 	f.Fuzz(func(t *testing.T, data []byte, size uint8) {
+		for _, long := range []int64{1 << 20, 3} {
+			was := longLine
+			longLine = long
+			backwardsAsForwards(t, data, size)
+			longLine = was
+		}
+	})
+}
+
+func backwardsAsForwards(t *testing.T, data []byte, size uint8) {
+	{
 		r := bytes.NewReader(data)
 		end, err := completeEnd(r, int64(len(data)))
 		if err != nil {
@@ -73,7 +85,7 @@ func FuzzBackwards(f *testing.F) {
 		if n != min(2, len(wantLines)) {
 			t.Fatalf("stopped after 2, it gave %d lines", n)
 		}
-	})
+	}
 }
 
 // counting counts the bytes read through it.
