@@ -67,7 +67,9 @@ type Config struct {
 	MaxLine int
 
 	// Logger gets the harness's standard error (debug) and what it did
-	// wrong (warn); nil logs nothing.
+	// wrong (warn), Tools' addresses taken out of all of it (an agent may
+	// quote its MCP URL, which carries the tool's secret); nil logs
+	// nothing.
 	Logger *slog.Logger
 	// Now is the clock of the waits between starts; nil is time.Now.
 	Now func() time.Time

@@ -41,6 +41,7 @@ func New(cfg Config) (*Hub, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.Logger = scrubbed(cfg.Logger, cfg.Tools)
 	sf, err := openSessions(cfg.Sessions)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/redact"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -140,7 +141,7 @@ func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv serve
 		}
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) && !transportCode(rpc.Code) {
-			return nil, name + " answered with an error: " + scrub(rpc.Message, srv.addr)
+			return nil, name + " answered with an error: " + redact.Address(rpc.Message, srv.addr)
 		}
 		// The session failed under the call: whether it ran isn't known,
 		// and it isn't made again.
@@ -162,7 +163,7 @@ func transportCode(code int64) bool {
 // unavailable says a tool can't be reached now, and why, without its
 // address.
 func unavailable(srv server, err error) string {
-	return "The tool " + srv.name + " is unavailable: " + scrub(err.Error(), srv.addr) + ". Go on without it, or try it later."
+	return "The tool " + srv.name + " is unavailable: " + redact.Address(err.Error(), srv.addr) + ". Go on without it, or try it later."
 }
 
 // hasTool says whether offer has a tool named name.

@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
-	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/internal/redact"
 )
 
 // protocolVersion is the MCP version a session asks for: the newest the
@@ -110,7 +110,7 @@ func (t *Tools) startErr(ctx, sctx context.Context, srv server, op string, err e
 	if ctx.Err() == nil && sctx.Err() != nil {
 		return fmt.Errorf("%s %s: %w (%s)", op, srv.name, errStart, t.cfg.StartTimeout)
 	}
-	return fmt.Errorf("%s %s: %s", op, srv.name, scrub(err.Error(), srv.addr))
+	return fmt.Errorf("%s %s: %s", op, srv.name, redact.Address(err.Error(), srv.addr))
 }
 
 // close ends s's session: once its calls in flight are answered or
@@ -118,23 +118,4 @@ func (t *Tools) startErr(ctx, sctx context.Context, srv server, op string, err e
 // transport's own limit on the goodbye (a DELETE, 5 s).
 func (s *session) close() {
 	s.cs.Close()
-}
-
-// scrub takes an address, and the parts of it that may carry a secret,
-// out of text.
-func scrub(text, addr string) string {
-	if addr == "" {
-		return text
-	}
-	text = strings.ReplaceAll(text, addr, "<address>")
-	u, err := url.Parse(addr)
-	if err != nil {
-		return text
-	}
-	for _, part := range []string{u.String(), u.Host + u.Path, u.Path, u.RawQuery, u.User.String()} {
-		if len(part) > 1 {
-			text = strings.ReplaceAll(text, part, "<address>")
-		}
-	}
-	return text
 }

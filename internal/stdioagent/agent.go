@@ -49,6 +49,10 @@ const (
 	// EnvLateReplay has session/load answer first and replay its history
 	// after, as Gemini CLI 0.61.0 does (its streamHistory not awaited).
 	EnvLateReplay = "HUB_AGENT_LATEREPLAY"
+	// EnvQuoteMCP has session/resume refused with an error quoting the
+	// URL of each MCP server it was given, on standard error too, as an
+	// agent that couldn't reach them might.
+	EnvQuoteMCP = "HUB_AGENT_QUOTEMCP"
 )
 
 // runWrapper runs the agent as its child, as npx runs a package's
@@ -310,6 +314,17 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 
 func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	a.log("resume " + string(p.SessionId))
+	if os.Getenv(EnvQuoteMCP) != "" {
+		var quoted []string
+		for _, m := range p.McpServers {
+			if m.Http != nil {
+				quoted = append(quoted, m.Http.Name+" at "+m.Http.Url)
+			}
+		}
+		msg := "resume refused: MCP server " + strings.Join(quoted, ", ") + " did not answer"
+		fmt.Fprintln(os.Stderr, msg)
+		return sdk.ResumeSessionResponse{}, &sdk.RequestError{Code: -32603, Message: msg}
+	}
 	if os.Getenv(EnvNoResume) != "" {
 		return sdk.ResumeSessionResponse{}, sdk.NewInternalError(map[string]any{"error": "resume refused"})
 	}
