@@ -153,3 +153,50 @@ func TestRecoverUnknownKey(t *testing.T) {
 		t.Fatalf("after the refused ask, recover answered %s; want the kept answer", raw)
 	}
 }
+
+// TestRecoverDoneOneByOne: a done list holding ids that aren't an
+// answer's (a path, one unknown) beside a good one is taken id by id, on
+// a real server: the good one is let go (a two-phase ask after it no
+// longer gets it), the bad ones passed over, and no error is sent, so
+// none names a path of the machine.
+func TestRecoverDoneOneByOne(t *testing.T) {
+	home := t.TempDir()
+	p, err := store.For(home, contract.DefaultAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &delivery.Answers{Paths: p}
+	for _, text := range []string{"first", "second"} {
+		if _, err := f.Keep(t.Context(), "telegram:42", text, time.Now(), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ := startServed(t, func(c *Config) { c.Home = home })
+	c := dialThread(t, s, "")
+	ctx := t.Context()
+	ask := func(params string) contract.RecoverResult {
+		t.Helper()
+		raw, err := c.Conn().Call(ctx, contract.MethodRecover, json.RawMessage(params))
+		if err != nil {
+			t.Fatalf("recover %s: %v", params, err)
+		}
+		var res contract.RecoverResult
+		if err := json.Unmarshal(raw, &res); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	got := ask(`{"two_phase":true}`)
+	if len(got.Answers) != 2 {
+		t.Fatalf("two-phase recover gave %d answers, want 2", len(got.Answers))
+	}
+	done, _ := json.Marshal(map[string]any{"done": []string{"../../../etc/passwd", got.Answers[0].ID, "no-such-answer"}})
+	ask(string(done))
+	left, err := f.Pending(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) != 1 || left[0].ID != got.Answers[1].ID {
+		t.Fatalf("after done [a path, %s, an unknown id] the answers kept are %+v; want only %s", got.Answers[0].ID, left, got.Answers[1].ID)
+	}
+}
