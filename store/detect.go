@@ -105,16 +105,23 @@ func registeredKinds() []FolderKind {
 // an event (its tools, a lease taken before the first event), is a
 // conversation not begun: "".
 func KindOf(dir string) (string, error) {
+	kind, _, err := kindOfListed(dir)
+	return kind, err
+}
+
+// kindOfListed is KindOf, and the signs found holding an event (those
+// without EmptySign) that said it.
+func kindOfListed(dir string) (string, []string, error) {
 	entries, err := readFolder(dir)
 	if entries == nil || err != nil {
-		return "", err
+		return "", nil, err
 	}
 	kinds := registeredKinds()
-	var found uint64
+	var found, sized uint64
 	for _, e := range entries {
 		name := e.Name()
 		if d, ok := strings.CutPrefix(name, MarkerPrefix); ok && d != "" {
-			return d, nil
+			return d, nil, nil
 		}
 		for i, k := range kinds {
 			if name != k.Sign {
@@ -124,11 +131,22 @@ func KindOf(dir string) (string, error) {
 				if info, err := e.Info(); err != nil || info.Size() == 0 {
 					continue
 				}
+				sized |= 1 << i
 			}
 			found |= 1 << i
 		}
 	}
-	return pickKind(dir, kinds, found)
+	kind, err := pickKind(dir, kinds, found)
+	if kind == "" || err != nil {
+		return kind, nil, err
+	}
+	var signs []string
+	for i, k := range kinds {
+		if sized&(1<<i) != 0 {
+			signs = append(signs, k.Sign)
+		}
+	}
+	return kind, signs, nil
 }
 
 // pickKind is the kind of the folder dir among those whose signs were

@@ -101,7 +101,7 @@ func (p *Pinned) folderKind() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return KindOf(dir)
+	return routerKinds.kindOf(dir)
 }
 
 // hold pins the driver of kind while the lease is held; "" (not begun) or

@@ -24,9 +24,10 @@ type Opener func(chats string) (Conversations, error)
 
 // Router keeps the conversations of one agent, each the way its folder
 // says (KindOf), and begins a new one the way the spec's [storage]
-// conversations says. It holds nothing of a conversation between calls:
-// each call reads the folder again (one ReadDir), so a conversation
-// converted under it is read where it now is.
+// conversations says. It holds nothing of a conversation between calls
+// but the kind its folder said (kindMemo), trusted only while the folder
+// is unchanged (one lstat a call, and one of the log's events.jsonl), so
+// a conversation converted under it is read where it now is.
 type Router struct {
 	paths   Paths
 	kind    string
@@ -76,7 +77,7 @@ func (r *Router) Kind(thread string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	kind, err := KindOf(dir)
+	kind, err := routerKinds.kindOf(dir)
 	if err != nil {
 		return "", err
 	}
@@ -92,7 +93,7 @@ func (r *Router) driver(thread string) (Conversations, string, string, error) {
 	if err != nil {
 		return nil, "", "", err
 	}
-	kind, err := KindOf(dir)
+	kind, err := routerKinds.kindOf(dir)
 	if err != nil {
 		return nil, "", "", err
 	}
