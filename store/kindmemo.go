@@ -1,6 +1,8 @@
 package store
 
 import (
+	"errors"
+	"io/fs"
 	"path/filepath"
 	"sync"
 	"time"
@@ -54,6 +56,9 @@ func (km *kindMemo) kindOf(dir string) (string, error) {
 		return seen.kind, nil
 	}
 	st, stErr := stampDir(dir)
+	if errors.Is(stErr, fs.ErrNotExist) {
+		return "", nil // no folder: a conversation not begun, as KindOf says
+	}
 	kind, sized, err := kindOfListed(dir)
 	if err != nil || kind == "" || stErr != nil || !st.known || !st.settled(kindNow()) {
 		if ok {
