@@ -59,18 +59,7 @@ type Store struct {
 // ConfigDir is Claude Code's folder in env, as claude-agent-acp finds
 // it: $CLAUDE_CONFIG_DIR, else $HOME/.claude.
 func ConfigDir(env map[string]string) (string, error) {
-	if d := env["CLAUDE_CONFIG_DIR"]; d != "" {
-		return filepath.Abs(d)
-	}
-	home := env["HOME"]
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find Claude Code's folder: %w (set CLAUDE_CONFIG_DIR)", err)
-		}
-		home = h
-	}
-	return filepath.Join(home, ".claude"), nil
+	return hub.AgentDir(env, "CLAUDE_CONFIG_DIR", ".claude")
 }
 
 // folder is the folder of the sessions run in s.Cwd, and whether it may
@@ -98,30 +87,10 @@ func (s *Store) folder() (string, error) {
 	return dir, nil
 }
 
-// checkSession refuses a session id that isn't one Claude Code makes (a
-// UUID), so none names a path out of the folder.
-func checkSession(id string) error {
-	if len(id) != 36 {
-		return fmt.Errorf("claude code session %q: not a UUID", id)
-	}
-	for i, c := range id {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return fmt.Errorf("claude code session %q: not a UUID", id)
-			}
-		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
-		default:
-			return fmt.Errorf("claude code session %q: not a UUID", id)
-		}
-	}
-	return nil
-}
-
 // Export reads what was said in session from its file; ok is false when
 // Claude Code keeps no such file for s.Cwd (the hub then replays it).
 func (s *Store) Export(ctx context.Context, session string) ([]contract.StateEntry, bool, error) {
-	if checkSession(session) != nil {
+	if !hub.IsUUID(session) {
 		return nil, false, nil
 	}
 	dir, err := s.folder()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/hub"
 )
 
 // line is what an export reads of a line of a session file.
@@ -233,7 +234,7 @@ func Write(entries []contract.StateEntry, session, cwd string, now time.Time) ([
 		switch e.Role {
 		case contract.RoleUser:
 			l["type"] = "user"
-			l["message"] = map[string]any{"role": "user", "content": senderText(e)}
+			l["message"] = map[string]any{"role": "user", "content": hub.SenderText(e)}
 		case contract.RoleAgent:
 			l["type"] = "assistant"
 			l["message"] = map[string]any{
@@ -255,21 +256,4 @@ func Write(entries []contract.StateEntry, session, cwd string, now time.Time) ([
 		parent = id
 	}
 	return buf.Bytes(), nil
-}
-
-// senderText is a user entry's text with its sender written in when not
-// the owner: a line saying who, then each of their lines quoted.
-func senderText(e contract.StateEntry) string {
-	if e.From == "" {
-		return e.Text
-	}
-	who := e.From
-	if e.FromName != "" {
-		who = e.FromName + " (" + e.From + ")"
-	}
-	lines := strings.Split(e.Text, "\n")
-	for i, l := range lines {
-		lines[i] = "> " + l
-	}
-	return "Message from " + who + ":\n" + strings.Join(lines, "\n")
 }

@@ -61,18 +61,7 @@ type Store struct {
 // Home is Codex's folder in env, as codex-acp finds it: $CODEX_HOME,
 // else $HOME/.codex.
 func Home(env map[string]string) (string, error) {
-	if d := env["CODEX_HOME"]; d != "" {
-		return filepath.Abs(d)
-	}
-	home := env["HOME"]
-	if home == "" {
-		h, err := os.UserHomeDir()
-		if err != nil {
-			return "", fmt.Errorf("find Codex's folder: %w (set CODEX_HOME)", err)
-		}
-		home = h
-	}
-	return filepath.Join(home, ".codex"), nil
+	return hub.AgentDir(env, "CODEX_HOME", ".codex")
 }
 
 // sessions is Home's sessions/ folder: an error when it is a symbolic
@@ -86,26 +75,6 @@ func (s *Store) sessions() (string, error) {
 		return "", fmt.Errorf("codex store: %s is %w", dir, fsx.ErrLink)
 	}
 	return dir, nil
-}
-
-// checkSession refuses a session id that isn't one Codex makes (a
-// UUID), so none names a path out of the folder.
-func checkSession(id string) error {
-	if len(id) != 36 {
-		return fmt.Errorf("codex session %q: not a UUID", id)
-	}
-	for i, c := range id {
-		switch {
-		case i == 8 || i == 13 || i == 18 || i == 23:
-			if c != '-' {
-				return fmt.Errorf("codex session %q: not a UUID", id)
-			}
-		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
-		default:
-			return fmt.Errorf("codex session %q: not a UUID", id)
-		}
-	}
-	return nil
 }
 
 // errFound ends find's walk.
@@ -154,7 +123,7 @@ func find(ctx context.Context, dir, session string) (string, error) {
 // Export reads what was said in session from its rollout; ok is false
 // when Codex keeps none (the hub then replays it).
 func (s *Store) Export(ctx context.Context, session string) ([]contract.StateEntry, bool, error) {
-	if checkSession(session) != nil {
+	if !hub.IsUUID(session) {
 		return nil, false, nil
 	}
 	dir, err := s.sessions()

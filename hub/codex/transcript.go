@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/hub"
 )
 
 // line is what an export reads of a rollout's line.
@@ -159,7 +160,7 @@ func Write(entries []contract.StateEntry, session, cwd string, now time.Time) ([
 		var item, ev map[string]any
 		switch e.Role {
 		case contract.RoleUser:
-			text := senderText(e)
+			text := hub.SenderText(e)
 			item = map[string]any{"type": "message", "role": "user", "content": []map[string]string{{"type": "input_text", "text": text}}}
 			ev = map[string]any{"type": "user_message", "message": text, "images": []any{}, "local_images": []any{}, "text_elements": []any{}}
 		case contract.RoleAgent:
@@ -176,21 +177,4 @@ func Write(entries []contract.StateEntry, session, cwd string, now time.Time) ([
 		}
 	}
 	return buf.Bytes(), nil
-}
-
-// senderText is a user entry's text with its sender written in when not
-// the owner: a line saying who, then each of their lines quoted.
-func senderText(e contract.StateEntry) string {
-	if e.From == "" {
-		return e.Text
-	}
-	who := e.From
-	if e.FromName != "" {
-		who = e.FromName + " (" + e.From + ")"
-	}
-	lines := strings.Split(e.Text, "\n")
-	for i, l := range lines {
-		lines[i] = "> " + l
-	}
-	return "Message from " + who + ":\n" + strings.Join(lines, "\n")
 }
