@@ -61,12 +61,18 @@ func TestRenderTidy(t *testing.T) {
 type writes struct {
 	mu sync.Mutex
 	w  []string
+	// wrote, when made, is sent to after each write, never blocking.
+	wrote chan struct{}
 }
 
 func (w *writes) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.w = append(w.w, string(p))
+	select {
+	case w.wrote <- struct{}{}:
+	default:
+	}
 	return len(p), nil
 }
 
@@ -132,10 +138,10 @@ func TestViewStream(t *testing.T) {
 
 // The spinner counts the time waited, drawn again at each tick.
 func TestViewTicks(t *testing.T) {
-	var w writes
+	w := writes{wrote: make(chan struct{}, 1)}
 	v := NewView(&w, ViewOptions{Width: func() int { return 60 }, Tick: time.Millisecond})
 	v.Begin()
-	deadline := time.Now().Add(10 * time.Second)
+	timeout := time.After(10 * time.Second)
 	for {
 		w.mu.Lock()
 		n := len(w.w)
@@ -143,10 +149,11 @@ func TestViewTicks(t *testing.T) {
 		if n >= 3 {
 			break
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-w.wrote:
+		case <-timeout:
 			t.Fatalf("%d draws in 10s", n)
 		}
-		time.Sleep(time.Millisecond)
 	}
 	// End returns once the ticker has stopped: its write is the last.
 	v.End()
