@@ -55,7 +55,7 @@ func (r *Request) Reply(ctx context.Context, result any) error {
 	}
 	raw, err := rawOf(result)
 	if err != nil {
-		return r.conn.send(ctx, &Message{ID: r.ID, Error: ErrorOf(fmt.Errorf("encode result of %s: %w", r.Method, err))})
+		return r.conn.send(ctx, &Message{ID: r.ID, Error: r.conn.told(ErrorOf(fmt.Errorf("encode result of %s: %w", r.Method, err)))})
 	}
 	if raw == nil {
 		raw = json.RawMessage("null")
@@ -68,7 +68,7 @@ func (r *Request) Fail(ctx context.Context, err error) error {
 	if r.ID == nil || r.replied.Swap(true) {
 		return nil
 	}
-	return r.conn.send(ctx, &Message{ID: r.ID, Error: ErrorOf(err)})
+	return r.conn.send(ctx, &Message{ID: r.ID, Error: r.conn.told(ErrorOf(err))})
 }
 
 // Conn is a JSON-RPC 2.0 peer over a Framer: it sends requests and awaits
@@ -80,9 +80,10 @@ type Conn struct {
 
 	wsem chan struct{} // one write at a time
 
-	log    *slog.Logger  // nil logs nothing
-	ids    *atomic.Int64 // the ids of its requests, maybe shared
-	budget *Budget       // charged as each message is read (nil: none)
+	log    *slog.Logger        // nil logs nothing
+	scrub  func(string) string // an error's text as the peer is told it (nil: as it is)
+	ids    *atomic.Int64       // the ids of its requests, maybe shared
+	budget *Budget             // charged as each message is read (nil: none)
 
 	mu      sync.Mutex
 	pending map[string]chan *Message
@@ -111,6 +112,28 @@ func NewConn(f Framer, h Handler) *Conn {
 // response to no request of ours) logged to l, each with its first
 // bytes. Call it before Run.
 func (c *Conn) SetLogger(l *slog.Logger) { c.log = l }
+
+// SetScrub has the text of each error c answers a request with, its
+// message and its data, passed through scrub before the peer is told it:
+// a hub takes its tools' secret addresses out of what a harness's error
+// quoted. Call it before Run.
+func (c *Conn) SetScrub(scrub func(string) string) { c.scrub = scrub }
+
+// told is e as the peer is told it: scrubbed, a copy, when c scrubs (its
+// data still JSON, else the scrubbed text as a JSON string).
+func (c *Conn) told(e *Error) *Error {
+	if c.scrub == nil {
+		return e
+	}
+	out := &Error{Code: e.Code, Message: c.scrub(e.Message)}
+	if len(e.Data) > 0 {
+		out.Data = json.RawMessage(c.scrub(string(e.Data)))
+		if !json.Valid(out.Data) {
+			out.Data, _ = json.Marshal(string(out.Data))
+		}
+	}
+	return out
+}
 
 // SetIDs has c number its requests from ids, which other Conns may share:
 // a hub that restarts its peer shares one, so a late response to a request
@@ -179,7 +202,7 @@ func (c *Conn) read(ctx context.Context) error {
 			c.logBad(ctx, "peer sent a bad message: "+err.Error(), b)
 			// Nothing to answer but the error itself, under the message's
 			// id when it has a readable one, else null.
-			if err := c.send(ctx, &Message{ID: probeID(b), Error: ErrorOf(err)}); err != nil {
+			if err := c.send(ctx, &Message{ID: probeID(b), Error: c.told(ErrorOf(err))}); err != nil {
 				return err
 			}
 			continue

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -102,5 +103,28 @@ func TestCallEnds(t *testing.T) {
 	}
 	if err := a.Notify(testCtx(t), "x", nil); !errors.Is(err, ErrClosed) {
 		t.Errorf("notify after the end: %v, want ErrClosed", err)
+	}
+}
+
+// TestSetScrub: an error a Conn answers with is told scrubbed, its
+// message and data, as a copy; data no longer JSON once scrubbed is told
+// as a JSON string.
+func TestSetScrub(t *testing.T) {
+	c := NewConn(nil, nil)
+	if e := (&Error{Code: 1, Message: "at secret"}); c.told(e) != e {
+		t.Fatal("a Conn with no scrub changed the error")
+	}
+	c.SetScrub(func(s string) string { return strings.ReplaceAll(s, "secret", "<address>") })
+	e := &Error{Code: 7, Message: "at secret", Data: json.RawMessage(`{"u":"secret"}`)}
+	got := c.told(e)
+	if got.Code != 7 || got.Message != "at <address>" || string(got.Data) != `{"u":"<address>"}` {
+		t.Errorf("told %d %q %s", got.Code, got.Message, got.Data)
+	}
+	if e.Message != "at secret" || string(e.Data) != `{"u":"secret"}` {
+		t.Errorf("the error itself was changed: %q %s", e.Message, e.Data)
+	}
+	c.SetScrub(func(s string) string { return strings.ReplaceAll(s, `"`, "") })
+	if got := c.told(e); string(got.Data) != `"{u:secret}"` {
+		t.Errorf("data scrubbed past JSON told as %s", got.Data)
 	}
 }

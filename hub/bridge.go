@@ -33,6 +33,9 @@ func (hb *Hub) ServeACP(ctx context.Context, req endpoint.Request, f acp.Framer)
 	b := &bridge{hb: hb, req: req, threads: map[string]bool{}, turns: map[string]*turn{}}
 	b.conn = acp.NewConn(f, b.handle)
 	b.conn.SetLogger(hb.cfg.Logger)
+	if len(hb.addrs) > 0 {
+		b.conn.SetScrub(hb.scrub) // an error told the bridge quotes no tool's address
+	}
 	gone, cancel := context.WithCancel(ctx)
 	b.gone = gone
 	stop := context.AfterFunc(ctx, cancel)

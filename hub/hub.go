@@ -14,6 +14,7 @@ import (
 // Hub serves one stdio harness to Link's bridges: an endpoint.Handler.
 type Hub struct {
 	cfg      Config
+	addrs    []string // the tools' addresses, scrubbed from what is logged or told
 	sessions *sessionFile
 	ids      atomic.Int64    // request ids to the harness, across its restarts
 	answers  *pendingAnswers // answers nobody took, for _link/recover
@@ -41,7 +42,8 @@ func New(cfg Config) (*Hub, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg.Logger = scrubbed(cfg.Logger, cfg.Tools)
+	addrs := addresses(cfg.Tools)
+	cfg.Logger = scrubbed(cfg.Logger, addrs)
 	sf, err := openSessions(cfg.Sessions)
 	if err != nil {
 		return nil, err
@@ -52,7 +54,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	adoptOrphans()
 	life, stop := context.WithCancel(context.Background())
-	return &Hub{cfg: cfg, sessions: sf, answers: kept, life: life, stop: stop, threads: map[string]*thread{}}, nil
+	return &Hub{cfg: cfg, addrs: addrs, sessions: sf, answers: kept, life: life, stop: stop, threads: map[string]*thread{}}, nil
 }
 
 // Close ends the harness (its whole process group) and waits for it.

@@ -8,18 +8,27 @@ import (
 	"github.com/lnk-dev/link/internal/redact"
 )
 
-// scrubbed is logger with the addresses of tools taken out of every
-// message and value it logs (redact.Address): an agent's error, its
-// standard error or a line it wrote may quote the MCP URL it was given,
-// whose path is the tool's secret. An error is logged as its text so
-// scrubbed, its code and the rest of it kept.
-func scrubbed(logger *slog.Logger, tools []Tool) *slog.Logger {
+// addresses are the URLs of tools, each a secret an agent's error, its
+// standard error or a line it wrote may quote (the MCP URL it was given,
+// whose path is the tool's secret).
+func addresses(tools []Tool) []string {
 	var addrs []string
 	for _, t := range tools {
 		if t.URL != "" {
 			addrs = append(addrs, t.URL)
 		}
 	}
+	return addrs
+}
+
+// scrub is text with the hub's tools' addresses taken out
+// (redact.Address), as a bridge is told it.
+func (hb *Hub) scrub(text string) string { return redact.Addresses(text, hb.addrs...) }
+
+// scrubbed is logger with addrs taken out of every message and value it
+// logs (redact.Address). An error is logged as its text so scrubbed, its
+// code and the rest of it kept.
+func scrubbed(logger *slog.Logger, addrs []string) *slog.Logger {
 	if len(addrs) == 0 {
 		return logger
 	}

@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/internal/stdioagent"
 )
 
@@ -59,6 +61,33 @@ func TestAgentErrorScrubbed(t *testing.T) {
 	}
 }
 
+// TestAgentErrorToldScrubbed: an agent's error quoting the MCP URL it
+// was given, in its message and its data, reaches the bridge with the
+// address taken out, its code and the rest kept (before, the bridge was
+// told the secret).
+func TestAgentErrorToldScrubbed(t *testing.T) {
+	memURL := "http://127.0.0.1:9/mcp/" + memorySecret
+	r := newRig(t, []string{envCaps + "=resume,load,mcp"}, func(c *Config) {
+		c.Tools = []Tool{{Name: "memory", URL: memURL}}
+	})
+	ctx := testCtx(t, 30*time.Second)
+	e := r.message(ctx, "telegram:1", "failmcp", nil)
+	var rpcErr *acp.Error
+	if !errors.As(e.err, &rpcErr) {
+		t.Fatalf("the failed prompt was answered %v, want the agent's error", e.err)
+	}
+	if want := "prompt failed: MCP memory=<address> did not answer"; rpcErr.Code != -32603 || rpcErr.Message != want {
+		t.Errorf("the bridge was told %d %q, want -32603 %q", rpcErr.Code, rpcErr.Message, want)
+	}
+	var data struct{ Servers []string }
+	if err := json.Unmarshal(rpcErr.Data, &data); err != nil || len(data.Servers) != 1 || data.Servers[0] != "memory=<address>" {
+		t.Errorf("the bridge was told data %s (%v), want the servers memory=<address>", rpcErr.Data, err)
+	}
+	if strings.Contains(rpcErr.Error()+string(rpcErr.Data), memorySecret) {
+		t.Fatalf("the bridge was told the secret: %v %s", rpcErr, rpcErr.Data)
+	}
+}
+
 // The hub's logger takes its tools' addresses out of a record's
 // message, strings, errors, Stringers, bytes, groups and the attributes
 // given beforehand, a quote with its slashes escaped too, and keeps the
@@ -66,7 +95,7 @@ func TestAgentErrorScrubbed(t *testing.T) {
 func TestScrubbedLogger(t *testing.T) {
 	var b bytes.Buffer
 	memURL := "http://127.0.0.1:9/mcp/" + memorySecret
-	logger := scrubbed(slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})), []Tool{{Name: "memory", URL: memURL}, {Name: "web", URL: ""}})
+	logger := scrubbed(slog.New(slog.NewTextHandler(&b, &slog.HandlerOptions{Level: slog.LevelDebug})), addresses([]Tool{{Name: "memory", URL: memURL}, {Name: "web", URL: ""}}))
 	logger = logger.With("given", "at "+memURL)
 	logger.Debug("harness stderr "+memURL, "line", `{"url":"http:\/\/127.0.0.1:9\/mcp\/`+memorySecret+`"}`,
 		"err", errors.New("dial "+memURL+": refused"), "raw", []byte(memURL), "n", 7,

@@ -436,6 +436,14 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		list := a.mcp[string(s)]
 		a.mu.Unlock()
 		a.chunk(ctx, s, "mcp: "+strings.Join(list, " "))
+	case "failmcp":
+		// Refused with an error quoting the MCP servers it was given, in
+		// its message and its data, as an agent that couldn't reach them
+		// might.
+		a.mu.Lock()
+		list := a.mcp[string(s)]
+		a.mu.Unlock()
+		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: "prompt failed: MCP " + strings.Join(list, ", ") + " did not answer", Data: map[string]any{"servers": list}}
 	case "slow":
 		time.Sleep(time.Second)
 		a.chunk(ctx, s, "slow done")
