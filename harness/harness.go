@@ -329,6 +329,9 @@ func (h *Harness) Shutdown(ctx context.Context) error {
 	defer h.mu.Unlock()
 	var errs []error
 	for _, a := range h.agents {
+		if err := a.answers.Close(); err != nil {
+			errs = append(errs, err)
+		}
 		for _, d := range a.drivers {
 			if c, ok := d.(store.Closer); ok {
 				if err := c.Close(); err != nil {

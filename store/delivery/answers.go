@@ -64,6 +64,7 @@ type Answers struct {
 
 	mu      sync.Mutex // orders this process's writers; the folder's lock, processes
 	sending sync.Map   // id → when its turn returned, zero while it runs
+	spares  spares     // sending files let go, for the next holds (spare.go)
 	named   sync.Map   // corrupt files already named in the log
 }
 

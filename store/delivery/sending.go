@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,6 +40,12 @@ const Grace = 10 * time.Second
 // at all: the append retried under another number, or the hold marked
 // for chat.
 func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
+	_, err := a.hold(ctx, k, again)
+	return err
+}
+
+// hold is Hold, and says how long the file it wrote is.
+func (a *Answers) hold(ctx context.Context, k Answer, again bool) (int, error) {
 	if k.At.IsZero() {
 		k.At = a.now()
 	}
@@ -50,25 +55,38 @@ func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
 	}
 	name, err := contract.ThreadFolder(k.Thread)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	id := k.ID
 	if !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) || strings.ContainsAny(id, `/\`) {
-		return fmt.Errorf("hold an answer of %s: id %q is not of its folder", k.Thread, id)
+		return 0, fmt.Errorf("hold an answer of %s: id %q is not of its folder", k.Thread, id)
 	}
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	b, err := json.Marshal(k)
-	if err != nil {
-		return err
+		return 0, err
 	}
 	path := a.sendingPath(id)
 	if again {
-		if err := fsx.Replace(path, b, false); err != nil {
-			return fmt.Errorf("hold an answer of %s again: %w", k.Thread, err)
+		b, err := encodeHold(k, 0)
+		if err == nil {
+			err = fsx.Replace(path, b, false)
 		}
-		return nil
+		if err != nil {
+			return 0, fmt.Errorf("hold an answer of %s again: %w", k.Thread, err)
+		}
+		return len(b), nil
+	}
+	if sp, ok := a.spares.take(); ok {
+		b, err := encodeHold(k, sp.size)
+		if err != nil {
+			return 0, err
+		}
+		if a.holdInto(sp, path, b) == nil {
+			return len(b), nil
+		}
+	}
+	b, err := encodeHold(k, 0)
+	if err != nil {
+		return 0, err
 	}
 	fh, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -77,7 +95,7 @@ func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
 		}
 	}
 	if err != nil {
-		return fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+		return 0, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
 	}
 	_, err = fh.Write(b)
 	if cerr := fh.Close(); err == nil {
@@ -85,9 +103,9 @@ func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
 	}
 	if err != nil {
 		os.Remove(path)
-		return fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+		return 0, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
 	}
-	return nil
+	return len(b), nil
 }
 
 func (a *Answers) sendingPath(id string) string {
@@ -107,11 +125,14 @@ func (a *Answers) Sending(ctx context.Context) ([]Answer, error) {
 	return all, nil
 }
 
-// holds reads the sending files. One that doesn't read as an answer is
-// passed over: a machine's stop may leave one empty, which never held an
-// answer on the disk, and a live turn's may be read mid-write.
+// holds reads the sending files. One that doesn't read as an answer of
+// its own id is passed over (parseHold): a machine's stop may leave one
+// empty, which never held an answer on the disk, or a spare renamed in
+// with the answer it held before, and a live turn's may be read
+// mid-write. A spare past staleSpare is removed.
 func (a *Answers) holds() ([]Answer, error) {
-	entries, err := os.ReadDir(filepath.Join(a.Paths.Chats(), SendingDir))
+	dir := filepath.Join(a.Paths.Chats(), SendingDir)
+	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -120,6 +141,10 @@ func (a *Answers) holds() ([]Answer, error) {
 	}
 	var out []Answer
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), spareName) {
+			a.removeStale(dir, e)
+			continue
+		}
 		id, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || e.IsDir() {
 			continue
@@ -131,14 +156,9 @@ func (a *Answers) holds() ([]Answer, error) {
 		if err != nil {
 			return nil, err
 		}
-		var k Answer
-		if json.Unmarshal(b, &k) != nil || k.ID != id {
-			continue
+		if k, ok := parseHold(b, id); ok {
+			out = append(out, k)
 		}
-		if name, err := contract.ThreadFolder(k.Thread); err != nil || !strings.HasPrefix(id, name+idSep) {
-			continue
-		}
-		out = append(out, k)
 	}
 	return out, nil
 }
@@ -207,6 +227,7 @@ type Turn struct {
 	thread string
 	id     string // the sending answer whose event was stored last, "" for none
 	held   Answer // what the hold of id holds
+	size   int    // how long its file is
 }
 
 // Begin begins the delivery of a turn's answer in thread.
@@ -226,6 +247,7 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 	a := t.a
 	id := ""
 	var k Answer // the last try's hold
+	size := 0    // its file's length
 	return func(e store.Event, done bool, err error) {
 		switch {
 		case done && id == "":
@@ -235,9 +257,9 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 			a.sending.Delete(id)
 		case done:
 			if t.id != "" && t.id != id {
-				t.drop(ctx, t.id)
+				t.drop(ctx, t.id, t.size)
 			}
-			t.id, t.held = id, k
+			t.id, t.held, t.size = id, k, size
 		default:
 			again := id != ""
 			if !again {
@@ -248,8 +270,8 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 				a.sending.Store(id, time.Time{}) // passed over while the turn runs
 			}
 			k = Answer{ID: id, Thread: t.thread, Text: text, At: a.now(), Seq: e.Seq, EventTime: e.Time}
-			if err = a.Hold(ctx, k, again); err != nil {
-				t.drop(ctx, id) // what an earlier try held named another number
+			if size, err = a.hold(ctx, k, again); err != nil {
+				t.drop(ctx, id, 0) // what an earlier try held named another number
 				id = ""
 			}
 		}
@@ -274,7 +296,11 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forChat bool) (delivered func(), err error) {
 	if forChat && !callerGone && t.id != "" && !t.held.ForChat {
 		t.held.ForChat = true
-		if herr := t.a.Hold(ctx, t.held, true); herr != nil {
+		size, herr := t.a.hold(ctx, t.held, true)
+		if herr == nil {
+			t.size = size
+		}
+		if herr != nil {
 			t.a.logger().LogAttrs(ctx, slog.LevelWarn, "mark an answer held for chat", slog.String("thread", t.thread), slog.String("err", herr.Error()))
 		}
 	}
@@ -284,15 +310,15 @@ func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forC
 	case callerGone:
 		_, err = t.a.Keep(ctx, t.thread, text, time.Time{}, seq)
 	}
-	id := t.id
+	id, size := t.id, t.size
 	switch {
 	case id == "":
 	case !callerGone:
 		t.a.sending.Store(id, t.a.now()) // passed over a while yet
 		wctx := context.WithoutCancel(ctx)
-		return func() { t.drop(wctx, id) }, err
+		return func() { t.drop(wctx, id, size) }, err
 	case err == nil:
-		t.drop(ctx, id) // pending now, as a caller gone's is
+		t.drop(ctx, id, size) // pending now, as a caller gone's is
 	default:
 		t.a.sending.Delete(id) // left for a recover to adopt
 	}
@@ -307,9 +333,10 @@ func (t *Turn) Failed() {
 	}
 }
 
-// drop lets the sending answer id go: a recover no longer passes it over.
-func (t *Turn) drop(ctx context.Context, id string) {
-	if err := t.a.release(id); err != nil {
+// drop lets the sending answer id go, its file size bytes long (a spare
+// for the next hold): a recover no longer passes it over.
+func (t *Turn) drop(ctx context.Context, id string, size int) {
+	if err := t.a.letGo(id, size); err != nil {
 		t.a.logger().LogAttrs(ctx, slog.LevelWarn, "let a sent answer go", slog.String("thread", t.thread), slog.String("err", err.Error()))
 	}
 	t.a.sending.Delete(id)

@@ -1,0 +1,263 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
+)
+
+// answerTurn runs one turn's delivery as the harness does: the answer
+// held just before its event (seq, at) is stored, the event stored, the
+// turn ended with its caller there, and the answer let go once told. It
+// returns the hold's id and the file it was let go as, "" when delivered
+// is false (the turn ended, its response never written).
+func answerTurn(t *testing.T, f *Answers, c store.Conversations, thread, text string, seq int64, at time.Time, delivered bool) string {
+	t.Helper()
+	ctx := context.Background()
+	turn := f.Begin(thread)
+	hook := turn.Hook(ctx, text)
+	e := store.Event{Seq: seq, Time: at, Kind: store.KindAnswer, Text: text}
+	hook(e, false, nil)
+	var err error
+	if c != nil {
+		err = c.Append(ctx, thread, e)
+	}
+	hook(e, true, err)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done, err := turn.End(ctx, text, seq, false, false)
+	if err != nil || done == nil {
+		t.Fatalf("end: %v, let-go %v", err, done != nil)
+	}
+	id := turn.id
+	if delivered {
+		done()
+	}
+	return id
+}
+
+// sendingFiles are the names in chats/telling: the holds and the spares.
+func sendingFiles(t *testing.T, p store.Paths) (holds, spares []string) {
+	t.Helper()
+	entries, err := os.ReadDir(filepath.Join(p.Chats(), SendingDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), spareName) {
+			spares = append(spares, e.Name())
+		} else {
+			holds = append(holds, e.Name())
+		}
+	}
+	return holds, spares
+}
+
+// TestSpareReused: a hold let go becomes a spare, the next hold is that
+// same file renamed in, holding the new answer alone (a shorter one
+// padded, a longer one grown), and Close removes the spares.
+func TestSpareReused(t *testing.T) {
+	p := agent(t)
+	f := &Answers{Paths: p}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	answerTurn(t, f, nil, "telegram:1", "a first answer, a longer one than the next", 2, at, true)
+	holds, spares := sendingFiles(t, p)
+	if len(holds) != 0 || len(spares) != 1 {
+		t.Fatalf("after the let-go: holds %v, spares %v: want one spare", holds, spares)
+	}
+	dir := filepath.Join(p.Chats(), SendingDir)
+	was, err := os.Stat(filepath.Join(dir, spares[0]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"short", strings.Repeat("a longer answer than any before it ", 8)} {
+		id := answerTurn(t, f, nil, "telegram:2", text, int64(4+2*i), at.Add(time.Duration(i+1)*time.Minute), false)
+		is, err := os.Stat(filepath.Join(dir, id+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !os.SameFile(was, is) {
+			t.Errorf("hold %d is a file made anew, not the spare", i)
+		}
+		all, err := f.Sending(context.Background())
+		want := []Answer{{ID: id, Thread: "telegram:2", Text: text, Seq: int64(4 + 2*i), EventTime: at.Add(time.Duration(i+1) * time.Minute)}}
+		if diff := cmp.Diff(want, all, cmpopts.IgnoreFields(Answer{}, "At")); err != nil || diff != "" {
+			t.Fatalf("sending %v (-want +got):\n%s", err, diff)
+		}
+		if err := f.letGo(id, int(is.Size())); err != nil {
+			t.Fatal(err)
+		}
+		_, spares = sendingFiles(t, p)
+		if len(spares) != 1 {
+			t.Fatalf("spares %v: want the one", spares)
+		}
+		if was, err = os.Stat(filepath.Join(dir, spares[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if holds, spares := sendingFiles(t, p); len(holds)+len(spares) != 0 {
+		t.Errorf("after Close: %v %v, want nothing", holds, spares)
+	}
+	// A hold let go after Close is removed, not kept.
+	id := answerTurn(t, f, nil, "telegram:3", "late", 2, at, true)
+	if holds, spares := sendingFiles(t, p); len(holds)+len(spares) != 0 {
+		t.Errorf("%s let go after Close: %v %v, want nothing", id, holds, spares)
+	}
+}
+
+// TestSpareNeverResurrects: a spare holds the answer it held last, whose
+// event is stored. After a machine's stop a new hold made of it may be
+// on the disk with none of its new bytes (the rename committed, the
+// write not), or some of them and the rest the old answer's. Neither is
+// read as an answer: a recover, single phase or two, hands over nothing,
+// where the old answer handed over again would be an answer repeated.
+func TestSpareNeverResurrects(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	f := &Answers{Paths: p}
+	c := log.Open(p.Chats())
+	conversations := func(context.Context) (store.Conversations, error) { return c, nil }
+	const thread = "telegram:5"
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	if err := c.Append(ctx, thread, store.Event{Seq: 1, Time: at, Kind: store.KindMessage, Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	old := "[offline model] You said: message 12"
+	answerTurn(t, f, c, thread, old, 2, at.Add(time.Second), true)
+	_, spares := sendingFiles(t, p)
+	if len(spares) != 1 {
+		t.Fatalf("spares %v: want one", spares)
+	}
+	dir := filepath.Join(p.Chats(), SendingDir)
+	oldBytes, err := os.ReadFile(filepath.Join(dir, spares[0]))
+	if err != nil || !bytes.Contains(oldBytes, []byte(old)) {
+		t.Fatalf("the spare holds %q, %v: want the answer it held", oldBytes, err)
+	}
+	// The next message's answer, as long as the last, about to be stored
+	// as event 4.
+	if err := c.Append(ctx, thread, store.Event{Seq: 3, Time: at.Add(2 * time.Second), Kind: store.KindMessage, Text: "hi"}); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := NewID(thread)
+	next := Answer{ID: id, Thread: thread, Text: "[offline model] You said: message 13", At: at.Add(3 * time.Second), Seq: 4, EventTime: at.Add(3 * time.Second)}
+	newBytes, err := encodeHold(next, len(oldBytes))
+	if err != nil || len(newBytes) != len(oldBytes) {
+		t.Fatalf("encoded %d bytes, %v: want %d, the spare's", len(newBytes), err, len(oldBytes))
+	}
+	cut := bytes.Index(newBytes, []byte("message 13")) + len("message 1")
+	torn := append(append([]byte{}, newBytes[:cut]...), oldBytes[cut:]...)
+	for _, c := range []struct {
+		name string
+		b    []byte
+	}{
+		{"none of its new bytes", oldBytes},
+		{"its id new, its event the old answer's", torn},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(dir, id+".json")
+			if err := os.WriteFile(path, c.b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			defer os.Remove(path)
+			if all, err := f.Sending(ctx); err != nil || len(all) != 0 {
+				t.Errorf("sending %+v, %v: want none", all, err)
+			}
+			for _, twoPhase := range []bool{true, false} {
+				g := &Answers{Paths: p} // another process: nothing of its own sending
+				pass := g.Settle(ctx, conversations, "recover")
+				got, err := g.HandOver(ctx, twoPhase, pass)
+				if err != nil || len(got) != 0 {
+					t.Errorf("two-phase %v: handed over %+v, %v: want nothing", twoPhase, got, err)
+				}
+			}
+		})
+	}
+	// Whole, it is the new answer's, and no other.
+	if err := f.Hold(ctx, next, false); err != nil {
+		t.Fatal(err)
+	}
+	all, err := f.Sending(ctx)
+	if diff := cmp.Diff([]Answer{next}, all); err != nil || diff != "" {
+		t.Errorf("sending %v (-want +got):\n%s", err, diff)
+	}
+}
+
+// TestStaleSpareRemoved: a listing removes a spare not written for
+// staleSpare (a killed process's), and keeps a fresh one; the process
+// whose spare was removed makes its next hold anew.
+func TestStaleSpareRemoved(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	f := &Answers{Paths: p}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	answerTurn(t, f, nil, "telegram:1", "one", 2, at, true)
+	_, spares := sendingFiles(t, p)
+	dir := filepath.Join(p.Chats(), SendingDir)
+	killed := filepath.Join(dir, spareName+"0123456789abcdef")
+	if err := os.WriteFile(killed, []byte(`{}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	long := time.Now().Add(-staleSpare - time.Minute)
+	if err := os.Chtimes(killed, long, long); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Pending(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Errorf("the stale spare: %v, want it removed", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, spares[0])); err != nil {
+		t.Errorf("the fresh spare: %v, want it kept", err)
+	}
+	os.Remove(filepath.Join(dir, spares[0])) // as a listing that found it stale
+	id := answerTurn(t, f, nil, "telegram:1", "two", 4, at, false)
+	if all, err := f.Sending(ctx); err != nil || len(all) != 1 || all[0].ID != id || all[0].Text != "two" {
+		t.Errorf("sending %+v, %v: want the hold made anew", all, err)
+	}
+}
+
+// FuzzParseHold: a sending file reads as an answer of its own id and
+// folder or as none, and an answer encoded (padded or not) reads back as
+// itself.
+func FuzzParseHold(f *testing.F) {
+	k := Answer{ID: "telegram-1~ab", Thread: "telegram:1", Text: "hi", At: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Seq: 4}
+	b, _ := encodeHold(k, 0)
+	f.Add(b, "telegram-1~ab", "hi", 0)
+	f.Add([]byte(`{"id":"telegram-1~ab","thread":"telegram:1","text":"older","kept":"2026-11-30T10:00:00Z"}`), "telegram-1~ab", "x", 300)
+	f.Add([]byte(`{"id":"telegram-1~ab","thread":"telegram:1","sum":"00000000"}`), "telegram-1~ab", "", 1)
+	f.Add([]byte(`{"id":"telegram-1~ab","thread":"telegram:2"}`), "telegram-1~ab", "\x00", 70)
+	f.Fuzz(func(t *testing.T, b []byte, id, text string, size int) {
+		if k, ok := parseHold(b, id); ok {
+			name, err := contract.ThreadFolder(k.Thread)
+			if err != nil || k.ID != id || !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) {
+				t.Fatalf("read %+v from %q as %q's", k, b, id)
+			}
+		}
+		k := Answer{ID: "telegram-1~ab", Thread: "telegram:1", Text: text, At: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Seq: 4}
+		enc, err := encodeHold(k, size%5000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := parseHold(enc, k.ID)
+		if !ok || utf8.ValidString(text) && got.Text != text || got.Seq != 4 {
+			t.Fatalf("encoded %+v read back as %+v, %v", k, got, ok)
+		}
+	})
+}
