@@ -1,35 +1,34 @@
 package openai
 
 import (
-	"bytes"
 	"encoding/json"
 )
 
-// extras is what a streamed chunk says beyond what the SDK's types hold:
-// the reasoning OpenRouter, Ollama and others stream (reasoning, or
-// reasoning_content), the usage as the provider counted it (with
-// OpenRouter's cost and cache writes), and an error sent inside the
-// stream.
-type extras struct {
-	Reasoning string
-	Usage     *usage
-	Error     string // the error's JSON, "" if none
-}
-
-// usage is a chunk's usage: the prompt's tokens (cached ones included),
-// the answer's, those read from the cache and written to it, and the cost
-// OpenRouter reports (nil where none is).
-type usage struct {
-	Prompt, Completion, CacheRead, CacheWrite int64
-	Cost                                      *float64
-}
-
-// wireChunk is the part of a chunk's JSON parseChunk reads.
-type wireChunk struct {
+// chunk is a streamed chunk of a Chat Completions answer, the part of it
+// this provider reads: its id and model, choice 0's pieces of text,
+// refusal, reasoning (OpenRouter's and Ollama's reasoning, others'
+// reasoning_content) and tool calls, why it finished, the usage as the
+// provider counted it (with OpenRouter's cost and cache writes), and an
+// error sent inside the stream.
+type chunk struct {
+	ID      string `json:"id"`
+	Model   string `json:"model"`
 	Choices []struct {
-		Delta struct {
+		Index        int64  `json:"index"`
+		FinishReason string `json:"finish_reason"`
+		Delta        struct {
+			Content          string  `json:"content"`
+			Refusal          string  `json:"refusal"`
 			Reasoning        *string `json:"reasoning"`
 			ReasoningContent *string `json:"reasoning_content"`
+			ToolCalls        []struct {
+				Index    int64  `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
 		} `json:"delta"`
 	} `json:"choices"`
 	Usage *struct {
@@ -44,35 +43,51 @@ type wireChunk struct {
 	Error json.RawMessage `json:"error"`
 }
 
-// parseChunk reads a chunk's extras from its raw JSON. A chunk that says
-// none of them (most chunks, which the SDK has read already) is not
-// decoded again; one that isn't JSON has none.
+// extras is what a chunk says beside its text and calls: the reasoning
+// streamed, the usage, and an error sent inside the stream.
+type extras struct {
+	Reasoning string
+	Usage     *usage
+	Error     string // the error's JSON, "" if none
+}
+
+// usage is a chunk's usage: the prompt's tokens (cached ones included),
+// the answer's, those read from the cache and written to it, and the cost
+// OpenRouter reports (nil where none is).
+type usage struct {
+	Prompt, Completion, CacheRead, CacheWrite int64
+	Cost                                      *float64
+}
+
+// parseChunk reads a chunk's extras from its raw JSON; one that isn't a
+// chunk has none.
 func parseChunk(raw []byte) extras {
+	var c chunk
+	if json.Unmarshal(raw, &c) != nil {
+		return extras{}
+	}
+	return c.extras()
+}
+
+func (c *chunk) extras() extras {
 	var e extras
-	if !bytes.Contains(raw, []byte(`"reasoning`)) && !bytes.Contains(raw, []byte(`"usage"`)) && !bytes.Contains(raw, []byte(`"error"`)) {
-		return e
-	}
-	var w wireChunk
-	if json.Unmarshal(raw, &w) != nil {
-		return e
-	}
-	for _, c := range w.Choices {
-		switch {
-		case c.Delta.Reasoning != nil:
-			e.Reasoning += *c.Delta.Reasoning
-		case c.Delta.ReasoningContent != nil:
-			e.Reasoning += *c.Delta.ReasoningContent
+	for _, ch := range c.Choices {
+		switch d := ch.Delta; {
+		case d.Reasoning != nil:
+			e.Reasoning += *d.Reasoning
+		case d.ReasoningContent != nil:
+			e.Reasoning += *d.ReasoningContent
 		}
 	}
-	if u := w.Usage; u != nil {
+	if u := c.Usage; u != nil {
 		e.Usage = &usage{
 			Prompt: u.PromptTokens, Completion: u.CompletionTokens,
 			CacheRead: u.PromptTokensDetails.CachedTokens, CacheWrite: u.PromptTokensDetails.CacheWriteTokens,
 			Cost: u.Cost,
 		}
 	}
-	if len(w.Error) > 0 && string(w.Error) != "null" {
-		e.Error = string(w.Error)
+	if len(c.Error) > 0 && string(c.Error) != "null" {
+		e.Error = string(c.Error)
 	}
 	return e
 }

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
 )
@@ -18,10 +15,11 @@ import (
 // one system message, the conversation as the API's messages, the tools
 // as functions, usage asked for at the stream's end. Its large strings
 // are held by h (nil holds none), to be put in place as the body is sent.
-func (p *Provider) params(req model.Request, h *jsonx.Holes) sdk.ChatCompletionNewParams {
-	out := sdk.ChatCompletionNewParams{
-		Model:         shared.ChatModel(p.apiModel(req.Model)),
-		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+func (p *Provider) params(req model.Request, h *jsonx.Holes) chatRequest {
+	out := chatRequest{
+		Model:         p.apiModel(req.Model),
+		Stream:        true,
+		StreamOptions: streamOptions{IncludeUsage: true},
 	}
 	marks := p.cacheMarks(req.Model)
 	if sys := system(req.System, marks, h); sys != nil {
@@ -29,27 +27,23 @@ func (p *Provider) params(req model.Request, h *jsonx.Holes) sdk.ChatCompletionN
 	}
 	out.Messages = append(out.Messages, messages(req.Messages, marks, h)...)
 	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: t.InputSchema()}
-		if t.Description != "" {
-			fn.Description = sdk.String(t.Description)
-		}
-		out.Tools = append(out.Tools, sdk.ChatCompletionFunctionTool(fn))
+		out.Tools = append(out.Tools, tool{Type: "function", Function: function{Name: t.Name, Description: t.Description, Parameters: t.InputSchema()}})
 	}
 	if req.ToolChoice == model.ToolNone && len(out.Tools) > 0 {
-		out.ToolChoice = sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("none")}
+		out.ToolChoice = "none"
 	}
 	if req.MaxTokens > 0 {
 		// OpenAI's newer models take only max_completion_tokens; the
 		// compatible servers all take max_tokens.
 		if p.name == model.ProviderOpenAI {
-			out.MaxCompletionTokens = sdk.Int(int64(req.MaxTokens))
+			out.MaxCompletionTokens = int64(req.MaxTokens)
 		} else {
-			out.MaxTokens = sdk.Int(int64(req.MaxTokens))
+			out.MaxTokens = int64(req.MaxTokens)
 		}
 	}
 	if p.name == model.ProviderOpenRouter {
 		// OpenRouter reports the call's cost in its usage when asked.
-		out.SetExtraFields(map[string]any{"usage": map[string]any{"include": true}})
+		out.Usage = &usageAsk{Include: true}
 	}
 	return out
 }
@@ -70,14 +64,11 @@ func (p *Provider) cacheMarks(name string) bool {
 	return p.name == model.ProviderOpenRouter && strings.HasPrefix(name, "anthropic/")
 }
 
-// ephemeral is a cache_control breakpoint as OpenRouter passes it on.
-var ephemeral = map[string]any{"cache_control": map[string]any{"type": "ephemeral"}}
-
 // system is the prompt's sections as one system message, nil if all are
 // empty: their texts joined by blank lines, or, where breakpoints are
 // taken, a text part each with one after the last section that allows it.
-func system(sections []model.Section, marks bool, h *jsonx.Holes) *sdk.ChatCompletionMessageParamUnion {
-	var parts []sdk.ChatCompletionContentPartTextParam
+func system(sections []model.Section, marks bool, h *jsonx.Holes) *message {
+	var parts []part
 	last := -1
 	for _, s := range sections {
 		if s.Text == "" {
@@ -86,7 +77,7 @@ func system(sections []model.Section, marks bool, h *jsonx.Holes) *sdk.ChatCompl
 		if s.Cache {
 			last = len(parts)
 		}
-		parts = append(parts, sdk.ChatCompletionContentPartTextParam{Text: s.Text})
+		parts = append(parts, textPart(s.Text))
 	}
 	if len(parts) == 0 {
 		return nil
@@ -95,16 +86,14 @@ func system(sections []model.Section, marks bool, h *jsonx.Holes) *sdk.ChatCompl
 		for i := range parts {
 			parts[i].Text = h.Hold(parts[i].Text)
 		}
-		parts[last].SetExtraFields(ephemeral)
-		m := sdk.SystemMessage(parts)
-		return &m
+		parts[last].CacheControl = ephemeral
+		return &message{Role: "system", Content: parts}
 	}
 	texts := make([]string, len(parts))
 	for i, pt := range parts {
 		texts[i] = pt.Text
 	}
-	m := sdk.SystemMessage(h.Hold(strings.Join(texts, "\n\n")))
-	return &m
+	return &message{Role: "system", Content: h.Hold(strings.Join(texts, "\n\n"))}
 }
 
 // messages is the conversation as the API's messages: an assistant
@@ -112,60 +101,58 @@ func system(sections []model.Section, marks bool, h *jsonx.Holes) *sdk.ChatCompl
 // is left out), each tool's answer a tool message of its own, right after
 // the calls, and the rest of a user message after them. With marks, the
 // last two user messages end with a cache breakpoint.
-func messages(msgs []model.Message, marks bool, h *jsonx.Holes) []sdk.ChatCompletionMessageParamUnion {
-	var out []sdk.ChatCompletionMessageParamUnion
-	var lastAssistant *sdk.ChatCompletionAssistantMessageParam
-	var users []*sdk.ChatCompletionUserMessageParam
+func messages(msgs []model.Message, marks bool, h *jsonx.Holes) []message {
+	var out []message
+	lastAssistant := -1 // the index in out of an assistant message to merge the next one into
+	var users []int     // the indexes in out of the user messages
 	for _, m := range msgs {
 		if m.Role == model.RoleAssistant {
 			a, ok := assistantMessage(m.Parts)
 			if !ok {
 				continue
 			}
-			if lastAssistant != nil {
-				merge(lastAssistant, a)
+			if lastAssistant >= 0 {
+				merge(&out[lastAssistant], a)
 				continue
 			}
-			out = append(out, sdk.ChatCompletionMessageParamUnion{OfAssistant: a})
-			lastAssistant = out[len(out)-1].OfAssistant
+			out = append(out, a)
+			lastAssistant = len(out) - 1
 			continue
 		}
-		var content []sdk.ChatCompletionContentPartUnionParam
+		var content []part
 		for _, pt := range m.Parts {
 			if pt.Kind == model.KindToolResult {
 				text := pt.Text
 				if pt.IsError {
 					text = "Error: " + text
 				}
-				out = append(out, sdk.ToolMessage(h.Hold(text), pt.ID))
+				out = append(out, message{Role: "tool", Content: h.Hold(text), ToolCallID: pt.ID})
 				continue
 			}
-			if c, ok := part(pt, h); ok {
+			if c, ok := contentPart(pt, h); ok {
 				content = append(content, c)
 			}
 		}
 		if len(content) == 0 {
 			continue
 		}
-		lastAssistant = nil
-		out = append(out, sdk.ChatCompletionMessageParamUnion{OfUser: &sdk.ChatCompletionUserMessageParam{
-			Content: sdk.ChatCompletionUserMessageParamContentUnion{OfArrayOfContentParts: content},
-		}})
-		users = append(users, out[len(out)-1].OfUser)
+		lastAssistant = -1
+		out = append(out, message{Role: "user", Content: content})
+		users = append(users, len(out)-1)
 	}
-	for _, m := range out {
+	for i := range out {
 		// Held once merged: a placeholder is the whole of its string.
-		if a := m.OfAssistant; a != nil && a.Content.OfString.Valid() {
-			a.Content.OfString = sdk.String(h.Hold(a.Content.OfString.Value))
+		if a := &out[i]; a.Role == "assistant" && a.Content != nil {
+			a.Content = h.Hold(a.Content.(string))
 		}
 	}
 	for i, u := range users {
-		parts := u.Content.OfArrayOfContentParts
+		parts := out[u].Content.([]part)
 		if marks && i >= len(users)-2 {
 			// The cache's breakpoints, on the last two user messages.
 			for j := len(parts) - 1; j >= 0; j-- {
-				if parts[j].OfText != nil {
-					parts[j].OfText.SetExtraFields(ephemeral)
+				if parts[j].Type == "text" {
+					parts[j].CacheControl = ephemeral
 					break
 				}
 			}
@@ -173,8 +160,8 @@ func messages(msgs []model.Message, marks bool, h *jsonx.Holes) []sdk.ChatComple
 		}
 		// A user message of one text part is sent as a string, as every
 		// compatible server takes it.
-		if len(parts) == 1 && parts[0].OfText != nil {
-			u.Content = sdk.ChatCompletionUserMessageParamContentUnion{OfString: sdk.String(parts[0].OfText.Text)}
+		if len(parts) == 1 && parts[0].Type == "text" {
+			out[u].Content = parts[0].Text
 		}
 	}
 	return out
@@ -182,8 +169,8 @@ func messages(msgs []model.Message, marks bool, h *jsonx.Holes) []sdk.ChatComple
 
 // assistantMessage is an assistant message's text and calls; ok is false when it
 // has neither.
-func assistantMessage(parts []model.Part) (a *sdk.ChatCompletionAssistantMessageParam, ok bool) {
-	a = &sdk.ChatCompletionAssistantMessageParam{}
+func assistantMessage(parts []model.Part) (a message, ok bool) {
+	a.Role = "assistant"
 	var text []string
 	for _, pt := range parts {
 		switch pt.Kind {
@@ -192,26 +179,23 @@ func assistantMessage(parts []model.Part) (a *sdk.ChatCompletionAssistantMessage
 				text = append(text, pt.Text)
 			}
 		case model.KindToolUse:
-			a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
-				ID:       pt.ID,
-				Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: pt.Name, Arguments: Arguments(pt.Input)},
-			}})
+			a.ToolCalls = append(a.ToolCalls, toolCall{ID: pt.ID, Type: "function", Function: callFunction{Name: pt.Name, Arguments: Arguments(pt.Input)}})
 		}
 	}
 	if len(text) > 0 {
-		a.Content.OfString = sdk.String(strings.Join(text, "\n\n"))
+		a.Content = strings.Join(text, "\n\n")
 	}
 	return a, len(text) > 0 || len(a.ToolCalls) > 0
 }
 
 // merge adds b's text and calls to a's, for two assistant messages in a
 // row.
-func merge(a, b *sdk.ChatCompletionAssistantMessageParam) {
-	if b.Content.OfString.Valid() {
-		if a.Content.OfString.Valid() {
-			a.Content.OfString = sdk.String(a.Content.OfString.Value + "\n\n" + b.Content.OfString.Value)
+func merge(a *message, b message) {
+	if b.Content != nil {
+		if a.Content != nil {
+			a.Content = a.Content.(string) + "\n\n" + b.Content.(string)
 		} else {
-			a.Content.OfString = b.Content.OfString
+			a.Content = b.Content
 		}
 	}
 	a.ToolCalls = append(a.ToolCalls, b.ToolCalls...)
@@ -223,47 +207,45 @@ var audioFormats = map[string]string{
 	"audio/mpeg": "mp3", "audio/mp3": "mp3",
 }
 
-// part is one part of a user message as a content part; ok is false for
+// contentPart is one part of a user message as a content part; ok is false for
 // one with nothing to send. A part the API can't take as data is told in
 // text (model.Unsent).
-func part(p model.Part, h *jsonx.Holes) (c sdk.ChatCompletionContentPartUnionParam, ok bool) {
+func contentPart(p model.Part, h *jsonx.Holes) (c part, ok bool) {
 	mime := strings.ToLower(p.MimeType)
 	switch p.Kind {
 	case model.KindText:
-		return sdk.TextContentPart(h.Hold(p.Text)), p.Text != ""
+		return textPart(h.Hold(p.Text)), p.Text != ""
 	case model.KindImage:
 		if !strings.HasPrefix(mime, "image/") || p.Data == "" {
-			return sdk.TextContentPart(model.Unsent(p)), true
+			return textPart(model.Unsent(p)), true
 		}
-		return sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: h.Hold("data:" + mime + ";base64," + p.Data)}), true
+		return part{Type: "image_url", ImageURL: &imageURL{URL: h.Hold("data:" + mime + ";base64," + p.Data)}}, true
 	case model.KindAudio:
 		format, ok := audioFormats[mime]
 		if !ok || p.Data == "" {
-			return sdk.TextContentPart(model.Unsent(p)), true
+			return textPart(model.Unsent(p)), true
 		}
-		return sdk.InputAudioContentPart(sdk.ChatCompletionContentPartInputAudioInputAudioParam{Data: h.Hold(p.Data), Format: format}), true
+		return part{Type: "input_audio", InputAudio: &inputAudio{Data: h.Hold(p.Data), Format: format}}, true
 	case model.KindDocument:
 		return document(p, h), true
 	case model.KindThinking, model.KindToolUse:
 		return c, false
 	}
-	return sdk.TextContentPart(h.Hold(p.Text)), p.Text != ""
+	return textPart(h.Hold(p.Text)), p.Text != ""
 }
 
 // document is a document part: a PDF as a file part of its bytes, a text
 // document as a text part holding it, any other told in text.
-func document(p model.Part, h *jsonx.Holes) sdk.ChatCompletionContentPartUnionParam {
+func document(p model.Part, h *jsonx.Holes) part {
 	mime := strings.ToLower(p.MimeType)
 	text, isText := p.Text, p.Data == "" && p.Text != ""
 	switch {
 	case p.Data != "" && mime == "application/pdf":
-		f := sdk.ChatCompletionContentPartFileFileParam{FileData: sdk.String(h.Hold("data:application/pdf;base64," + p.Data))}
 		name := p.Name
 		if name == "" {
 			name = "document.pdf"
 		}
-		f.Filename = sdk.String(name)
-		return sdk.FileContentPart(f)
+		return part{Type: "file", File: &file{FileData: h.Hold("data:application/pdf;base64," + p.Data), Filename: name}}
 	case p.Data != "" && (strings.HasPrefix(mime, "text/") || mime == "application/json"):
 		raw, err := base64.StdEncoding.DecodeString(p.Data)
 		if err == nil && utf8.Valid(raw) {
@@ -271,7 +253,7 @@ func document(p model.Part, h *jsonx.Holes) sdk.ChatCompletionContentPartUnionPa
 		}
 	}
 	if !isText {
-		return sdk.TextContentPart(model.Unsent(p))
+		return textPart(model.Unsent(p))
 	}
 	head := "A document"
 	if p.Name != "" {
@@ -280,7 +262,7 @@ func document(p model.Part, h *jsonx.Holes) sdk.ChatCompletionContentPartUnionPa
 	if mime != "" {
 		head += " (" + mime + ")"
 	}
-	return sdk.TextContentPart(h.Hold(head + ":\n\n" + text))
+	return textPart(h.Hold(head + ":\n\n" + text))
 }
 
 // Arguments is a call's arguments as sent: the input if it is a JSON

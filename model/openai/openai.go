@@ -1,11 +1,13 @@
-// Package openai is a model.Provider for the Chat Completions API, through
-// github.com/openai/openai-go/v3, for every server that speaks it: OpenAI,
+// Package openai is a model.Provider for the Chat Completions API, spoken
+// over net/http (model/sse), for every server that speaks it: OpenAI,
 // OpenRouter (with the cost it reports), Ollama (at OLLAMA_HOST's /v1) and
 // any compatible base URL. The answer streams as it comes, reasoning
-// marked apart from text; streamed tool calls are rebuilt by the SDK's
-// ChatCompletionAccumulator; images go as data URLs, audio as
-// input_audio, PDFs as file parts; usage is read from the stream's last
-// chunk, with the cache's share and OpenRouter's usage.cost.
+// marked apart from text; streamed tool calls are put together by their
+// index; images go as data URLs, audio as input_audio, PDFs as file
+// parts; usage is read from the stream's last chunk, with the cache's
+// share and OpenRouter's usage.cost. It links no SDK: OpenAI's Go SDK
+// cost lnk-link-harness 7.6 MB of idle memory (docs/decisions.md, "Idle
+// memory").
 //
 // cmd wires it to a model.Route whose Provider is model.ProviderOpenAI,
 // model.ProviderOpenRouter or model.ProviderOllama, or to any compatible
@@ -17,6 +19,7 @@ package openai
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,20 +28,17 @@ import (
 	"strings"
 	"time"
 
-	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
-
 	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/sse"
 )
 
 // OllamaKey is the key sent to Ollama when none is given: Ollama takes
 // none, and reads none it is sent.
 const OllamaKey = "ollama"
 
-// Options says how the provider reaches the server. The SDK reads nothing
-// from the environment: the key and address come from here and the Route.
+// Options says how the provider reaches the server. Nothing is read from
+// the environment: the key and address come from here and the Route.
 type Options struct {
 	// BaseURL is the API's address, with its /v1 (as OPENAI_BASE_URL
 	// is); "" is the Route's (Ollama's host with /v1 added).
@@ -51,8 +51,8 @@ type Options struct {
 	// A call's context bounds it.
 	HTTPClient *http.Client
 	// Retries is how many times a call refused as retryable (408, 409,
-	// 429, 5xx) before its answer began is sent again, with the SDK's
-	// backoff between; 0 sends it once, and the caller decides
+	// 429, 5xx) before its answer began is sent again, with a backoff
+	// between (sse.Backoff); 0 sends it once, and the caller decides
 	// (model.Error.Retryable).
 	Retries int
 	// Name is the provider's name in the answers, for a compatible server
@@ -68,9 +68,12 @@ type Options struct {
 // Provider streams answers from a Chat Completions API. Safe for
 // concurrent use.
 type Provider struct {
-	chat sdk.ChatCompletionService
-	name string
-	now  func() time.Time
+	url     string // the API's chat/completions
+	header  http.Header
+	hc      *http.Client
+	retries int
+	name    string
+	now     func() time.Time
 }
 
 var _ model.Provider = (*Provider)(nil)
@@ -128,26 +131,19 @@ func New(route model.Route, o Options) (*Provider, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	opts := []option.RequestOption{
-		option.WithBaseURL(strings.TrimRight(base, "/") + "/"),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(o.Retries),
-		option.WithMiddleware(keepFailure),
-	}
-	if key != "" {
-		opts = append(opts, option.WithAPIKey(key))
-	}
-	for k, v := range o.Headers {
-		opts = append(opts, option.WithHeader(k, v))
-	}
-	p := &Provider{name: name, now: o.Now}
+	p := &Provider{url: strings.TrimRight(base, "/") + "/chat/completions", header: http.Header{}, hc: hc, retries: o.Retries, name: name, now: o.Now}
 	if p.now == nil {
 		p.now = time.Now
 	}
-	// The service, not sdk.NewClient, which would add OPENAI_* from the
-	// environment (an organization, a project, headers) to every server's
-	// calls.
-	p.chat = sdk.NewChatCompletionService(opts...)
+	p.header.Set("Content-Type", "application/json")
+	p.header.Set("Accept", "text/event-stream")
+	p.header.Set("User-Agent", "Link")
+	if key != "" {
+		p.header.Set("Authorization", "Bearer "+key)
+	}
+	for k, v := range o.Headers {
+		p.header.Set(k, v)
+	}
 	return p, nil
 }
 
@@ -159,143 +155,175 @@ func (p *Provider) Name() string { return p.name }
 // the API's name of the model (Route.APIModel).
 func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
 	start := p.now()
-	failed := &failure{}
-	var h jsonx.Holes
-	params := p.params(req, &h)
-	var opts []option.RequestOption
-	if h.Held() > 0 {
-		// The large strings go in as the body is sent, not through the
-		// SDK's encoder, which copies them at each level.
-		opts = append(opts, option.WithMiddleware(func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-			if err := h.SetBody(r); err != nil {
-				return nil, err
-			}
-			return next(r)
-		}))
+	res, err := p.post(ctx, req)
+	if err != nil {
+		return model.Response{}, fmt.Errorf("stream %s %s: %w", p.name, req.Model, err)
 	}
-	stream := p.chat.NewStreaming(context.WithValue(ctx, failureKey{}, failed), params, opts...)
-	defer stream.Close()
-	var acc sdk.ChatCompletionAccumulator
+	defer res.Body.Close()
+	var a answer
 	var thinking strings.Builder
-	var used *usage
-	for stream.Next() {
-		chunk := stream.Current()
-		if !acc.AddChunk(chunk) {
-			return model.Response{}, fmt.Errorf("stream %s %s: a chunk the stream can't take: %.200s", p.name, req.Model, chunk.RawJSON())
+	events := sse.NewReader(res.Body)
+	for events.Next() {
+		data := events.Event().Data
+		if bytes.HasPrefix(data, []byte("[DONE]")) {
+			break
 		}
-		ex := parseChunk([]byte(chunk.RawJSON()))
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil {
+			return model.Response{}, fmt.Errorf("stream %s %s: a chunk the stream can't take: %.200s", p.name, req.Model, data)
+		}
+		ex := c.extras()
 		if ex.Error != "" {
-			return model.Response{}, fmt.Errorf("stream %s %s: %w", p.name, req.Model, model.ClassifyError(0, `{"error":`+ex.Error+`}`))
+			return model.Response{}, fmt.Errorf("stream %s %s: %w", p.name, req.Model, model.ClassifyError(0, strings.TrimSpace(string(data))))
 		}
-		if ex.Usage != nil {
-			used = ex.Usage
+		if err := a.add(&c); err != nil {
+			return model.Response{}, fmt.Errorf("stream %s %s: %w: %.200s", p.name, req.Model, err, data)
 		}
-		var d model.Delta
-		d.Thinking = ex.Reasoning
 		thinking.WriteString(ex.Reasoning)
-		for _, c := range chunk.Choices {
-			if c.Index == 0 {
-				d.Text = c.Delta.Content + c.Delta.Refusal
-			}
-		}
-		if d.Thinking != "" {
-			if err := onDelta(model.Delta{Thinking: d.Thinking}); err != nil {
+		if ex.Reasoning != "" {
+			if err := onDelta(model.Delta{Thinking: ex.Reasoning}); err != nil {
 				return model.Response{}, err
 			}
 		}
-		if d.Text != "" {
-			if err := onDelta(model.Delta{Text: d.Text}); err != nil {
+		var text string
+		for _, ch := range c.Choices {
+			if ch.Index == 0 {
+				text += ch.Delta.Content + ch.Delta.Refusal
+			}
+		}
+		if text != "" {
+			if err := onDelta(model.Delta{Text: text}); err != nil {
 				return model.Response{}, err
 			}
 		}
 	}
-	if err := stream.Err(); err != nil {
-		return model.Response{}, fmt.Errorf("stream %s %s: %w", p.name, req.Model, classify(err, failed))
+	if err := events.Err(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return model.Response{}, fmt.Errorf("stream %s %s: %w", p.name, req.Model, err)
 	}
-	if len(acc.Choices) == 0 {
+	if !a.begun {
 		return model.Response{}, fmt.Errorf("stream %s %s: %w", p.name, req.Model, model.ClassifyError(0, "the stream ended without an answer"))
 	}
-	choice := acc.Choices[0]
 	resp := model.Response{
-		Text:       choice.Message.Content + choice.Message.Refusal,
-		StopReason: model.NormalizeStop(choice.FinishReason),
-		Model:      acc.Model,
+		Text:       a.text.String(),
+		StopReason: model.NormalizeStop(a.finish),
+		Model:      a.model,
 		Provider:   p.name,
-		ID:         acc.ID,
+		ID:         a.id,
 		Latency:    p.now().Sub(start),
 	}
 	if thinking.Len() > 0 {
 		resp.Thinking = []model.Thinking{{Text: thinking.String()}}
 	}
-	for i, c := range choice.Message.ToolCalls {
-		id := c.ID
+	for i, c := range a.calls {
+		id := c.id
 		if id == "" {
-			id = "call_" + strconv.Itoa(i) + "_" + acc.ID
+			id = "call_" + strconv.Itoa(i) + "_" + a.id
 		}
-		resp.Calls = append(resp.Calls, model.ToolCall{ID: id, Name: c.Function.Name, Input: Arguments(c.Function.Arguments)})
+		resp.Calls = append(resp.Calls, model.ToolCall{ID: id, Name: c.name.String(), Input: Arguments(c.args.String())})
 	}
 	if len(resp.Calls) > 0 && resp.StopReason == model.StopEnd {
 		// Some compatible servers end a round of calls with "stop".
 		resp.StopReason = model.StopToolUse
 	}
-	if used == nil {
-		used = &usage{Prompt: acc.Usage.PromptTokens, Completion: acc.Usage.CompletionTokens, CacheRead: acc.Usage.PromptTokensDetails.CachedTokens}
-	}
-	resp.Usage = model.Usage{
-		In:         max(0, used.Prompt-used.CacheRead-used.CacheWrite),
-		Out:        used.Completion,
-		CacheRead:  used.CacheRead,
-		CacheWrite: used.CacheWrite,
-	}
-	if used.Cost != nil {
-		resp.CostUSD = *used.Cost
+	if u := a.usage; u != nil {
+		resp.Usage = model.Usage{
+			In:         max(0, u.Prompt-u.CacheRead-u.CacheWrite),
+			Out:        u.Completion,
+			CacheRead:  u.CacheRead,
+			CacheWrite: u.CacheWrite,
+		}
+		if u.Cost != nil {
+			resp.CostUSD = *u.Cost
+		}
 	}
 	return resp, nil
 }
 
-// failure is a refused call's status and body, as the server sent them,
-// kept by keepFailure for classify.
-type failure struct {
-	status int
-	body   string
-}
-
-type failureKey struct{}
-
-// keepFailure is a middleware that keeps the status and body of a call
-// the server refused, whatever shape its error has (the SDK's error keeps
-// only an {"error":{...}} object's inside).
-func keepFailure(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	f, _ := req.Context().Value(failureKey{}).(*failure)
-	if err != nil || f == nil || res.StatusCode < 400 {
-		return res, err
+// post sends req's call, its large strings quoted into the body as it is
+// read (jsonx.Holes), and returns the streaming response, or the refusal
+// as a *model.Error.
+func (p *Provider) post(ctx context.Context, req model.Request) (*http.Response, error) {
+	var h jsonx.Holes
+	small, err := json.Marshal(p.params(req, &h))
+	if err != nil {
+		return nil, err
 	}
-	body, rerr := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	res.Body.Close()
-	res.Body = io.NopCloser(bytes.NewReader(body))
-	if rerr == nil {
-		f.status, f.body = res.StatusCode, string(body)
+	size, open := h.Body(small)
+	res, err := sse.Post(ctx, p.hc, sse.Request{URL: p.url, Header: p.header, Size: size, Body: open, Retries: p.retries})
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode >= 300 {
+		body, rerr := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+		res.Body.Close()
+		if rerr != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, model.ClassifyError(res.StatusCode, string(body))
 	}
 	return res, nil
 }
 
-// classify makes the error of a refused call a *model.Error (an error
-// sent inside the stream has status 0); any other error, a context's end
-// or a connection's, is returned as it is.
-func classify(err error, f *failure) error {
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+// answer is a streamed answer put together, chunk by chunk: choice 0's
+// text, its calls by index, why it finished, and the last usage told.
+type answer struct {
+	begun     bool
+	id, model string
+	text      strings.Builder
+	finish    string
+	calls     []call
+	usage     *usage
+}
+
+// call is a streamed tool call put together: its id, and its name's and
+// arguments' pieces.
+type call struct {
+	id         string
+	name, args strings.Builder
+}
+
+// maxCalls is the most tool calls one answer may make.
+const maxCalls = 1024
+
+// add puts c's pieces in a; a chunk naming a call out of order (past the
+// next one) is refused.
+func (a *answer) add(c *chunk) error {
+	a.begun = true
+	if a.id == "" {
+		a.id = c.ID
 	}
-	var apiErr *sdk.Error
-	var streamErr *ssestream.StreamError
-	switch {
-	case f.status != 0:
-		return model.ClassifyError(f.status, f.body)
-	case errors.As(err, &apiErr):
-		return model.ClassifyError(apiErr.StatusCode, apiErr.RawJSON())
-	case errors.As(err, &streamErr):
-		return model.ClassifyError(0, string(streamErr.Event.Data))
+	if a.model == "" {
+		a.model = c.Model
 	}
-	return err
+	if c.Usage != nil {
+		a.usage = c.extras().Usage
+	}
+	for _, ch := range c.Choices {
+		if ch.Index != 0 {
+			continue
+		}
+		a.text.WriteString(ch.Delta.Content)
+		a.text.WriteString(ch.Delta.Refusal)
+		if ch.FinishReason != "" {
+			a.finish = ch.FinishReason
+		}
+		for _, tc := range ch.Delta.ToolCalls {
+			if tc.Index < 0 || tc.Index > int64(len(a.calls)) || tc.Index >= maxCalls {
+				return errors.New("a tool call out of order")
+			}
+			if tc.Index == int64(len(a.calls)) {
+				a.calls = append(a.calls, call{})
+			}
+			t := &a.calls[tc.Index]
+			if tc.ID != "" {
+				t.id = tc.ID
+			}
+			t.name.WriteString(tc.Function.Name)
+			t.args.WriteString(tc.Function.Arguments)
+		}
+	}
+	return nil
 }
