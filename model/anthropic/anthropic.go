@@ -1,10 +1,11 @@
 // Package anthropic is a model.Provider for Anthropic's Messages API,
-// through github.com/anthropics/anthropic-sdk-go/v2: the answer streamed
-// as it comes (thinking marked apart from text, never shown), tool use,
+// spoken over net/http (model/sse) as anthropic-sdk-go v2 spoke it: the
+// answer streamed as it comes (thinking marked apart from text, never shown), tool use,
 // thinking kept with its signature and sent back as the API requires,
 // images and PDFs as the API takes them, and the cache's ephemeral
 // breakpoints where they keep the prompt cached from one call to the
-// next.
+// next. It links no SDK: anthropic-sdk-go cost lnk-link-harness 4.4 MB
+// of idle memory (docs/decisions.md, "Idle memory").
 //
 // cmd wires it to a model.Route whose Provider is model.ProviderAnthropic:
 //
@@ -12,18 +13,19 @@
 package anthropic
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"time"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/option"
-
 	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/sse"
 )
 
 // Name is the provider's name in the answers it gives.
@@ -41,21 +43,21 @@ const (
 	ThinkingDisabled = "disabled" // none
 )
 
-// Options says how the provider reaches Anthropic. The SDK reads nothing
-// from the environment: the key and address come from here and the Route.
+// Options says how the provider reaches Anthropic. Nothing is read from
+// the environment: the key and address come from here and the Route.
 type Options struct {
 	// BaseURL is Anthropic's address without /v1; "" is the Route's, else
 	// model.AnthropicURL.
 	BaseURL string
-	// APIKey is the key, sent as anthropic-sdk-go v2 sends it
+	// APIKey is the key, sent as anthropic-sdk-go v2 sent it
 	// (Authorization: Bearer). Required.
 	APIKey string
 	// HTTPClient makes the calls; nil is a client of the provider's own.
 	// A call's context bounds it.
 	HTTPClient *http.Client
 	// Retries is how many times a call the API refused as retryable (429,
-	// 529, 5xx) before its answer began is sent again, with the SDK's
-	// backoff between; 0 sends it once, and the caller decides
+	// 529, 5xx) before its answer began is sent again, with a backoff
+	// between (sse.Backoff); 0 sends it once, and the caller decides
 	// (model.Error.Retryable).
 	Retries int
 	// MaxTokens bounds an answer whose Request leaves MaxTokens 0; 0 is
@@ -73,7 +75,10 @@ type Options struct {
 // Provider streams answers from Anthropic's Messages API. Safe for
 // concurrent use.
 type Provider struct {
-	client         sdk.Client
+	url            string // the API's /v1/messages
+	header         http.Header
+	hc             *http.Client
+	retries        int
 	maxTokens      int64
 	thinking       string
 	thinkingBudget int64
@@ -125,13 +130,13 @@ func New(route model.Route, o Options) (*Provider, error) {
 	if hc == nil {
 		hc = &http.Client{}
 	}
-	p.client = sdk.NewClient(
-		option.WithoutEnvironmentDefaults(),
-		option.WithBaseURL(strings.TrimRight(base, "/")),
-		option.WithAPIKey(o.APIKey),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(o.Retries),
-	)
+	p.url, p.hc, p.retries = strings.TrimRight(base, "/")+"/v1/messages", hc, o.Retries
+	p.header = http.Header{}
+	p.header.Set("Content-Type", "application/json")
+	p.header.Set("Accept", "text/event-stream")
+	p.header.Set("User-Agent", "Link")
+	p.header.Set("Anthropic-Version", apiVersion)
+	p.header.Set("Authorization", "Bearer "+o.APIKey)
 	return p, nil
 }
 
@@ -140,20 +145,29 @@ func New(route model.Route, o Options) (*Provider, error) {
 // of the model (Route.APIModel).
 func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
 	start := p.now()
-	var h jsonx.Holes
-	params := p.paramsHeld(req, &h)
-	var opts []option.RequestOption
-	if h.Held() > 0 {
-		opts = append(opts, option.WithMiddleware(fillBody(&h)))
+	res, err := p.post(ctx, req)
+	if err != nil {
+		return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, err)
 	}
-	stream := p.client.Messages.NewStreaming(ctx, params, opts...)
-	defer stream.Close()
-	var msg sdk.Message
+	defer res.Body.Close()
+	var msg answer
 	var text strings.Builder
 	var texts int // text blocks begun, so a later one starts on a new paragraph
-	for stream.Next() {
-		ev := stream.Current()
-		if err := msg.Accumulate(ev); err != nil {
+	events := sse.NewReader(res.Body)
+	for events.Next() {
+		e := events.Event()
+		data := bytes.TrimSuffix(e.Data, []byte("\n"))
+		switch {
+		case e.Type == "ping" || len(data) == 0:
+			continue
+		case e.Type == "error":
+			return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, model.ClassifyError(0, string(data)))
+		}
+		var ev event
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return model.Response{}, fmt.Errorf("stream anthropic %s: an event the stream can't take: %.200s", req.Model, data)
+		}
+		if err := msg.add(&ev); err != nil {
 			return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, err)
 		}
 		var d model.Delta
@@ -182,30 +196,33 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 			return model.Response{}, err
 		}
 	}
-	if err := stream.Err(); err != nil {
-		return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, classify(err))
+	if err := events.Err(); err != nil {
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, err)
 	}
-	if msg.ID == "" {
+	if msg.id == "" {
 		return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, model.ClassifyError(0, "the stream ended before its message began"))
 	}
 	resp := model.Response{
 		Text:       text.String(),
-		StopReason: model.NormalizeStop(string(msg.StopReason)),
-		Model:      string(msg.Model),
+		StopReason: model.NormalizeStop(msg.stopReason),
+		Model:      msg.model,
 		Provider:   Name,
-		ID:         msg.ID,
+		ID:         msg.id,
 		Usage: model.Usage{
-			In:         msg.Usage.InputTokens,
-			Out:        msg.Usage.OutputTokens,
-			CacheRead:  msg.Usage.CacheReadInputTokens,
-			CacheWrite: msg.Usage.CacheCreationInputTokens,
+			In:         msg.usage.InputTokens,
+			Out:        msg.usage.OutputTokens,
+			CacheRead:  msg.usage.CacheReadInputTokens,
+			CacheWrite: msg.usage.CacheCreationInputTokens,
 		},
 		Latency: p.now().Sub(start),
 	}
-	for _, b := range msg.Content {
+	for _, b := range msg.blocks {
 		switch b.Type {
 		case "thinking":
-			resp.Thinking = append(resp.Thinking, model.Thinking{Text: b.Thinking, Signature: b.Signature})
+			resp.Thinking = append(resp.Thinking, model.Thinking{Text: b.thinking.String(), Signature: b.signature.String()})
 		case "redacted_thinking":
 			resp.Thinking = append(resp.Thinking, model.Thinking{Redacted: b.Data})
 		case "tool_use":
@@ -215,35 +232,107 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	return resp, nil
 }
 
-// fillBody is the middleware that sends a request whose large strings h
-// holds: the SDK's body, placeholders and all, is read (it is small) and
-// the request sent with a body that quotes each string as it is read
-// (jsonx.Holes.SetBody), so none is copied; a request sent again reads it
-// again from its start.
-func fillBody(h *jsonx.Holes) option.Middleware {
-	return func(r *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if err := h.SetBody(r); err != nil {
-			return nil, err
-		}
-		return next(r)
+// post sends req's call, its large strings quoted into the body as it is
+// read (jsonx.Holes), and returns the streaming response, or the refusal
+// as a *model.Error.
+func (p *Provider) post(ctx context.Context, req model.Request) (*http.Response, error) {
+	var h jsonx.Holes
+	small, err := json.Marshal(p.paramsHeld(req, &h))
+	if err != nil {
+		return nil, err
 	}
+	size, open := h.Body(small)
+	res, err := sse.Post(ctx, p.hc, sse.Request{URL: p.url, Header: p.header, Size: size, Body: open, Retries: p.retries})
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode >= 300 {
+		body, rerr := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+		res.Body.Close()
+		if rerr != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, model.ClassifyError(res.StatusCode, string(body))
+	}
+	return res, nil
 }
 
-// classify makes the SDK's error of a refused call a *model.Error (an
-// error event inside a stream has status 0); any other error, a context's
-// end or a connection's, is returned as it is.
-func classify(err error) error {
-	var apiErr *sdk.Error
-	if !errors.As(err, &apiErr) {
-		return err
+// answer is a streamed message put together, event by event, as the
+// Messages API's reference says: message_start begins it, each block
+// begins at the next index and takes its deltas (a text block's text is
+// Stream's, not kept twice), message_delta says why
+// it stopped and the usage so far, each count a whole (not added).
+type answer struct {
+	id, model, stopReason string
+	usage                 usage
+	blocks                []*answerBlock
+}
+
+// answerBlock is a block as it began, with its thinking and signature
+// as their deltas add to them (a long thinking comes in many).
+type answerBlock struct {
+	streamedBlock
+	thinking, signature strings.Builder
+}
+
+// maxBlocks is the most blocks one answer may have.
+const maxBlocks = 4096
+
+// add puts e in a; a block begun out of order, or a delta or stop for a
+// block not begun, is refused.
+func (a *answer) add(e *event) error {
+	switch e.Type {
+	case "message_start":
+		if e.Message == nil {
+			return errors.New("message_start without its message")
+		}
+		a.id, a.model, a.stopReason, a.usage = e.Message.ID, e.Message.Model, e.Message.StopReason, e.Message.Usage
+	case "message_delta":
+		if e.Delta != nil {
+			a.stopReason = e.Delta.StopReason
+		}
+		if u := e.Usage; u != nil {
+			a.usage.OutputTokens = u.OutputTokens
+			if u.InputTokens != nil {
+				a.usage.InputTokens = *u.InputTokens
+			}
+			if u.CacheCreationInputTokens != nil {
+				a.usage.CacheCreationInputTokens = *u.CacheCreationInputTokens
+			}
+			if u.CacheReadInputTokens != nil {
+				a.usage.CacheReadInputTokens = *u.CacheReadInputTokens
+			}
+		}
+	case "content_block_start":
+		if e.Index != int64(len(a.blocks)) || e.ContentBlock == nil || e.Index >= maxBlocks {
+			return fmt.Errorf("block %d began, block %d expected", e.Index, len(a.blocks))
+		}
+		b := &answerBlock{streamedBlock: *e.ContentBlock}
+		b.thinking.WriteString(b.Thinking)
+		b.signature.WriteString(b.Signature)
+		a.blocks = append(a.blocks, b)
+	case "content_block_delta":
+		if e.Index < 0 || e.Index >= int64(len(a.blocks)) || e.Delta == nil {
+			return fmt.Errorf("a delta for block %d of %d", e.Index, len(a.blocks))
+		}
+		b := a.blocks[e.Index]
+		switch e.Delta.Type {
+		case "input_json_delta":
+			if e.Delta.PartialJSON != "" {
+				if string(b.Input) == "{}" {
+					b.Input = nil
+				}
+				b.Input = append(b.Input, e.Delta.PartialJSON...)
+			}
+		case "thinking_delta":
+			b.thinking.WriteString(e.Delta.Thinking)
+		case "signature_delta":
+			b.signature.WriteString(e.Delta.Signature)
+		}
+	case "content_block_stop":
+		if e.Index < 0 || e.Index >= int64(len(a.blocks)) {
+			return fmt.Errorf("block %d stopped of %d", e.Index, len(a.blocks))
+		}
 	}
-	status := apiErr.StatusCode
-	if status == http.StatusOK {
-		status = 0
-	}
-	body := apiErr.RawJSON()
-	if body == "" {
-		body = apiErr.Message
-	}
-	return model.ClassifyError(status, body)
+	return nil
 }

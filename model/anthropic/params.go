@@ -6,9 +6,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
-
 	"github.com/lnk-dev/link/internal/jsonx"
 	"github.com/lnk-dev/link/model"
 )
@@ -20,76 +17,64 @@ const MaxBreakpoints = 4
 // params makes a Messages API request of req: its system sections, tools
 // and conversation as Anthropic's blocks, with the cache's breakpoints
 // (breakpoints says where).
-func (p *Provider) params(req model.Request) sdk.MessageNewParams {
+func (p *Provider) params(req model.Request) request {
 	return p.paramsHeld(req, nil)
 }
 
 // paramsHeld is params with the conversation's large texts and
 // attachments held by h (nil holds none), put in place as the request is
-// sent (Stream), so the SDK's encoder, which copies a block's bytes at
-// each level it nests, copies only placeholders.
-func (p *Provider) paramsHeld(req model.Request, h *jsonx.Holes) sdk.MessageNewParams {
-	out := sdk.MessageNewParams{
-		Model:     sdk.Model(req.Model),
+// sent (Stream), so the encoder, which copies a block's bytes at each
+// level it nests, copies only placeholders.
+func (p *Provider) paramsHeld(req model.Request, h *jsonx.Holes) request {
+	out := request{
+		Model:     req.Model,
 		MaxTokens: int64(req.MaxTokens),
 		System:    system(req.System),
 		Tools:     tools(req.Tools),
+		Stream:    true,
 	}
 	turns := messages(req.Messages, h)
 	if out.MaxTokens <= 0 {
 		out.MaxTokens = p.maxTokens
 	}
 	if req.ToolChoice == model.ToolNone && len(out.Tools) > 0 {
-		none := sdk.NewToolChoiceNoneParam()
-		out.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &none}
+		out.ToolChoice = &typeOnly{Type: "none"}
 	}
 	switch p.thinking {
 	case ThinkingAdaptive:
-		out.Thinking = sdk.ThinkingConfigParamUnion{OfAdaptive: &sdk.ThinkingConfigAdaptiveParam{}}
+		out.Thinking = &thinkingArg{Type: "adaptive"}
 	case ThinkingEnabled:
-		out.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: p.thinkingBudget}}
+		out.Thinking = &thinkingArg{Type: "enabled", BudgetTokens: p.thinkingBudget}
 		if out.MaxTokens <= p.thinkingBudget {
 			out.MaxTokens = p.thinkingBudget + p.maxTokens
 		}
 	case ThinkingDisabled:
-		disabled := sdk.NewThinkingConfigDisabledParam()
-		out.Thinking = sdk.ThinkingConfigParamUnion{OfDisabled: &disabled}
+		out.Thinking = &thinkingArg{Type: "disabled"}
 	}
 	breakpoints(&out, turns, req.System)
 	for _, t := range turns {
-		if t.role == model.RoleAssistant {
-			out.Messages = append(out.Messages, sdk.NewAssistantMessage(t.blocks...))
-		} else {
-			out.Messages = append(out.Messages, sdk.NewUserMessage(t.blocks...))
-		}
+		out.Messages = append(out.Messages, message{Role: string(t.role), Content: t.blocks})
 	}
 	return out
 }
 
 // system is the prompt's sections as text blocks, empty ones left out.
-func system(sections []model.Section) []sdk.TextBlockParam {
-	var out []sdk.TextBlockParam
+func system(sections []model.Section) []block {
+	var out []block
 	for _, s := range sections {
 		if s.Text == "" {
 			continue
 		}
-		out = append(out, sdk.TextBlockParam{Text: s.Text})
+		out = append(out, textBlock(s.Text))
 	}
 	return out
 }
 
 // tools are the tools offered, each with its input's schema as given.
-func tools(ts []model.Tool) []sdk.ToolUnionParam {
-	var out []sdk.ToolUnionParam
+func tools(ts []model.Tool) []tool {
+	var out []tool
 	for _, t := range ts {
-		tp := &sdk.ToolParam{
-			Name:        t.Name,
-			InputSchema: param.Override[sdk.ToolInputSchemaParam](t.InputSchema()),
-		}
-		if t.Description != "" {
-			tp.Description = sdk.String(t.Description)
-		}
-		out = append(out, sdk.ToolUnionParam{OfTool: tp})
+		out = append(out, tool{Name: t.Name, Description: t.Description, InputSchema: t.InputSchema()})
 	}
 	return out
 }
@@ -97,7 +82,7 @@ func tools(ts []model.Tool) []sdk.ToolUnionParam {
 // turn is one message as sent: its role and its blocks.
 type turn struct {
 	role   model.Role
-	blocks []sdk.ContentBlockParamUnion
+	blocks []block
 }
 
 // messages is the conversation as Anthropic's messages: each part as the
@@ -106,9 +91,9 @@ type turn struct {
 func messages(msgs []model.Message, h *jsonx.Holes) []turn {
 	var out []turn
 	for _, m := range msgs {
-		var blocks []sdk.ContentBlockParamUnion
+		var blocks []block
 		for _, p := range m.Parts {
-			if b, ok := block(p, m.Role, h); ok {
+			if b, ok := partBlock(p, m.Role, h); ok {
 				blocks = append(blocks, b)
 			}
 		}
@@ -131,79 +116,75 @@ func messages(msgs []model.Message, h *jsonx.Holes) []turn {
 // imageTypes are the image types the Messages API takes.
 var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
 
-// block is one part as the block the API takes; ok is false for a part
+// partBlock is one part as the block the API takes; ok is false for a part
 // that has nothing to send (empty text, thinking without its signature,
 // which the API would refuse). A part the API can't take (audio, an image
 // or document of a type it doesn't read) is told in text (model.Unsent).
-func block(p model.Part, role model.Role, h *jsonx.Holes) (b sdk.ContentBlockParamUnion, ok bool) {
+func partBlock(p model.Part, role model.Role, h *jsonx.Holes) (b block, ok bool) {
 	switch p.Kind {
 	case model.KindText:
 		if p.Text == "" {
 			return b, false
 		}
-		return sdk.NewTextBlock(h.Hold(p.Text)), true
+		return textBlock(h.Hold(p.Text)), true
 	case model.KindImage:
-		if !imageTypes[strings.ToLower(p.MimeType)] || p.Data == "" {
-			return sdk.NewTextBlock(model.Unsent(p)), true
+		mime := strings.ToLower(p.MimeType)
+		if !imageTypes[mime] || p.Data == "" {
+			return textBlock(model.Unsent(p)), true
 		}
-		return sdk.NewImageBlockBase64(strings.ToLower(p.MimeType), h.Hold(p.Data)), true
+		return block{Type: "image", Source: &source{Type: "base64", MediaType: mime, Data: h.Hold(p.Data)}}, true
 	case model.KindDocument:
 		return document(p, h), true
 	case model.KindToolUse:
-		return sdk.NewToolUseBlock(p.ID, json.RawMessage(Input(p.Input)), p.Name), true
+		return block{Type: "tool_use", ID: p.ID, Name: p.Name, Input: json.RawMessage(Input(p.Input))}, true
 	case model.KindToolResult:
-		r := &sdk.ToolResultBlockParam{ToolUseID: p.ID}
+		r := block{Type: "tool_result", ToolUseID: p.ID, IsError: p.IsError}
 		if p.Text != "" {
-			r.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: h.Hold(p.Text)}}}
+			r.Content = []block{textBlock(h.Hold(p.Text))}
 		}
-		if p.IsError {
-			r.IsError = sdk.Bool(true)
-		}
-		return sdk.ContentBlockParamUnion{OfToolResult: r}, true
+		return r, true
 	case model.KindThinking:
 		if role != model.RoleAssistant {
 			return b, false
 		}
 		if p.Redacted != "" {
-			return sdk.NewRedactedThinkingBlock(p.Redacted), true
+			return block{Type: "redacted_thinking", Data: p.Redacted}, true
 		}
 		if p.Signature == "" {
 			return b, false
 		}
-		return sdk.NewThinkingBlock(p.Signature, p.Text), true
+		text := p.Text
+		return block{Type: "thinking", Thinking: &text, Signature: p.Signature}, true
 	case model.KindAudio:
-		return sdk.NewTextBlock(model.Unsent(p)), true
+		return textBlock(model.Unsent(p)), true
 	}
 	if p.Text == "" {
 		return b, false
 	}
-	return sdk.NewTextBlock(h.Hold(p.Text)), true
+	return textBlock(h.Hold(p.Text)), true
 }
 
 // document is a document part as a document block: a PDF as its bytes, a
 // text document (given as text, or as the bytes of a text/* type) as plain
 // text; any other is told in text.
-func document(p model.Part, h *jsonx.Holes) sdk.ContentBlockParamUnion {
-	d := &sdk.DocumentBlockParam{}
-	if p.Name != "" {
-		d.Title = sdk.String(p.Name)
-	}
+func document(p model.Part, h *jsonx.Holes) block {
+	d := block{Type: "document", Title: p.Name}
 	mime := strings.ToLower(p.MimeType)
 	switch {
 	case p.Data == "" && p.Text != "":
-		d.Source.OfText = &sdk.PlainTextSourceParam{Data: h.Hold(p.Text)}
+		d.Source = &source{Type: "text", MediaType: "text/plain", Data: h.Hold(p.Text)}
 	case p.Data != "" && mime == "application/pdf":
-		d.Source.OfBase64 = &sdk.Base64PDFSourceParam{Data: h.Hold(p.Data)}
+		d.Source = &source{Type: "base64", MediaType: "application/pdf", Data: h.Hold(p.Data)}
 	case p.Data != "" && (strings.HasPrefix(mime, "text/") || mime == "application/json"):
 		raw, err := base64.StdEncoding.DecodeString(p.Data)
 		if err != nil || !utf8.Valid(raw) {
-			return sdk.NewTextBlock(model.Unsent(p))
+			return textBlock(model.Unsent(p))
 		}
-		d.Source.OfText = &sdk.PlainTextSourceParam{Data: string(raw)}
+		d.Source = &source{Type: "text", MediaType: "text/plain", Data: string(raw)}
 	default:
-		return sdk.NewTextBlock(model.Unsent(p))
+		return textBlock(model.Unsent(p))
 	}
-	return sdk.ContentBlockParamUnion{OfDocument: d}
+	return d
 }
 
 // Input is a call's input as sent: the input if it is a JSON object, else
@@ -221,16 +202,16 @@ func Input(s string) string {
 // after the last system section that allows one (Section.Cache), on the
 // last user message, and on the user message before it, so the previous
 // call's prefix, which ended there, is read.
-func breakpoints(p *sdk.MessageNewParams, turns []turn, sections []model.Section) {
+func breakpoints(p *request, turns []turn, sections []model.Section) {
 	left := MaxBreakpoints
-	mark := func(cc *sdk.CacheControlEphemeralParam) {
+	mark := func(cc **typeOnly) {
 		if left > 0 && cc != nil {
-			*cc = sdk.NewCacheControlEphemeralParam()
+			*cc = ephemeral
 			left--
 		}
 	}
 	if n := len(p.Tools); n > 0 {
-		mark(&p.Tools[n-1].OfTool.CacheControl)
+		mark(&p.Tools[n-1].CacheControl)
 	}
 	// The system blocks are the non-empty sections, in order.
 	last, i := -1, 0
@@ -260,20 +241,10 @@ func breakpoints(p *sdk.MessageNewParams, turns []turn, sections []model.Section
 
 // lastCacheControl is the cache_control of the last block that takes one,
 // nil if none does.
-func lastCacheControl(blocks []sdk.ContentBlockParamUnion) *sdk.CacheControlEphemeralParam {
+func lastCacheControl(blocks []block) **typeOnly {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		b := &blocks[i]
-		switch {
-		case b.OfText != nil:
-			return &b.OfText.CacheControl
-		case b.OfImage != nil:
-			return &b.OfImage.CacheControl
-		case b.OfDocument != nil:
-			return &b.OfDocument.CacheControl
-		case b.OfToolResult != nil:
-			return &b.OfToolResult.CacheControl
-		case b.OfToolUse != nil:
-			return &b.OfToolUse.CacheControl
+		if blocks[i].cacheable() {
+			return &blocks[i].CacheControl
 		}
 	}
 	return nil

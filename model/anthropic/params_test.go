@@ -1,6 +1,7 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
@@ -112,4 +113,31 @@ func TestThinkingSentBack(t *testing.T) {
 		modeltest.At(a, 1, "type") != "redacted_thinking" || modeltest.At(a, 1, "data") != "EncryptedBlob" || modeltest.At(a, 2, "text") != "answer" {
 		t.Errorf("assistant sent as %v", a)
 	}
+}
+
+// Any events, a line each: no panic, and an answer's blocks only as they
+// began in order.
+func FuzzAnswer(f *testing.F) {
+	f.Add([]byte(`{"type":"message_start","message":{"id":"msg_1","model":"m","usage":{"input_tokens":3}}}
+{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"n","input":{}}}
+{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":"}}
+{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"1}"}}
+{"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":5}}`))
+	f.Add([]byte(`{"type":"content_block_delta","index":3,"delta":{"type":"thinking_delta","thinking":"x"}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a answer
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var e event
+			if json.Unmarshal(line, &e) != nil {
+				continue
+			}
+			n := len(a.blocks)
+			if err := a.add(&e); err == nil && e.Type == "content_block_start" && len(a.blocks) != n+1 {
+				t.Fatalf("a block began at %d with %d before", e.Index, n)
+			}
+		}
+		if len(a.blocks) > maxBlocks {
+			t.Fatalf("%d blocks", len(a.blocks))
+		}
+	})
 }

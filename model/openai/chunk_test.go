@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -43,6 +44,32 @@ func FuzzParseChunk(f *testing.F) {
 		}
 		if e.Error != "" && !json.Valid([]byte(e.Error)) {
 			t.Fatalf("error %q isn't JSON", e.Error)
+		}
+	})
+}
+
+// Any chunks, a line each: no panic, and calls only in order.
+func FuzzAnswer(f *testing.F) {
+	f.Add([]byte(`{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"a","arguments":"{\"x\""}}]}}]}
+{"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":":1}"}}]},"finish_reason":"tool_calls"}]}`))
+	f.Add([]byte(`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":7}]}}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var a answer
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			var c chunk
+			if json.Unmarshal(line, &c) != nil {
+				continue
+			}
+			n, deltas := len(a.calls), 0
+			for _, ch := range c.Choices {
+				deltas += len(ch.Delta.ToolCalls)
+			}
+			if a.add(&c); len(a.calls) > n+deltas {
+				t.Fatalf("%d calls after %d, from %d deltas", len(a.calls), n, deltas)
+			}
+		}
+		if len(a.calls) > maxCalls {
+			t.Fatalf("%d calls", len(a.calls))
 		}
 	})
 }
