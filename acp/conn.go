@@ -31,7 +31,8 @@ type Request struct {
 
 	conn    *Conn
 	replied atomic.Bool
-	charged int64 // bytes of the connection's budget charged while it was read
+	charged int64        // bytes of the connection's budget charged while it was read
+	held    atomic.Int64 // bytes Charge kept, given back as it is answered
 }
 
 // takeCharge is what reading r charged to the connection's budget, now
@@ -43,6 +44,32 @@ func (r *Request) takeCharge() int64 {
 	return n
 }
 
+// Charge keeps r's bytes charged to its connection's budget (SetBudget)
+// while its work runs, as a prompt's until its turn is answered: what
+// reading it charged, or, from a framer that couldn't charge as it read,
+// its params' length taken now, refused with an error for its sender
+// past the bound. They are given back as r is answered (by Reply or
+// Fail, just before the answer goes, so a caller that has it can send
+// again at once), or by Release for a request that goes unanswered.
+func (r *Request) Charge() error {
+	n := r.takeCharge()
+	if n == 0 && r.conn.budget != nil {
+		n = int64(len(r.Params))
+		if err := r.conn.budget.Take(n); err != nil {
+			return err
+		}
+	}
+	r.held.Store(n)
+	return nil
+}
+
+// Release gives back what Charge kept, once.
+func (r *Request) Release() {
+	if n := r.held.Swap(0); n > 0 {
+		r.conn.budget.Give(n)
+	}
+}
+
 // IsNotification says whether r expects no answer.
 func (r *Request) IsNotification() bool { return r.ID == nil }
 
@@ -50,6 +77,7 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // anything else marshalled. Replying to a notification, or twice, does
 // nothing.
 func (r *Request) Reply(ctx context.Context, result any) error {
+	r.Release()
 	if r.ID == nil || r.replied.Swap(true) {
 		return nil
 	}
@@ -65,6 +93,7 @@ func (r *Request) Reply(ctx context.Context, result any) error {
 
 // Fail answers r with err, as ErrorOf maps it.
 func (r *Request) Fail(ctx context.Context, err error) error {
+	r.Release()
 	if r.ID == nil || r.replied.Swap(true) {
 		return nil
 	}
@@ -134,6 +163,13 @@ func (c *Conn) told(e *Error) *Error {
 	}
 	return out
 }
+
+// SetBudget has each message c reads charged to budget as its parts are
+// read (a WebSocket's; from another framer Request.Charge takes it once
+// read), a message past the bound read past and refused: a request's
+// bytes go back once its handler returns, unless it kept them
+// (Request.Charge). Call it before Run.
+func (c *Conn) SetBudget(budget *Budget) { c.budget = budget }
 
 // SetIDs has c number its requests from ids, which other Conns may share:
 // a hub that restarts its peer shares one, so a late response to a request

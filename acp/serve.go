@@ -35,9 +35,9 @@ func Serve(ctx context.Context, f Framer, agentName string, tools *[]string, a A
 // ServeBounded is Serve with the agent's prompts in flight bounded by
 // budget, shared by the agent's connections (nil bounds nothing).
 func ServeBounded(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent, budget *Budget) error {
-	s := &server{agent: agentName, tools: tools, a: a, budget: budget, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}}
+	s := &server{agent: agentName, tools: tools, a: a, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}}
 	s.conn = NewConn(f, s.handle)
-	s.conn.budget = budget
+	s.conn.SetBudget(budget)
 	s.ctx = ctx
 	err := s.conn.Run(ctx)
 	s.wg.Wait()
@@ -45,13 +45,12 @@ func ServeBounded(ctx context.Context, f Framer, agentName string, tools *[]stri
 }
 
 type server struct {
-	agent  string
-	tools  *[]string
-	a      Agent
-	budget *Budget
-	conn   *Conn
-	ctx    context.Context
-	wg     sync.WaitGroup
+	agent string
+	tools *[]string
+	a     Agent
+	conn  *Conn
+	ctx   context.Context
+	wg    sync.WaitGroup
 
 	mu          sync.Mutex
 	initialized bool
@@ -154,20 +153,15 @@ func (s *server) open(params json.RawMessage) (string, error) {
 func (s *server) prompt(ctx context.Context, r *Request) {
 	// Its bytes were charged as they were read; a framer that couldn't
 	// has them charged now.
-	size := r.takeCharge()
-	if size == 0 {
-		size = int64(len(r.Params))
-		if err := s.budget.Take(size); err != nil {
-			r.Fail(ctx, err)
-			return
-		}
+	if err := r.Charge(); err != nil {
+		r.Fail(ctx, err)
+		return
 	}
 	p, err := s.checkPrompt(r.Params)
 	// The prompt's blocks hold its words now: the message read can go
 	// while the turn runs.
 	r.Params = nil
 	if err != nil {
-		s.budget.Give(size)
 		r.Fail(ctx, err)
 		return
 	}
@@ -188,7 +182,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 		// The turn is over: its prompt's bytes are no longer in flight
 		// (counted free before the answer goes, so a caller that has it
 		// can send again at once).
-		s.budget.Give(size)
+		r.Release()
 		s.mu.Lock()
 		delete(s.running[p.Thread], t)
 		cancelled := t.cancelled

@@ -33,6 +33,7 @@ func (hb *Hub) ServeACP(ctx context.Context, req endpoint.Request, f acp.Framer)
 	b := &bridge{hb: hb, req: req, threads: map[string]bool{}, turns: map[string]*turn{}}
 	b.conn = acp.NewConn(f, b.handle)
 	b.conn.SetLogger(hb.cfg.Logger)
+	b.conn.SetBudget(req.Budget) // charged as each message is read
 	if len(hb.addrs) > 0 {
 		b.conn.SetScrub(hb.scrub) // an error told the bridge quotes no tool's address
 	}
@@ -184,8 +185,9 @@ type promptParams struct {
 
 // prompt checks a prompt and runs its turn on a goroutine of its own.
 // Its bytes count against the agent's prompts in flight (the endpoint's
-// acp.Budget, as Link Harness's) from its read until its turn is
-// answered; past the bound it is refused and nothing is forwarded.
+// acp.Budget, as Link Harness's) as they are read and until its turn is
+// answered; past the bound it is read past, refused, and nothing is
+// forwarded.
 func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 	b.mu.Lock()
 	initialized := b.initialized
@@ -194,15 +196,14 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 		r.Fail(ctx, acp.Errorf(acp.CodeInvalidRequest, "initialize comes first"))
 		return
 	}
-	size := int64(len(r.Params))
-	if err := b.req.Budget.Take(size); err != nil {
+	if err := r.Charge(); err != nil { // given back as it is answered
 		r.Fail(ctx, err)
 		return
 	}
 	taken := true
 	defer func() {
 		if taken {
-			b.req.Budget.Give(size)
+			r.Release()
 		}
 	}()
 	var p promptParams
@@ -234,7 +235,7 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
-		defer b.req.Budget.Give(size)
+		defer r.Release() // a turn whose bridge went is never answered
 		b.turn(r, *p.SessionID, meta, p.Prompt)
 	}()
 }
