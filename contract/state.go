@@ -53,6 +53,11 @@ type StateDocument struct {
 	// Refused names, in an export's answer, each kind the harness gives
 	// none of and why. An import reads nothing of it.
 	Refused map[string]string `json:"refused,omitempty"`
+	// Failed names, in an export's answer, each thread whose conversation
+	// couldn't be read (its session's files refused, or its session/load
+	// failed) and why; the others are given. An import reads nothing of
+	// it.
+	Failed map[string]string `json:"failed,omitempty"`
 }
 
 // StateConversation is one conversation: its thread, and what was said

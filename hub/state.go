@@ -83,7 +83,9 @@ func native(h *harness) bool { return h.caps.threads && h.caps.state }
 // between turns. A harness that answers agent state itself is asked;
 // otherwise each session is read by Config.Store, and one the store
 // doesn't give is replayed through session/load (only those session/list
-// gives, when the harness has it). A harness with neither gives none.
+// gives, when the harness has it); a thread whose session can't be read
+// either way is named in the document's Failed, the others given. A
+// harness with neither gives none.
 func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (contract.StateDocument, error) {
 	doc := contract.StateDocument{Version: contract.StateVersion, Conversations: []contract.StateConversation{}}
 	release, err := hb.gate.hold(ctx, hb.cfg.StateWait, hb.cfg.StateSettle)
@@ -128,7 +130,8 @@ func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (c
 		ok := false
 		if hb.cfg.Store != nil {
 			if entries, ok, err = hb.cfg.Store.Export(ctx, session); err != nil {
-				return doc, fmt.Errorf("export %s: %w", thread, err)
+				hb.exportFailed(&doc, thread, fmt.Errorf("its session's files: %w", err))
+				continue
 			}
 		}
 		if !ok && h.caps.load {
@@ -137,7 +140,8 @@ func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (c
 				continue // gone from the harness
 			}
 			if entries, err = h.replay(ctx, session, cwd); err != nil {
-				return doc, fmt.Errorf("export %s: %w", thread, err)
+				hb.exportFailed(&doc, thread, err)
+				continue
 			}
 		}
 		entries = nonEmpty(entries)
@@ -153,6 +157,17 @@ func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (c
 		doc.Conversations = append(doc.Conversations, contract.StateConversation{Thread: thread, Entries: entries})
 	}
 	return doc, nil
+}
+
+// exportFailed names thread in doc's failed, with why its conversation
+// couldn't be read (scrubbed, at most 1,000 bytes), and logs it: one
+// thread's failure doesn't fail the export of the others.
+func (hb *Hub) exportFailed(doc *contract.StateDocument, thread string, err error) {
+	hb.cfg.Logger.Warn("an export could not read a thread's conversation", "thread", thread, "err", err)
+	if doc.Failed == nil {
+		doc.Failed = map[string]string{}
+	}
+	doc.Failed[thread] = truncate(hb.scrub(err.Error()), 1000)
 }
 
 // ImportState takes doc's conversations in, between turns: each becomes

@@ -86,8 +86,10 @@ func TestStateThroughStore(t *testing.T) {
 
 // TestStateReplayed: with no store, an export replays each session
 // through session/load, following session/list's pages when the harness
-// has it (a session it doesn't list is gone, and passed over); the
-// replayed history reaches no bridge.
+// has it (a session it doesn't list is gone, and passed over); without
+// the list, a session whose load fails is named in the document's
+// failed, with why, and the others are given (before, the whole export
+// failed); the replayed history reaches no bridge.
 func TestStateReplayed(t *testing.T) {
 	for _, caps := range []string{"load", "load,list"} {
 		t.Run(caps, func(t *testing.T) {
@@ -100,19 +102,23 @@ func TestStateReplayed(t *testing.T) {
 			os.Remove(r.state + "/" + gone)
 			r.hub.sessions.set("telegram:3", "s-never")
 			doc, err := r.stateClient(ctx).ExportState(ctx, contract.StateExportParams{})
-			if caps == "load" {
-				// Without a list, a session the harness can't load fails the export.
-				if err == nil || !strings.Contains(err.Error(), "session/load") {
-					t.Fatalf("export of a session the harness lost: %+v %v", doc, err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := []contract.StateEntry{entry("user", `REPLAYED "one"`), entry("agent", `REPLAYED answer to "one"`)}
 			if len(doc.Conversations) != 2 || doc.Conversations[0].Thread != "telegram:1" || doc.Conversations[1].Thread != "telegram:4" || !reflect.DeepEqual(doc.Conversations[0].Entries, want) {
 				t.Fatalf("export: %+v", doc)
+			}
+			if caps == "load" {
+				// Without a list, a session the harness can't load is
+				// named failed, and why; the others are given.
+				if len(doc.Failed) != 2 || !strings.Contains(doc.Failed["telegram:2"], "session/load") || !strings.Contains(doc.Failed["telegram:3"], "session/load") {
+					t.Fatalf("export's failed: %q", doc.Failed)
+				}
+				return
+			}
+			if len(doc.Failed) != 0 {
+				t.Errorf("sessions gone from the list named failed: %q", doc.Failed)
 			}
 			if len(r.agentLog("list")) < 2 {
 				t.Errorf("session/list's pages were not followed: %q", r.agentLog("list"))
@@ -121,6 +127,29 @@ func TestStateReplayed(t *testing.T) {
 				t.Errorf("after the export the thread answers %q", got)
 			}
 		})
+	}
+}
+
+// TestStateStoreFailsOne: a thread whose session's files the store
+// refuses is named in the export's failed, with why, and every other
+// thread's conversation is given.
+func TestStateStoreFailsOne(t *testing.T) {
+	r := newRig(t, []string{envCaps + "=resume"}, func(c *Config) { c.Store = stdioagent.Store{Dir: c.Dir} })
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	r.message(ctx, "telegram:2", "two", nil).must(t)
+	if err := os.WriteFile(r.state+"/"+r.hub.sessions.get("telegram:2")+".entries", []byte("not JSON\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := r.stateClient(ctx).ExportState(ctx, contract.StateExportParams{})
+	if err != nil {
+		t.Fatalf("one thread's refused files failed the whole export: %v", err)
+	}
+	if len(doc.Conversations) != 1 || doc.Conversations[0].Thread != "telegram:1" || len(doc.Conversations[0].Entries) != 2 {
+		t.Fatalf("export: %+v", doc)
+	}
+	if why := doc.Failed["telegram:2"]; len(doc.Failed) != 1 || !strings.Contains(why, "its session's files") || !strings.Contains(why, "invalid character") {
+		t.Fatalf("export's failed: %q", doc.Failed)
 	}
 }
 
