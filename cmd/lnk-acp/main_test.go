@@ -24,7 +24,11 @@ func TestMain(m *testing.M) {
 		os.Args = append(os.Args[:1], strings.Fields(os.Getenv("LNK_ACP_TEST_ARGS"))...)
 		main()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if linkHarness.dir != "" {
+		os.RemoveAll(linkHarness.dir)
+	}
+	os.Exit(code)
 }
 
 // syncBuffer is a buffer written by the program and read by the test.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -46,18 +48,39 @@ const (
 	kitRecoverPrompt = "conformance: answer once the caller has gone"
 )
 
-// buildLinkHarness builds lnk-link-harness into the test's folder.
+// linkHarness is lnk-link-harness built once for the test binary, in a
+// folder of its own that TestMain removes, by the first test that asks
+// (buildLinkHarness).
+var linkHarness struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// buildLinkHarness is lnk-link-harness, built at the first call of the
+// test binary's.
 func buildLinkHarness(t *testing.T) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	linkHarness.once.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		if linkHarness.dir, linkHarness.err = os.MkdirTemp("", "lnk-acp-test-"); linkHarness.err != nil {
+			return
+		}
+		bin := filepath.Join(linkHarness.dir, "lnk-link-harness")
+		if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/lnk-dev/link/cmd/lnk-link-harness").CombinedOutput(); err != nil {
+			linkHarness.err = fmt.Errorf("build lnk-link-harness: %v\n%s", err, out)
+			return
+		}
+		linkHarness.bin = bin
+	})
+	if linkHarness.err != nil {
+		t.Fatal(linkHarness.err)
 	}
-	bin := filepath.Join(t.TempDir(), "lnk-link-harness")
-	if out, err := exec.Command(goTool, "build", "-o", bin, "github.com/lnk-dev/link/cmd/lnk-link-harness").CombinedOutput(); err != nil {
-		t.Fatalf("build lnk-link-harness: %v\n%s", err, out)
-	}
-	return bin
+	return linkHarness.bin
 }
 
 // TestLinkHarnessBehindHub: lnk-acp serving lnk-link-harness serve
