@@ -52,6 +52,9 @@ func BenchmarkPrompt(b *testing.B) {
 		if res.StopReason != acp.StopEndTurn || res.Steered || s.taken != i+1 {
 			b.Fatalf("answered %+v, taken %d times", res, s.taken)
 		}
+		if res.Delivered != nil {
+			res.Delivered() // as acp.Serve does once the response is written
+		}
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-us/op")

@@ -35,13 +35,36 @@ type View struct {
 // Of is the window at cp of events (which begin at or before cp.Start):
 // it starts with the latest summary that stands for what came before
 // cp.Start, when there is one.
+//
+// Its events are a part of events itself, not a copy, when every event
+// from the window's start is one the model sees (the common case: a
+// window of messages and answers), capped so an append to either copies;
+// the caller changes neither.
 func Of(events []store.Event, cp store.Checkpoint) View {
 	v := View{Start: cp}
-	n := 0
+	n, first, all := 0, -1, true
 	for i := range events {
-		if events[i].Seq >= cp.Start && seen(events[i].Kind) {
+		switch {
+		case events[i].Seq < cp.Start:
+			all = all && first < 0 // none before the start after one past it
+		case !seen(events[i].Kind):
+			first, all = max(first, 0), false
+		default:
+			if first < 0 {
+				first = i
+			}
 			n++
 		}
+	}
+	if first < 0 {
+		first = len(events)
+	}
+	if all {
+		v.Events = events[first:len(events):len(events)]
+		for i := range v.Events {
+			v.Tokens += EventTokens(v.Events[i])
+		}
+		return v
 	}
 	v.Events = make([]store.Event, 0, n)
 	for i := range events {

@@ -101,6 +101,10 @@ func (h *Holes) Fill(b []byte, suffix string) []byte {
 // and open gives a reader from its start, again for each call (a request
 // sent again). h is not to be changed after.
 func (h *Holes) Body(b []byte) (size int64, open func() io.Reader) {
+	if len(h.held) == 0 {
+		// No placeholder to look for: b is the body, one part.
+		return int64(len(b)), func() io.Reader { return &bodyReader{parts: []bodyPart{{raw: b}}} }
+	}
 	quoted := []byte(`"` + h.prefix)
 	var parts []bodyPart
 	size = int64(len(b))

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
@@ -266,15 +267,22 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 		return err
 	}
 	// Written through bufio, a message's text longer than its buffer goes
-	// to the file as it is, not copied.
-	w := bufio.NewWriterSize(f, 16<<10)
+	// to the file as it is, not copied; the buffer is reused across
+	// appends, not made at each.
+	w := writers.Get().(*bufio.Writer)
+	w.Reset(f)
 	render(w, since)
 	err = w.Flush()
+	w.Reset(nil)
+	writers.Put(w)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
+
+// writers are the buffers appends to the copy write through.
+var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 16<<10) }}
 
 // after is the events of turn after number end, when turn holds every one
 // of them (it starts at or before end+1, with no gap); nil when it doesn't.
