@@ -228,3 +228,40 @@ func TestOwner(t *testing.T) {
 		t.Error("the owner's message isn't")
 	}
 }
+
+// TestOfShares: a window whose every event from its start is seen is
+// those events themselves, capped, so an append to it copies and leaves
+// the conversation's alone; one with an event the model doesn't see
+// among them is a copy without it, as is one with an event before its
+// start after one past it.
+func TestOfShares(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	events := []store.Event{
+		{Seq: 1, Time: t0, Kind: store.KindMessage, Text: "one"},
+		{Seq: 2, Time: t0, Kind: store.KindAnswer, Text: "two"},
+		{Seq: 3, Time: t0, Kind: store.KindMessage, Text: "three"},
+		{Seq: 4, Time: t0, Kind: store.KindAnswer, Text: "four"},
+	}
+	v := Of(events, store.Checkpoint{Start: 2})
+	if len(v.Events) != 3 || &v.Events[0] != &events[1] || cap(v.Events) != 3 {
+		t.Fatalf("window %+v: want events 2 to 4 themselves, capped", v.Events)
+	}
+	if want := EventTokens(events[1]) + EventTokens(events[2]) + EventTokens(events[3]); v.Tokens != want {
+		t.Errorf("tokens %d, want %d", v.Tokens, want)
+	}
+	_ = append(v.Events, store.Event{Seq: 5})
+	longer := append(events[:3:3], store.Event{Seq: 4, Kind: store.KindAnswer, Text: "other"})
+	if events[3].Text != "four" || longer[3].Text != "other" {
+		t.Errorf("an append wrote into the conversation's events")
+	}
+	mixed := append(append([]store.Event{}, events...), store.Event{Seq: 5, Time: t0, Kind: store.KindSummary, Covers: &store.Range{From: 1, To: 3}})
+	v = Of(mixed, store.Checkpoint{Start: 2})
+	if len(v.Events) != 3 || &v.Events[0] == &mixed[1] || v.Summary != nil {
+		t.Errorf("window %+v, summary %v: want a copy of events 2 to 4", v.Events, v.Summary)
+	}
+	unsorted := []store.Event{events[2], events[0], events[3]}
+	v = Of(unsorted, store.Checkpoint{Start: 2})
+	if len(v.Events) != 2 || v.Events[0].Seq != 3 || v.Events[1].Seq != 4 {
+		t.Errorf("window %+v: want events 3 and 4", v.Events)
+	}
+}
