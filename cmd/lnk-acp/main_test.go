@@ -62,20 +62,20 @@ func start(t *testing.T, env map[string]string, args ...string) (*Main, []byte) 
 
 // startCommand runs lnk-acp in the test's process on port 0, command
 // behind it with env alone.
-func startCommand(t *testing.T, env map[string]string, command ...string) (*Main, []byte) {
+func startCommand(t testing.TB, env map[string]string, command ...string) (*Main, []byte) {
 	t.Helper()
 	return runACP(t, env, nil, command...)
 }
 
 // runACP runs lnk-acp with flags and command.
-func runACP(t *testing.T, env map[string]string, flags []string, command ...string) (*Main, []byte) {
+func runACP(t testing.TB, env map[string]string, flags []string, command ...string) (*Main, []byte) {
 	t.Helper()
 	return runEdited(t, env, flags, nil, command...)
 }
 
 // runEdited runs lnk-acp with flags and command, the program changed by
 // edit (when not nil) once its flags are read.
-func runEdited(t *testing.T, env map[string]string, flags []string, edit func(*Main), command ...string) (*Main, []byte) {
+func runEdited(t testing.TB, env map[string]string, flags []string, edit func(*Main), command ...string) (*Main, []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	keyFile := filepath.Join(dir, "key")

@@ -60,7 +60,7 @@ var linkHarness struct {
 
 // buildLinkHarness is lnk-link-harness, built at the first call of the
 // test binary's.
-func buildLinkHarness(t *testing.T) string {
+func buildLinkHarness(t testing.TB) string {
 	t.Helper()
 	linkHarness.once.Do(func() {
 		goTool, err := exec.LookPath("go")
