@@ -2,7 +2,7 @@
 // stands for each while a value is marshaled and Fill puts them in place,
 // in one slice of exactly the JSON's length, and AppendString and
 // StringLen quote a string as encoding/json does. A prompt of many
-// megabytes marshaled by encoding/json (or an SDK's encoder, whose nested
+// megabytes marshaled by encoding/json (or an encoder whose nested
 // Marshalers each copy their children's bytes) costs several times its
 // size in buffers grown by doubling; through Holes it costs its size.
 package jsonx
@@ -12,7 +12,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"io"
-	"net/http"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -301,25 +300,4 @@ func StringLen(s string) int {
 		i += size
 	}
 	return n
-}
-
-// SetBody replaces r's body, JSON marshaled with h's placeholders in it
-// (small), with Body's reader of it, which quotes each string in its
-// place as it is read; r.GetBody opens it again from its start, for a
-// request sent again. An SDK's middleware calls it, so a request's large
-// strings are never copied by the SDK's encoder.
-func (h *Holes) SetBody(r *http.Request) error {
-	if r.Body == nil {
-		return nil
-	}
-	small, err := io.ReadAll(r.Body)
-	r.Body.Close()
-	if err != nil {
-		return err
-	}
-	size, open := h.Body(small)
-	r.ContentLength = size
-	r.Body = io.NopCloser(open())
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(open()), nil }
-	return nil
 }
