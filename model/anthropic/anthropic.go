@@ -167,6 +167,10 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 		if err := json.Unmarshal(data, &ev); err != nil {
 			return model.Response{}, fmt.Errorf("stream anthropic %s: an event the stream can't take: %.200s", req.Model, data)
 		}
+		if ev.Type == "error" {
+			// An error event without its event: line (a proxy's).
+			return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, model.ClassifyError(0, string(data)))
+		}
 		if err := msg.add(&ev); err != nil {
 			return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, err)
 		}
