@@ -75,6 +75,7 @@ func (h *harness) ok() bool {
 func (h *harness) run() {
 	hb := h.hb
 	log := hb.cfg.Logger
+	hb.prepareStart()
 	p, err := startProc(hb.cfg.Command, hb.cfg.Env, hb.cfg.Dir, log)
 	if err != nil {
 		h.why = err.Error()

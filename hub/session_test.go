@@ -1,12 +1,16 @@
 package hub
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/stdioagent"
 )
 
 // TestLateReplayDropped: history a harness replays after it answered
@@ -145,4 +149,55 @@ func TestToolsGiven(t *testing.T) {
 	if got := r.message(ctx, "telegram:1", "mcp", nil).must(t); got != "mcp: " {
 		t.Errorf("a harness without MCP over HTTP was given %q, want none", got)
 	}
+}
+
+// preparingStore is the scripted agent's store, its PrepareStart
+// written into the agent's own log, so the test reads in one file
+// whether the store was asked before the harness started.
+type preparingStore struct{ stdioagent.Store }
+
+func (s preparingStore) PrepareStart(ctx context.Context, sessions []string) error {
+	f, err := os.OpenFile(filepath.Join(s.Dir, "log"), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "prepare "+strings.Join(sessions, ","))
+	return f.Close()
+}
+
+// TestPrepareBeforeStart: a store that is a Preparer readies the files
+// of every session the hub keeps before each start of the harness,
+// after a restart of the hub and after the harness crashed alike, so the
+// harness never sees them unreadied.
+func TestPrepareBeforeStart(t *testing.T) {
+	r := newRig(t, []string{envCaps + "=load"}, func(c *Config) { c.Store = preparingStore{stdioagent.Store{Dir: c.Dir}} })
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	r.message(ctx, "telegram:2", "two", nil).must(t)
+	one, two := r.hub.sessions.get("telegram:1"), r.hub.sessions.get("telegram:2")
+	r.restart()
+	r.message(ctx, "telegram:1", "three", nil).must(t)
+	r.message(ctx, "telegram:1", "crash", nil) // the harness exits mid-turn
+	r.message(ctx, "telegram:2", "four", nil).must(t)
+	var took []string
+	for _, l := range r.agentLog("") {
+		if w, _, _ := strings.Cut(l, " "); w == "initialize" || w == "load" || w == "new" || w == "prepare" {
+			took = append(took, l)
+		}
+	}
+	kept := strings.Join(sortedPair(one, two), ",")
+	want := []string{"prepare ", "initialize", "new " + one, "new " + two,
+		"prepare " + kept, "initialize", "load " + one,
+		"prepare " + kept, "initialize", "load " + two}
+	if strings.Join(took, "|") != strings.Join(want, "|") {
+		t.Errorf("the store and the harness were asked\n%q, want\n%q", took, want)
+	}
+}
+
+// sortedPair is a and b in order.
+func sortedPair(a, b string) []string {
+	if b < a {
+		return []string{b, a}
+	}
+	return []string{a, b}
 }

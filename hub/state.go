@@ -25,6 +25,35 @@ type Store interface {
 	Import(ctx context.Context, entries []contract.StateEntry) (session string, err error)
 }
 
+// Preparer is a Store that readies the files of the sessions the hub
+// keeps before each start of the harness, for a harness that would
+// spoil them otherwise: Gemini CLI 0.61.0 both appends a fresh chat
+// over a session's own file when it loads the session in the minute the
+// file was named by, and deletes every file of a session at its next
+// start when one of them (the fresh chat a load leaves) holds nothing
+// said (hub/gemini). An error is logged, and the harness started all
+// the same.
+type Preparer interface {
+	// PrepareStart readies the files of sessions (every session the hub
+	// keeps for a thread); it is called before the harness's process
+	// starts, so none of them is open.
+	PrepareStart(ctx context.Context, sessions []string) error
+}
+
+// prepareStart has Config.Store ready the files of the sessions kept,
+// when it is a Preparer, bounded by the call timeout.
+func (hb *Hub) prepareStart() {
+	p, ok := hb.cfg.Store.(Preparer)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(hb.life, hb.cfg.CallTimeout)
+	defer cancel()
+	if err := p.PrepareStart(ctx, hb.sessions.ids()); err != nil {
+		hb.cfg.Logger.Warn("the store could not ready the sessions' files before the harness started", "err", err)
+	}
+}
+
 // state answers _link/state/export and _link/state/import on a
 // goroutine of its own: the params are checked at once, then the method
 // waits for the turns running.
@@ -310,7 +339,8 @@ func (r *replay) add(role, text, messageID string) {
 }
 
 // replay loads session (in cwd, the hub's folder when empty) and returns
-// the history the harness replayed while it did.
+// the history the harness replayed while it did, and after its answer
+// until the session went quiet (settle).
 func (h *harness) replay(ctx context.Context, session, cwd string) ([]contract.StateEntry, error) {
 	r := &replay{}
 	h.mu.Lock()
@@ -328,6 +358,7 @@ func (h *harness) replay(ctx context.Context, session, cwd string) ([]contract.S
 	if _, err := h.call(ctx, "session/load", p); err != nil {
 		return nil, fmt.Errorf("session/load: %w", h.endedErr(err))
 	}
+	h.settle(ctx, session) // what it replays after its answer
 	h.opened(session)
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -352,6 +383,22 @@ func (f *sessionFile) all() []string {
 	out := make([]string, 0, len(f.threads))
 	for t := range f.threads {
 		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ids are the sessions the file keeps, each once, in order.
+func (f *sessionFile) ids() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	seen := map[string]bool{}
+	out := make([]string, 0, len(f.threads))
+	for _, s := range f.threads {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
 	}
 	sort.Strings(out)
 	return out

@@ -153,6 +153,25 @@ func TestStateStoreFailsOne(t *testing.T) {
 	}
 }
 
+// TestStateReplayedLate: an export by replay waits for history a
+// harness replays after it answered session/load (Gemini CLI 0.61.0
+// does), as a thread's turn after a load does: every entry is in it.
+func TestStateReplayedLate(t *testing.T) {
+	r := newRig(t, []string{envCaps + "=load", envLateReplay + "=1"}, nil)
+	ctx := testCtx(t, 60*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	r.message(ctx, "telegram:1", "two", nil).must(t)
+	r.restart()
+	doc, err := r.stateClient(ctx).ExportState(ctx, contract.StateExportParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []contract.StateEntry{entry("user", `REPLAYED "one"`), entry("agent", `REPLAYED answer to "one"`), entry("user", `REPLAYED "two"`), entry("agent", `REPLAYED answer to "two"`)}
+	if len(doc.Conversations) != 1 || !reflect.DeepEqual(doc.Conversations[0].Entries, want) {
+		t.Fatalf("export: %+v, want %+v", doc, want)
+	}
+}
+
 // TestStateNone: a harness with neither a store nor session/load gives
 // and takes none, kind by kind, and an import changes nothing.
 func TestStateNone(t *testing.T) {
