@@ -22,13 +22,6 @@ type realAgent struct {
 	name    string
 	command func(bin, fake string) []string
 	env     func(fake string) map[string]string
-	// resumes says the agent takes its session up after a restart by
-	// session/resume. Gemini CLI 0.61.0 has session/load alone, and both
-	// of its ways were seen here: it loads the session (and replays its
-	// history after answering, which the hub keeps from the bridge), or
-	// it answers "No previous sessions found for this project" and the
-	// hub starts the thread anew and says so.
-	resumes bool
 }
 
 var realAgents = []realAgent{
@@ -38,7 +31,6 @@ var realAgents = []realAgent{
 		env: func(fake string) map[string]string {
 			return map[string]string{"ANTHROPIC_BASE_URL": fake, "ANTHROPIC_API_KEY": "x", "IS_SANDBOX": "1"}
 		},
-		resumes: true,
 	},
 	{
 		name: "codex",
@@ -46,8 +38,7 @@ var realAgents = []realAgent{
 			return []string{filepath.Join(bin, "codex-acp"), "-c", `model_provider="fake"`,
 				"-c", `model_providers.fake={name="fake",base_url="` + fake + `/v1",env_key="OPENAI_API_KEY",wire_api="responses"}`}
 		},
-		env:     func(fake string) map[string]string { return map[string]string{"OPENAI_API_KEY": "x"} },
-		resumes: true,
+		env: func(fake string) map[string]string { return map[string]string{"OPENAI_API_KEY": "x"} },
 	},
 	{
 		name: "gemini",
@@ -60,12 +51,15 @@ var realAgents = []realAgent{
 	},
 }
 
-// TestRealAgents: each real agent, through lnk-acp and the fake provider,
-// answers a prompt through the endpoint, and after lnk-acp restarts goes
-// on in the same session (the model is sent the first message again:
-// Claude and Codex by session/resume, Gemini by session/load when it
-// finds the session), or else in a new one, the bridge told; no history
-// replayed reaches the bridge.
+// TestRealAgents: each real agent, through lnk-acp --preset NAME and the
+// fake provider, answers a prompt through the endpoint, and after
+// lnk-acp restarts goes on in the same session: the model is sent the
+// first message again (Claude and Codex by session/resume, Gemini by
+// session/load), the thread not reset, and no history replayed reaches
+// the bridge. The restart comes seconds after the session was made, in
+// the same minute most often: Gemini CLI 0.61.0's own load spoils a
+// session then, unless the gemini preset's store readied its file
+// (hub/gemini, PrepareLoad).
 func TestRealAgents(t *testing.T) {
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
@@ -79,13 +73,14 @@ func TestRealAgents(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			m, key := runReal(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
+			flags := []string{"--preset", a.name, "--home", home, "--dir", work}
+			m, key := runReal(t, env, flags, a.command(bin, fake.URL())...)
 			got := message(t, ctx, m.URL(), key, "telegram:1", "remember the word pelican")
 			if !strings.Contains(got, "pelican") {
 				t.Fatalf("answered %q, want the fake provider's echo of the message", got)
 			}
 			m.Close()
-			m, key = runReal(t, env, []string{"--home", home, "--dir", work}, a.command(bin, fake.URL())...)
+			m, key = runReal(t, env, flags, a.command(bin, fake.URL())...)
 			got = message(t, ctx, m.URL(), key, "telegram:1", "which word?")
 			if !strings.Contains(got, "which word?") {
 				t.Fatalf("after the restart answered %q", got)
@@ -94,15 +89,12 @@ func TestRealAgents(t *testing.T) {
 			last := reqs[len(reqs)-1]
 			taken := strings.Contains(string(last.Body), "pelican")
 			reset := strings.HasPrefix(got, "[The agent could not take up this conversation's session")
-			switch {
-			case strings.Contains(got, "pelican"):
+			if strings.Contains(got, "pelican") {
 				t.Errorf("after the restart the answer %q holds the thread's first message: replayed history reached the bridge", got)
-			case a.resumes && !taken:
-				t.Errorf("after the restart the model was not sent the thread's first message: the session was not taken up (%d requests)", len(reqs))
-			case !taken && !reset:
-				t.Errorf("after the restart the session was neither taken up nor told reset: %q", got)
 			}
-			t.Logf("after the restart: session taken up %v, reset told %v", taken, reset)
+			if !taken || reset {
+				t.Errorf("after the restart the session was not taken up (the model sent the first message %v, the thread told reset %v; %d requests)", taken, reset, len(reqs))
+			}
 		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/hub/gemini"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
@@ -58,15 +60,16 @@ type stateAgent struct {
 }
 
 // TestRealAgentState: for Claude Code (claude-agent-acp behind lnk-acp
-// --preset claude) and Codex (codex-acp, --preset codex), each preset's
-// store writing the agent's own session files in the folder its
-// variable names: a conversation moves from Link Harness (a real
+// --preset claude), Codex (codex-acp, --preset codex) and Gemini CLI
+// (gemini --acp, --preset gemini), each preset's store writing the
+// agent's own session files in the folder its variable names: a conversation moves from Link Harness (a real
 // lnk-link-harness serve --stdio behind lnk-acp) into the agent, goes on
 // there (the model is sent the earlier messages and answers before the
 // new one), and moves back into Link Harness, where it goes on again:
 // the text of every message and answer survives. The same session
 // exported by replay alone (lnk-acp with no preset, so no store:
-// session/list and session/load) holds the same texts.
+// session/list, when the agent has it, and session/load) holds the same
+// texts.
 func TestRealAgentState(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds lnk-link-harness and runs the real agents")
@@ -75,6 +78,8 @@ func TestRealAgentState(t *testing.T) {
 	for _, sa := range []stateAgent{
 		{"claude", "CLAUDE_CONFIG_DIR", "projects/*/*.jsonl"},
 		{"codex", "CODEX_HOME", "sessions/*/*/*/rollout-*.jsonl"},
+		// An imported chat's name has seconds, which Gemini's own don't.
+		{"gemini", "GEMINI_CLI_HOME", ".gemini/tmp/*/chats/session-????-??-??T??-??-??-*.jsonl"},
 	} {
 		t.Run(sa.preset, func(t *testing.T) { testRealAgentState(t, lh, sa) })
 	}
@@ -144,11 +149,26 @@ func testRealAgentState(t *testing.T, lh string, sa stateAgent) {
 	}
 	agent.Close()
 
-	// The same session by replay alone: no store, so session/list and
-	// session/load give it. Replay can't tell apart the user lines Claude
+	// The same session by replay alone: no store (or, for Gemini, one
+	// that reads nothing), so session/list and session/load give it. Replay can't tell apart the user lines Claude
 	// Code writes for a local command (/model at a session's first turn),
 	// so they join the message after them: each text is held, not equal.
-	replayed, rkey := runACP(t, aenv, []string{"--home", agent.Home, "--dir", work}, command...)
+	rflags := []string{"--home", agent.Home, "--dir", work}
+	var edit func(*Main)
+	if sa.preset == "gemini" {
+		// Gemini CLI 0.61.0 deletes, at its start, a session it loaded
+		// before, unless its files are readied (hub/gemini's
+		// PrepareStart): the store readies them here, and reads none.
+		rflags = append(rflags, "--preset", "gemini")
+		edit = func(m *Main) {
+			s, err := presetStore("gemini", aenv, work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m.Store = readiesOnly{s.(*gemini.Store)}
+		}
+	}
+	replayed, rkey := runEdited(t, aenv, rflags, edit, command...)
 	byReplay, err := stateClient(t, ctx, replayed.URL(), rkey).ExportState(ctx, contract.StateExportParams{Threads: []string{"telegram:1"}})
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +203,7 @@ func testRealAgentState(t *testing.T, lh string, sa stateAgent) {
 // assertSentHistory checks that the model request that carried prompt
 // (among reqs) held each of earlier in its texts (every "text" or string
 // "content" of its JSON, in order: Anthropic's and OpenAI Responses'
-// messages alike), in order.
+// messages and Gemini's contents' parts alike), in order.
 func assertSentHistory(t *testing.T, reqs []fakeprovider.Request, prompt string, earlier []string) {
 	t.Helper()
 	for i := len(reqs) - 1; i >= 0; i-- {
@@ -201,7 +221,7 @@ func assertSentHistory(t *testing.T, reqs []fakeprovider.Request, prompt string,
 						texts = append(texts, s)
 					}
 				}
-				for _, k := range []string{"messages", "input", "content"} {
+				for _, k := range []string{"messages", "input", "content", "contents", "parts"} {
 					walk(v[k])
 				}
 			case []any:
@@ -224,4 +244,16 @@ func assertSentHistory(t *testing.T, reqs []fakeprovider.Request, prompt string,
 		return
 	}
 	t.Errorf("no model request carried %q among %d", prompt, len(reqs))
+}
+
+// readiesOnly is Gemini's store readying its files before each start,
+// reading and writing none: the hub exports by replay alone.
+type readiesOnly struct{ *gemini.Store }
+
+func (readiesOnly) Export(context.Context, string) ([]contract.StateEntry, bool, error) {
+	return nil, false, nil
+}
+
+func (readiesOnly) Import(context.Context, []contract.StateEntry) (string, error) {
+	return "", errors.New("this store reads and writes no session")
 }

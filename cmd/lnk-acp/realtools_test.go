@@ -28,8 +28,8 @@ import (
 // trusts, which its preset says the --dir is. Every permission the agent
 // asks meanwhile is answered, on the wire, with the first option that
 // allows; Codex is made to ask for a shell command (run outside its
-// sandbox, require_escalated) and the command runs. Claude and Codex,
-// their sessions taken up after lnk-acp restarts, call the tool again.
+// sandbox, require_escalated) and the command runs. Each, its session
+// taken up after lnk-acp restarts, calls the tool again.
 func TestRealAgentsTools(t *testing.T) {
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
@@ -85,22 +85,20 @@ func TestRealAgentsTools(t *testing.T) {
 				}
 			}
 			wires := []string{wire}
-			if a.resumes {
-				// The session taken up after a restart is given the tools
-				// too (session/resume's mcpServers).
-				m.Close()
-				wire := t.TempDir() // the new process's request ids start again
-				wires = append(wires, wire)
-				m, key = runReal(t, env, []string{"--home", home, "--dir", work, "--preset", a.name}, tapped(wire, a.command(bin, fake.URL()))...)
-				before := calls.Load()
-				fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: name, Input: `{}`}}})
-				message(t, ctx, m.URL(), key, "telegram:1", "look it up again")
-				if calls.Load() == before {
-					t.Fatalf("after lnk-acp restarted, the agent never called %s in the thread's resumed session", name)
-				}
-				if last := fake.Requests()[len(fake.Requests())-1]; !strings.Contains(string(last.Body), "hello") {
-					t.Errorf("after lnk-acp restarted, the model was not sent the thread's first message: its session was not taken up")
-				}
+			// The session taken up after a restart is given the tools
+			// too (session/resume's or session/load's mcpServers).
+			m.Close()
+			wire = t.TempDir() // the new process's request ids start again
+			wires = append(wires, wire)
+			m, key = runReal(t, env, []string{"--home", home, "--dir", work, "--preset", a.name}, tapped(wire, a.command(bin, fake.URL()))...)
+			before := calls.Load()
+			fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: name, Input: `{}`}}})
+			message(t, ctx, m.URL(), key, "telegram:1", "look it up again")
+			if calls.Load() == before {
+				t.Fatalf("after lnk-acp restarted, the agent never called %s in the thread's session taken up", name)
+			}
+			if last := fake.Requests()[len(fake.Requests())-1]; !strings.Contains(string(last.Body), "hello") {
+				t.Errorf("after lnk-acp restarted, the model was not sent the thread's first message: its session was not taken up")
 			}
 			var all []permission
 			for _, w := range wires {

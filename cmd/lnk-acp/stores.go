@@ -7,6 +7,7 @@ import (
 	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/hub/claudecode"
 	"github.com/lnk-dev/link/hub/codex"
+	"github.com/lnk-dev/link/hub/gemini"
 )
 
 // presetStore is the adapter store (hub.Config.Store) of preset's
@@ -39,6 +40,12 @@ func presetStore(preset string, env map[string]string, dir string) (hub.Store, e
 			return nil, err
 		}
 		return &codex.Store{Home: home, Cwd: dir}, nil
+	case "gemini":
+		folder, err := gemini.Dir(env)
+		if err != nil {
+			return nil, err
+		}
+		return &gemini.Store{Dir: folder, Cwd: dir}, nil
 	}
 	return nil, nil
 }
