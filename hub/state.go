@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/lnk-dev/link/acp"
@@ -318,14 +319,18 @@ func (h *harness) listSessions(ctx context.Context) (map[string]string, error) {
 // an export: its message chunks, each run of one role (or one
 // messageId) an entry.
 type replay struct {
+	mu      sync.Mutex // chunks come on the harness's reader while the export waits
 	entries []contract.StateEntry
 	id      string // the messageId of the last chunk, if it had one
 	size    int
+	done    bool // taken: later chunks are dropped
 }
 
 // add adds a chunk of role's text.
 func (r *replay) add(role, text, messageID string) {
-	if r.size+len(text) > contract.MaxStateDocument {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done || r.size+len(text) > contract.MaxStateDocument {
 		return
 	}
 	r.size += len(text)
@@ -360,9 +365,10 @@ func (h *harness) replay(ctx context.Context, session, cwd string) ([]contract.S
 	}
 	h.settle(ctx, session) // what it replays after its answer
 	h.opened(session)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return r.entries, nil
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.done = true
+	return append([]contract.StateEntry(nil), r.entries...), nil
 }
 
 // nonEmpty is entries without those of no text.
