@@ -26,7 +26,10 @@ func FuzzEnd(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if ok && (seq < 1 || !strings.HasSuffix(string(b), " -->\n\n")) {
+		if len(b) == 0 && (!ok || seq != 0) {
+			t.Fatalf("an empty copy ends with %d, %v: want none yet", seq, ok)
+		}
+		if len(b) > 0 && ok && (seq < 1 || !strings.HasSuffix(string(b), " -->\n\n")) {
 			t.Fatalf("%q ends with answer %d", b, seq)
 		}
 		if !ok && seq != 0 {

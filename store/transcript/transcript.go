@@ -156,8 +156,9 @@ func trailerSeq(b []byte) (string, bool) {
 }
 
 // End reads which answer the transcript at path ends with: 0 with ok true
-// for no transcript yet, ok false for one that doesn't end with an answer's
-// trailer (cut short, or not a transcript).
+// for no transcript yet (no file, or an empty one: a folder made ahead
+// holds one, store/log's MakeAhead), ok false for one that doesn't end
+// with an answer's trailer (cut short, or not a transcript).
 func End(path string) (seq int64, ok bool, err error) {
 	f, err := fsx.Open(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -170,6 +171,9 @@ func End(path string) (seq int64, ok bool, err error) {
 	info, err := f.Stat()
 	if err != nil {
 		return 0, false, err
+	}
+	if info.Size() == 0 {
+		return 0, true, nil
 	}
 	const tail = 64
 	off := max(info.Size()-tail, 0)

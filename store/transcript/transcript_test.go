@@ -102,6 +102,7 @@ func TestAppendRemade(t *testing.T) {
 		{"an older copy", string(transcript.Render(es[:8]))},
 		{"the last but one answer", string(transcript.Render(es[:22]))},
 		{"none", ""},
+		{"empty", ""},
 		{"not a copy", "hello\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -122,6 +123,43 @@ func TestAppendRemade(t *testing.T) {
 				t.Fatalf("copy is\n%s\nwant\n%s", b, want)
 			}
 		})
+	}
+}
+
+// An empty copy, as a folder made ahead holds (store/log's MakeAhead),
+// is no copy yet: the first answer adds to it in place, not by making it
+// again beside and renaming it over.
+func TestAppendToEmpty(t *testing.T) {
+	ctx := context.Background()
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, store.Log)
+	th := "telegram:42"
+	es := fixture.Conversation(2, "a")
+	fixture.AppendAll(t, r, th, es)
+	path, _ := p.ConversationFile(th, transcript.File)
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, ok, err := transcript.End(path); seq != 0 || !ok || err != nil {
+		t.Fatalf("an empty copy ends with %d, %v, %v: want none yet", seq, ok, err)
+	}
+	if err := transcript.Append(ctx, p, r, th, "", es); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if want := transcript.Render(es); string(b) != string(want) {
+		t.Fatalf("copy is\n%s\nwant\n%s", b, want)
+	}
+	after, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) {
+		t.Fatal("the empty copy was replaced, not added to")
 	}
 }
 
