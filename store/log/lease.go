@@ -28,7 +28,7 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 	if err != nil {
 		return store.Lease{}, err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
+	f, err := d.openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
 	if err != nil {
 		return store.Lease{}, err
 	}
@@ -37,8 +37,10 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 }
 
 // Release lets holder's lease of the thread go; a lease another holds, or
-// none, is left as it is.
+// none, is left as it is. It has the next folder made ahead, once one was
+// taken (MakeAhead).
 func (d *Driver) Release(ctx context.Context, thread, holder string) error {
+	defer d.madeFolders()
 	if err := d.release(ctx, thread, holder); err != nil {
 		return fmt.Errorf("release %s for %s: %w", thread, holder, err)
 	}
@@ -50,7 +52,7 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 	if err != nil {
 		return err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDONLY, exclusive)
+	f, err := d.openLocked(ctx, dir, os.O_RDONLY, exclusive)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a conversation not begun has no lease
 	}

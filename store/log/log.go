@@ -44,11 +44,14 @@ type Driver struct {
 	chats string
 	// Now is the clock leases are taken and expire by.
 	Now func() time.Time
+
+	ahead *ahead // the folder made ahead (MakeAhead), nil for none
 }
 
 var (
 	_ store.Conversations = (*Driver)(nil)
 	_ store.LatestReader  = (*Driver)(nil)
+	_ store.Closer        = (*Driver)(nil)
 )
 
 // Open keeps conversations in chats, the agent's conversations folder
@@ -118,7 +121,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 	if err != nil {
 		return err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
+	f, err := d.openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
 	if err != nil {
 		return err
 	}
@@ -213,16 +216,16 @@ const (
 )
 
 // openLocked opens dir's events.jsonl with flag and takes its lock,
-// exclusive or shared; a flag with O_CREATE makes the folder first. The
-// lock goes with the file's closing.
-func openLocked(ctx context.Context, dir string, flag int, exclusive bool) (*os.File, error) {
+// exclusive or shared; a flag with O_CREATE makes the folder first
+// (makeFolder). The lock goes with the file's closing.
+func (d *Driver) openLocked(ctx context.Context, dir string, flag int, exclusive bool) (*os.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	f, err := fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
 	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
-		// The folder first, at a conversation's first event.
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		// The folder first, at a conversation's first lease or event.
+		if err := d.makeFolder(dir); err != nil {
 			return nil, err
 		}
 		f, err = fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
@@ -244,7 +247,7 @@ func (d *Driver) reading(ctx context.Context, thread string) (*os.File, int64, e
 	if err != nil {
 		return nil, 0, err
 	}
-	f, err := openLocked(ctx, dir, os.O_RDONLY, shared)
+	f, err := d.openLocked(ctx, dir, os.O_RDONLY, shared)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}

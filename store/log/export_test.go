@@ -1,0 +1,20 @@
+package log
+
+// WaitAhead waits for the folder being made ahead, if one is.
+func (d *Driver) WaitAhead() {
+	if d.ahead != nil {
+		d.ahead.wg.Wait()
+	}
+}
+
+// Madeahead says whether d makes folders ahead here.
+func (d *Driver) MadeAhead() bool { return d.ahead != nil }
+
+// What takeSpare did, for its test.
+const (
+	SpareNone    = spareNone
+	SpareTaken   = spareTaken
+	SpareInPlace = spareInPlace
+)
+
+var TakeSpare = takeSpare
