@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // Agent is the name of the agent a Rig serves.
@@ -47,10 +48,11 @@ type Rig struct {
 	calls    int                        // model calls so far
 }
 
-// Drivers opens a home's two file drivers, log and compact: a
+// Drivers opens a home's two file drivers, log and compact, the log
+// making folders ahead as Link Harness's does (log.MakeAhead): a
 // harness.Config's Drivers.
 func Drivers(p store.Paths) (map[string]store.Conversations, error) {
-	return map[string]store.Conversations{store.Log: log.Open(p.Chats()), store.Compact: compact.Open(p.Chats())}, nil
+	return map[string]store.Conversations{store.Log: log.Open(p.Chats()).MakeAhead(transcript.File), store.Compact: compact.Open(p.Chats())}, nil
 }
 
 // Route gives every model's name the scripted provider, except a name

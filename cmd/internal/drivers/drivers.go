@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/store/bridge"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/transcript"
 )
 
 // Driver is one way of keeping conversations.
@@ -93,6 +94,11 @@ type Set struct {
 	// by name (a blank unit's, given at its binding): dialed at the first
 	// call, in place of a child.
 	Bridges map[string]bridge.Config
+	// Ahead has the log keep a folder made ahead for the next
+	// conversation it begins, with its copy for people (log.MakeAhead):
+	// for a program that answers messages, not a command that writes one
+	// conversation and ends.
+	Ahead bool
 }
 
 // Open opens every driver on the agent at p. None does anything before its
@@ -106,6 +112,9 @@ func (s Set) Open(p store.Paths) (map[string]store.Conversations, error) {
 			c, err := d.Open(p.Chats())
 			if err != nil {
 				return nil, err
+			}
+			if l, ok := c.(*log.Driver); ok && s.Ahead {
+				l.MakeAhead(transcript.File)
 			}
 			out[d.Name] = c
 			continue

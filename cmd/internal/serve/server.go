@@ -205,7 +205,7 @@ func newHarness(cfg Config) (*harness.Harness, *mcptools.Tools, error) {
 	// The log and compact run here; every other driver in its plugin,
 	// behind the store bridge, proved with the agent's key, or through a
 	// store bridge already running (Bridges).
-	ds := drivers.Set{Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger, Bridges: cfg.Bridges}
+	ds := drivers.Set{Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger, Bridges: cfg.Bridges, Ahead: true}
 	settings := func(ctx context.Context, p store.Paths) (harness.Settings, error) {
 		return ReadSettings(ctx, p, modelName)
 	}
