@@ -51,7 +51,13 @@ func (p *Pinned) Kind() string { return p.kind }
 
 // Lease takes (or renews) the conversation's lease for holder and, once
 // held, pins the driver that keeps it: the one its folder names, read
-// once, whose lease it takes. One not begun yet stays the router's.
+// once, whose lease it takes. One not begun yet is pinned to the driver
+// that begins it where that driver keeps its events in the folder (the
+// log, compact: no marker to write first), so its first turn looks at
+// the folder no more: under the lease no other turn begins it, and a
+// message another process joins to it is written by a router of the same
+// spec, the same way. Begun by a store driver, it stays the router's
+// until its first event (Begun).
 func (p *Pinned) Lease(ctx context.Context, holder string, ttl time.Duration) error {
 	if p.held != nil {
 		_, err := p.held.Lease(ctx, p.thread, holder, ttl)
@@ -67,6 +73,9 @@ func (p *Pinned) Lease(ctx context.Context, holder string, ttl time.Duration) er
 	}
 	if _, err := d.Lease(ctx, p.thread, holder, ttl); err != nil {
 		return err
+	}
+	if _, inFolder := LookupFolderKind(p.r.kind); kind == "" && inFolder {
+		kind = p.r.kind
 	}
 	p.hold(kind)
 	return nil

@@ -152,3 +152,42 @@ func BenchmarkRouterLatest(b *testing.B) {
 		}
 	})
 }
+
+// A conversation not begun is pinned to the driver that begins it as its
+// first lease is taken where that driver keeps its events in the folder
+// (the log, compact), and its events go there; begun by a store driver,
+// it is the router's until its first event, which writes its marker.
+func TestPinNotBegun(t *testing.T) {
+	ctx := context.Background()
+	p := fixture.Agent(t)
+	for kind, atLease := range map[string]string{store.Log: store.Log, store.Compact: store.Compact, sqlite.Name: ""} {
+		r := fixture.Router(t, p, kind)
+		th := "link:pin-" + kind
+		pin := r.Pin(th)
+		if err := pin.Lease(ctx, "turn", 60e9); err != nil {
+			t.Fatal(err)
+		}
+		if got := pin.Kind(); got != atLease {
+			t.Fatalf("%s: pinned as %q at its first lease, want %q", kind, got, atLease)
+		}
+		es := fixture.Conversation(1, kind)
+		fixture.AppendAll(t, pin.Keeper(), th, es)
+		if err := pin.Begun(); err != nil {
+			t.Fatal(err)
+		}
+		if got := pin.Kind(); got != kind {
+			t.Fatalf("%s: pinned as %q once begun", kind, got)
+		}
+		dir, _ := p.Conversation(th)
+		if got, err := store.KindOf(dir); got != kind || err != nil {
+			t.Fatalf("%s: its folder says %q, %v", kind, got, err)
+		}
+		fixture.SameLines(t, kind, fixture.ReadAll(t, r, th), es)
+		if err := pin.Release(ctx, "turn"); err != nil {
+			t.Fatal(err)
+		}
+		if pin.Kind() != "" {
+			t.Fatalf("%s: pinned after the lease went", kind)
+		}
+	}
+}
