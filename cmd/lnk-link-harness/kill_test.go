@@ -417,7 +417,13 @@ func checkKillLoop(t *testing.T, home string, outcomes []outcome, got recovered,
 		switch {
 		case len(ev) == 0:
 			// The kill came before the harness had the message: nothing
-			// to answer, and nothing answered.
+			// to answer, and nothing answered. A message it told
+			// _link/taken for is in its conversation, whatever the kill
+			// cut (each is a new conversation's first: its folder made
+			// ahead, taken, or made).
+			if o.taken {
+				t.Errorf("%s: taken, yet its conversation holds no event", o.thread)
+			}
 			if o.responded || len(answers) > 0 {
 				t.Errorf("%s: never had, yet answered (%v, %d recovered)", o.thread, o.responded, len(answers))
 			}
