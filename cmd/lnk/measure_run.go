@@ -46,8 +46,13 @@ func measure(ctx context.Context, o measureOptions) (report, error) {
 	r.Machine.LoadStart = loadAvg()
 	r.Runs = o.runs
 	s := &runSamples{harness: map[string][]float64{}, base: map[string][]float64{}, units: map[string]string{}}
+	// Each run's conversations are named after this measure's start too,
+	// so a home measured before (--home) has none of them: a cold message
+	// is the first of its conversation, a warm one's conversation as long
+	// as in any other measure.
+	tag := strconv.FormatInt(time.Now().UnixNano(), 36)
 	for run := range o.runs {
-		if err := measureRun(ctx, o, strconv.Itoa(run), s); err != nil {
+		if err := measureRun(ctx, o, tag+"-"+strconv.Itoa(run), s); err != nil {
 			return r, err
 		}
 	}

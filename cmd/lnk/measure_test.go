@@ -43,7 +43,8 @@ func TestMeasure(t *testing.T) {
 		t.Fatalf("build: %v: %s", err, out)
 	}
 	var out, errb safeBuffer
-	args := []string{"--harness", bin, "--home", t.TempDir(), "--messages", "10", "--turns", "8", "--runs", "1", "--samples", "1", "--idle", "10ms", "--agents", "1,3", "--concurrency", "1,4", "--prefix-turns", "120", "--json"}
+	home := t.TempDir()
+	args := []string{"--harness", bin, "--home", home, "--messages", "10", "--turns", "8", "--runs", "1", "--samples", "1", "--idle", "10ms", "--agents", "1,3", "--concurrency", "1,4", "--prefix-turns", "120", "--json"}
 	if code := runMeasure(t.Context(), args, &out, &errb); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
@@ -101,6 +102,22 @@ func TestMeasure(t *testing.T) {
 	for _, s := range []string{"what", "harness", "floor", "ratio", "start to /health", "idle RSS per agent past the first", "load "} {
 		if !strings.Contains(out.String(), s) {
 			t.Errorf("the table has no %q: %s", s, out.String())
+		}
+	}
+	// Measured again on the same home, each cold message is still the
+	// first of its conversation.
+	if code := runMeasure(t.Context(), []string{"--harness", bin, "--home", home, "--messages", "3", "--turns", "2", "--runs", "1", "--samples", "1", "--idle", "0s", "--agents", "1", "--concurrency", "1", "--prefix-turns", "0", "--json"}, &safeBuffer{}, &errb); code != 0 {
+		t.Fatalf("again: exit %d: %s", code, errb.String())
+	}
+	chats := filepath.Join(home, "agents", "main", "chats")
+	folders, _ := filepath.Glob(filepath.Join(chats, "link-cold-*"))
+	if len(folders) != 10+3 {
+		t.Fatalf("%d cold conversations, want %d", len(folders), 10+3)
+	}
+	for _, dir := range folders {
+		b, err := os.ReadFile(filepath.Join(dir, "events.jsonl"))
+		if n := strings.Count(string(b), "\n"); err != nil || n != 2 {
+			t.Fatalf("%s: %d events (%v), want its message and its answer alone", filepath.Base(dir), n, err)
 		}
 	}
 	for _, bad := range [][]string{{"--messages", "0"}, {"words"}, {"--idle", "-1s"}, {"--agents", "0"}, {"--concurrency", "x"}} {
