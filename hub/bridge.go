@@ -275,6 +275,7 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 		r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "the harness could not open this thread's session: %v", err))
 		return
 	}
+	fresh := false // the thread's session let go once answered
 	if isCmd && cmd.action != nil {
 		// A known command goes by a name the session offers: its list is
 		// waited for (it may come after session/new answered).
@@ -283,10 +284,13 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 			r.Fail(wctx, acp.Errorf(acp.CodeInternalError, "/%s: %v", cmd.word, err))
 			return
 		}
-		if prompt, err = commandPrompt(prompt, rename(cmd, commandNames(list)), cmd.rest); err != nil {
+		offered := commandNames(list)
+		name := rename(cmd, offered)
+		if prompt, err = commandPrompt(prompt, name, cmd.rest); err != nil {
 			r.Fail(wctx, err)
 			return
 		}
+		fresh = cmd.action.NewSession && offered[name]
 	}
 	if h.caps.threads {
 		meta = contract.LinkMeta{} // it reads _meta.link itself: nothing written into the text
@@ -323,6 +327,13 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 	if err != nil {
 		r.Fail(wctx, err)
 		return
+	}
+	if fresh {
+		// The harness may go on in a session its old id doesn't name
+		// (Action.NewSession): the thread's next message begins one.
+		if err := hb.sessions.forget(thread, session); err != nil {
+			hb.cfg.Logger.Warn("the thread's cleared session could not be let go", "thread", thread, "err", err)
+		}
 	}
 	if r.Reply(wctx, res) != nil || t.bridgeGone() {
 		// Its caller went before it was told: kept for _link/recover.

@@ -23,6 +23,12 @@ type Action struct {
 	Description string
 	Hint        string // what follows the name, when it takes text
 	Route       string // a Link-owned action's: what runs it (task__list), for Config.Route
+	// NewSession lets the thread's session go once the harness has
+	// answered the action by a name it offers: the thread's next message
+	// begins a new session. A harness may go on in a session of its own
+	// after it that its old id doesn't name (Claude Code's /clear), so
+	// the old one, taken up after a restart, would hold what was cleared.
+	NewSession bool
 }
 
 // command is the action's command name, without the slash.

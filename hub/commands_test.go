@@ -133,3 +133,36 @@ func TestOwnedAction(t *testing.T) {
 		t.Errorf("the bridge was listed %q, want the harness's and task:list", names)
 	}
 }
+
+// TestNewSessionLetsGo: an action that begins a new session (the chat's
+// /new, new_session) goes to the harness by the name it offers (/clear)
+// and then lets the thread's session go, in the file too: the next
+// message begins a new session, the one taken up after a restart, which
+// holds nothing from before the /new (Claude Code goes on after /clear in
+// a session its old id doesn't name). An action without it keeps the
+// session.
+func TestNewSessionLetsGo(t *testing.T) {
+	actions := append([]Action(nil), chatActions...)
+	actions[0].NewSession = true
+	r := newRig(t, []string{envCaps + "=resume,load"}, func(cfg *Config) { cfg.Actions = actions })
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	first := r.hub.sessions.get("telegram:1")
+	if got := r.message(ctx, "telegram:1", "/compact", nil).must(t); got != "echo: /compact" || r.hub.sessions.get("telegram:1") != first {
+		t.Fatalf("/compact answered %q, the thread's session %q after it, want %q kept", got, r.hub.sessions.get("telegram:1"), first)
+	}
+	if got := r.message(ctx, "telegram:1", "/new", nil).must(t); got != "echo: /clear" {
+		t.Fatalf("/new reached the harness as %q", got)
+	}
+	if s := r.hub.sessions.get("telegram:1"); s != "" {
+		t.Fatalf("after /new the thread still keeps %q", s)
+	}
+	r.message(ctx, "telegram:1", "two", nil).must(t)
+	if s := r.hub.sessions.get("telegram:1"); s == "" || s == first {
+		t.Fatalf("after /new the next message's session is %q, want a new one (was %q)", s, first)
+	}
+	r.restart()
+	if got := r.message(ctx, "telegram:1", "history", nil).must(t); got != `history: "two"` {
+		t.Errorf("after a restart the thread took up %q, want the session begun after /new", got)
+	}
+}

@@ -87,6 +87,22 @@ func (f *sessionFile) set(thread, session string) error {
 	return nil
 }
 
+// forget lets thread's session go, if it is still session: the file is
+// written without it before it returns.
+func (f *sessionFile) forget(thread, session string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.threads[thread] != session {
+		return nil
+	}
+	delete(f.threads, thread)
+	if err := f.write(); err != nil {
+		f.threads[thread] = session
+		return err
+	}
+	return nil
+}
+
 // write replaces the file with the mapping held; f.mu is held.
 func (f *sessionFile) write() error {
 	if f.path == "" {

@@ -23,7 +23,7 @@ import (
 // @anthropic-ai/claude-code). On the agent's stdio the hub is seen to
 // send the /new prompt as /clear, after the session listed clear; the
 // model's request of the next turn no longer carries the earlier
-// message.
+// message, nor, after lnk-acp restarts, does the thread's next.
 func TestRealClaudeClear(t *testing.T) {
 	bin := realAgentBin(t, "claude-agent-acp")
 	cli := filepath.Join(realAgentBin(t, "claude"), "claude")
@@ -35,8 +35,8 @@ func TestRealClaudeClear(t *testing.T) {
 		"CLAUDE_CODE_EXECUTABLE": cli, "DISABLE_AUTOUPDATER": "1"}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	m, key := runReal(t, env, []string{"--home", home, "--dir", work, "--preset", "claude"},
-		tapped(wire, []string{filepath.Join(bin, "claude-agent-acp")})...)
+	flags := []string{"--home", home, "--dir", work, "--preset", "claude"}
+	m, key := runReal(t, env, flags, tapped(wire, []string{filepath.Join(bin, "claude-agent-acp")})...)
 	if got := message(t, ctx, m.URL(), key, "telegram:1", "remember the word pelican"); !strings.Contains(got, "pelican") {
 		t.Fatalf("answered %q, want the fake provider's echo of the message", got)
 	}
@@ -86,6 +86,27 @@ func TestRealClaudeClear(t *testing.T) {
 	}
 	if !carries(fake.Requests()[:cleared], "pelican") {
 		t.Fatalf("no model request before /clear carried the first message")
+	}
+
+	// After a restart the thread goes on in the conversation begun after
+	// /new, not the one /clear cleared (Action.NewSession).
+	m.Close()
+	m, key = runReal(t, env, flags, filepath.Join(bin, "claude-agent-acp"))
+	restarted := len(fake.Requests())
+	message(t, ctx, m.URL(), key, "telegram:1", "and now?")
+	next = 0
+	for _, r := range fake.Requests()[restarted:] {
+		if !strings.Contains(string(r.Body), "and now?") {
+			continue
+		}
+		next++
+		if strings.Contains(string(r.Body), "pelican") || !strings.Contains(string(r.Body), "which word?") {
+			t.Errorf("after a restart the model's request holds pelican %v, which word? %v: want the conversation begun after /new",
+				strings.Contains(string(r.Body), "pelican"), strings.Contains(string(r.Body), "which word?"))
+		}
+	}
+	if next == 0 {
+		t.Fatalf("no model request after the restart carried its message")
 	}
 }
 

@@ -45,6 +45,7 @@ type file struct {
 		Description string   `toml:"description"`
 		Hint        string   `toml:"hint"`
 		Route       string   `toml:"route"`
+		NewSession  bool     `toml:"new_session"`
 	} `toml:"actions"`
 }
 
@@ -100,7 +101,7 @@ func Parse(b []byte) ([]hub.Action, error) {
 		return nil, rule("actions.toml", "an actions.toml is TOML: %v", err)
 	}
 	if undecoded := md.Undecoded(); len(undecoded) > 0 {
-		return nil, rule(undecoded[0].String(), "an actions.toml has namespace and [[actions]] of name, aliases, names, description, hint and route alone")
+		return nil, rule(undecoded[0].String(), "an actions.toml has namespace and [[actions]] of name, aliases, names, description, hint, route and new_session alone")
 	}
 	if !isWord(f.Namespace) {
 		return nil, rule("namespace", "a namespace is 1 to 64 lowercase letters, digits, _ and -")
@@ -136,14 +137,14 @@ func Parse(b []byte) ([]hub.Action, error) {
 			if err := contract.CheckToolName(a.Route); err != nil {
 				return nil, rule(field+".route", "a route is a tool call's name, as Link Harness offers it (task__list)")
 			}
-			if len(a.Names) > 0 {
-				return nil, rule(field, "an action Link runs (route) has no harness names")
+			if len(a.Names) > 0 || a.NewSession {
+				return nil, rule(field, "an action Link runs (route) has no harness names and no new_session")
 			}
 		}
 		if len(a.Description) > 1024 || len(a.Hint) > 256 {
 			return nil, rule(field, "a description is at most 1024 bytes, a hint 256")
 		}
-		out = append(out, hub.Action{Namespace: f.Namespace, Name: a.Name, Aliases: a.Aliases, Names: a.Names, Description: a.Description, Hint: a.Hint, Route: a.Route})
+		out = append(out, hub.Action{Namespace: f.Namespace, Name: a.Name, Aliases: a.Aliases, Names: a.Names, Description: a.Description, Hint: a.Hint, Route: a.Route, NewSession: a.NewSession})
 	}
 	return out, nil
 }

@@ -17,8 +17,8 @@ func TestChat(t *testing.T) {
 		t.Fatalf("the chat namespace has %d actions", len(got))
 	}
 	c := got[0]
-	if c.Namespace != "chat" || c.Name != "create" || strings.Join(c.Aliases, ",") != "new" || c.Names[0] != "clear" {
-		t.Errorf("chat's first action is %+v, want /chat:create alias /new named clear first", c)
+	if c.Namespace != "chat" || c.Name != "create" || strings.Join(c.Aliases, ",") != "new" || c.Names[0] != "clear" || !c.NewSession || got[1].NewSession {
+		t.Errorf("chat's first action is %+v, want /chat:create alias /new named clear first, beginning a new session (compact not)", c)
 	}
 }
 
@@ -39,6 +39,7 @@ func TestParse(t *testing.T) {
 		{"namespace = \"x\"\n[[actions]]\nname = \"a\"\nnames = [\"/clear\"]", "no slash"},
 		{"namespace = \"x\"\n[[actions]]\nname = \"a\"\nroute = \"a b\"", "a route is"},
 		{"namespace = \"x\"\n[[actions]]\nname = \"a\"\nroute = \"t__a\"\nnames = [\"a\"]", "has no harness names"},
+		{"namespace = \"x\"\n[[actions]]\nname = \"a\"\nroute = \"t__a\"\nnew_session = true", "no new_session"},
 		{"namespace = \"x\"\nother = 1", "alone"},
 		{"namespace = ", "is TOML"},
 		{"namespace = \"x\"\n#" + strings.Repeat("x", MaxFile), "at most"},
