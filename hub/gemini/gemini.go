@@ -340,7 +340,8 @@ func readChat(ctx context.Context, name string) (Chat, error) {
 //     said.
 //
 // A file that can't be read is left as it is, and the first such error
-// returned once the others are done.
+// returned once the others are done. Only a session with more than one
+// file has them read.
 func (s *Store) PrepareStart(ctx context.Context, sessions []string) error {
 	ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
 	defer cancel()
@@ -376,10 +377,16 @@ func (s *Store) PrepareStart(ctx context.Context, sessions []string) error {
 // shortName finds a chat file's ID8 in its name.
 var shortName = regexp.MustCompile(`^session-.*-([0-9a-f]{8})\.jsonl$`)
 
-// prepare readies session's files among names, in dir.
+// prepare readies session's files among names, in dir. A session of one
+// file (as most are) has it renamed unread: only one of several may be
+// the empty fresh chat.
 func (s *Store) prepare(ctx context.Context, dir, session string, names []string) error {
 	var first error
 	var said, empty []string
+	if len(names) == 1 {
+		said = names
+		names = nil
+	}
 	for _, name := range names {
 		p := filepath.Join(dir, name)
 		if info, err := os.Lstat(p); err != nil || !info.Mode().IsRegular() {

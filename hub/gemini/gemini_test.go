@@ -128,8 +128,10 @@ func project(t *testing.T, dir, cwd, slug string) string {
 // Gemini's load records under the minute's name is never appended to
 // it; a file of the session holding nothing said (the fresh chat a load
 // left, which Gemini's cleanup would delete with every file of its
-// ID8) is removed; files of sessions not kept, names with seconds
-// already, and a session with nothing said anywhere are left.
+// ID8) is removed, when another file of the session holds what was
+// said (a session whose files hold nothing said keeps them all); a
+// session of one file has it renamed unread; files of sessions not kept
+// and names with seconds already are left.
 func TestPrepareStart(t *testing.T) {
 	dir, cwd := t.TempDir(), t.TempDir()
 	chats := project(t, dir, cwd, "work")
@@ -143,14 +145,21 @@ func TestPrepareStart(t *testing.T) {
 	os.WriteFile(stray, []byte(fresh), 0o600)
 	os.WriteFile(other, b, 0o600)
 	os.WriteFile(imported, []byte(strings.ReplaceAll(string(b), session, "1b5295c0-6256-4d70-86cb-21736a3460eb")), 0o600)
-	os.WriteFile(lonely, []byte(strings.ReplaceAll(fresh, session, "bbbbbbbb-6256-4d70-86cb-21736a3460eb")), 0o600)
+	lonely2 := filepath.Join(chats, "session-2026-12-01T22-42-bbbbbbbb.jsonl")
+	single := filepath.Join(chats, "session-2026-12-01T22-43-cccccccc.jsonl")
+	for _, f := range []string{lonely, lonely2} {
+		os.WriteFile(f, []byte(strings.ReplaceAll(fresh, session, "bbbbbbbb-6256-4d70-86cb-21736a3460eb")), 0o600)
+	}
+	os.WriteFile(single, []byte("not read"), 0o600)
 	s := &Store{Dir: dir, Cwd: cwd}
-	kept := []string{session, "1b5295c0-6256-4d70-86cb-21736a3460eb", "bbbbbbbb-6256-4d70-86cb-21736a3460eb", "../x"}
+	kept := []string{session, "1b5295c0-6256-4d70-86cb-21736a3460eb", "bbbbbbbb-6256-4d70-86cb-21736a3460eb", "cccccccc-6256-4d70-86cb-21736a3460eb", "../x"}
 	if err := s.PrepareStart(context.Background(), kept); err != nil {
 		t.Fatal(err)
 	}
 	renamed := filepath.Join(chats, "session-2026-12-01T22-45-00-8cb879c0.jsonl")
-	for f, want := range map[string]bool{own: false, renamed: true, stray: false, other: true, imported: true, lonely: true} {
+	singleRenamed := filepath.Join(chats, "session-2026-12-01T22-43-00-cccccccc.jsonl")
+	for f, want := range map[string]bool{own: false, renamed: true, stray: false, other: true, imported: true,
+		lonely: true, lonely2: true, single: false, singleRenamed: true} {
 		if _, err := os.Stat(f); (err == nil) != want {
 			t.Errorf("%s there %v, want %v", filepath.Base(f), err == nil, want)
 		}
