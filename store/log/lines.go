@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"sync"
 
 	"github.com/lnk-dev/link/store"
 )
@@ -66,10 +67,19 @@ func backwards(r io.ReaderAt, end int64, fn func(line []byte, off int64) (more b
 }
 
 // backwardsFrom is backwards with the size of its first read given.
+//
+// fn's line is only for the call: its bytes are used again after
+// backwardsFrom returns (the first block, up to smallBlock, is pooled).
 func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int64) (more bool, err error)) error {
 	// win holds the file's bytes [start, start+len(win)); the line being
 	// found ends at le, just past its newline.
 	var win []byte
+	var pooled *[]byte // the first block, given back at the end
+	defer func() {
+		if pooled != nil {
+			firstBlocks.Put(pooled)
+		}
+	}()
 	start, le := end, end
 	for le > 0 {
 		// The newline that ends the line before this one.
@@ -108,7 +118,13 @@ func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int6
 			}
 			n := min(size, start)
 			size *= 2
-			next := make([]byte, n+le-start)
+			var next []byte
+			if win == nil && n <= smallBlock {
+				pooled = firstBlocks.Get().(*[]byte)
+				next = (*pooled)[:n]
+			} else {
+				next = make([]byte, n+le-start)
+			}
 			if _, err := r.ReadAt(next[:n], start-n); err != nil {
 				return err
 			}
@@ -125,6 +141,10 @@ func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int6
 	}
 	return nil
 }
+
+// firstBlocks are the first blocks backwardsFrom reads, of smallBlock
+// bytes: a turn's reads and appends read one each.
+var firstBlocks = sync.Pool{New: func() any { b := make([]byte, smallBlock); return &b }}
 
 // longLine is the part of a line read backwards past which the rest of
 // it is read at once (backwardsFrom).
