@@ -36,7 +36,8 @@ figure the median of its runs:
 
 Beside each time is its floor, measured in the same run: the same messages
 to lnk measure floor-server, another process answering the contract's proof,
-upgrade and frames at once over bare WebSockets; and the ratio. The machine
+upgrade and frames at once over bare WebSockets, each message to the floor
+just before the harness's; and the ratio. The machine
 and its load are printed beside them: on a shared machine times are noisy.`
 
 // Targets (issue #12).

@@ -53,34 +53,48 @@ func sayText(ctx context.Context, a *agentConn, thread, text string) error {
 type percentiles struct{ p50, p99 time.Duration }
 
 // warmMessages times n messages to conversations already begun (each
-// one's first message not timed), measureTurnsPerThread each; name keeps
-// this run's threads apart from another's.
-func warmMessages(ctx context.Context, a *agentConn, name string, n int) (percentiles, error) {
-	times := make([]time.Duration, 0, n)
-	for i := 0; len(times) < n; i++ {
+// one's first message not timed), measureTurnsPerThread each, to each of
+// conns in turn, and gives each one's percentiles; name keeps this run's
+// threads apart from another's.
+func warmMessages(ctx context.Context, conns []*agentConn, name string, n int) ([]percentiles, error) {
+	times := make([][]time.Duration, len(conns))
+	for i := 0; len(times[0]) < n; i++ {
 		thread := "link:warm-" + name + "-" + strconv.Itoa(i/(measureTurnsPerThread+1))
-		d, err := timeMessage(ctx, a, thread, i)
-		if err != nil {
-			return percentiles{}, err
-		}
-		if i%(measureTurnsPerThread+1) != 0 {
-			times = append(times, d)
+		for k, a := range conns {
+			d, err := timeMessage(ctx, a, thread, i)
+			if err != nil {
+				return nil, err
+			}
+			if i%(measureTurnsPerThread+1) != 0 {
+				times[k] = append(times[k], d)
+			}
 		}
 	}
-	return percentilesOf(times), nil
+	return eachPercentiles(times), nil
 }
 
-// coldMessages times n messages, each the first of its conversation.
-func coldMessages(ctx context.Context, a *agentConn, name string, n int) (percentiles, error) {
-	times := make([]time.Duration, 0, n)
+// coldMessages times n messages, each the first of its conversation, to
+// each of conns in turn, and gives each one's percentiles.
+func coldMessages(ctx context.Context, conns []*agentConn, name string, n int) ([]percentiles, error) {
+	times := make([][]time.Duration, len(conns))
 	for i := range n {
-		d, err := timeMessage(ctx, a, "link:cold-"+name+"-"+strconv.Itoa(i), i)
-		if err != nil {
-			return percentiles{}, err
+		for k, a := range conns {
+			d, err := timeMessage(ctx, a, "link:cold-"+name+"-"+strconv.Itoa(i), i)
+			if err != nil {
+				return nil, err
+			}
+			times[k] = append(times[k], d)
 		}
-		times = append(times, d)
 	}
-	return percentilesOf(times), nil
+	return eachPercentiles(times), nil
+}
+
+func eachPercentiles(times [][]time.Duration) []percentiles {
+	out := make([]percentiles, len(times))
+	for k, ts := range times {
+		out[k] = percentilesOf(ts)
+	}
+	return out
 }
 
 func percentilesOf(times []time.Duration) percentiles {

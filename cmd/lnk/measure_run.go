@@ -124,14 +124,10 @@ func setTarget(f *figure, v map[string]float64) {
 	}
 }
 
-// measureRun is one run: the floor's figures, then the harness's, then
-// the memory of each number of agents.
+// measureRun is one run: the floor's figures and the harness's, their
+// messages taken in turns, then the memory of each number of agents.
 func measureRun(ctx context.Context, o measureOptions, run string, s *runSamples) error {
-	floor, err := measureServer(ctx, o, run, true)
-	if err != nil {
-		return fmt.Errorf("the floor: %w", err)
-	}
-	h, err := measureServer(ctx, o, run, false)
+	floor, h, err := measureServers(ctx, o, run)
 	if err != nil {
 		return err
 	}
@@ -166,13 +162,19 @@ func (f *serverFigures) add(name, unit string, v float64) {
 	f.units[name] = unit
 }
 
-// measureServer starts the harness for one agent (or the floor), times
-// its start to /health, and its messages.
-func measureServer(ctx context.Context, o measureOptions, run string, floor bool) (serverFigures, error) {
-	f := serverFigures{units: map[string]string{}}
+// measured is a server measureServers started: its process and its
+// agent's connection.
+type measured struct {
+	p *proc
+	a *agentConn
+}
+
+// startServer starts the harness for one agent, or the floor, and times
+// its start to /health.
+func startServer(ctx context.Context, o measureOptions, floor bool) (measured, time.Duration, error) {
 	port, err := freePort()
 	if err != nil {
-		return f, err
+		return measured{}, 0, err
 	}
 	bin, args, env := o.bin, []string{"serve", "--home", o.home, "--port", strconv.Itoa(port), "--key-file", o.keyFile, "--model", "offline"}, measureEnv()
 	if floor {
@@ -180,37 +182,68 @@ func measureServer(ctx context.Context, o measureOptions, run string, floor bool
 	}
 	p, d, err := startToHealth(ctx, bin, args, env, port)
 	if err != nil {
-		return f, err
+		return measured{}, 0, err
 	}
-	defer p.stop()
-	f.add(figStart, "ms", ms(d))
-	a := &agentConn{url: "http://127.0.0.1:" + strconv.Itoa(port) + "/acp", key: o.key, agent: "main"}
+	return measured{p: p, a: &agentConn{url: "http://127.0.0.1:" + strconv.Itoa(port) + "/acp", key: o.key, agent: "main"}}, d, nil
+}
+
+// measureServers starts the floor, then the harness, times each start to
+// /health, and then their messages: the same messages to each, in turns
+// (the floor's, then the harness's), so a load that comes and goes on the
+// machine weighs on both alike; turns a second, the floor's at each
+// number of conversations at once, then the harness's.
+func measureServers(ctx context.Context, o measureOptions, run string) (floor, harness serverFigures, err error) {
+	figs := []*serverFigures{{units: map[string]string{}}, {units: map[string]string{}}}
+	var servers []measured
+	defer func() {
+		for _, m := range servers {
+			m.p.stop()
+		}
+	}()
+	for i, isFloor := range []bool{true, false} {
+		m, d, err := startServer(ctx, o, isFloor)
+		if err != nil {
+			if isFloor {
+				err = fmt.Errorf("the floor: %w", err)
+			}
+			return floor, harness, err
+		}
+		servers = append(servers, m)
+		figs[i].add(figStart, "ms", ms(d))
+	}
+	conns := []*agentConn{servers[0].a, servers[1].a}
 	// A few messages first, so what's made once is made.
 	for i := range 5 {
-		if _, err := timeMessage(ctx, a, "link:first-"+run, i); err != nil {
-			return f, err
+		for _, a := range conns {
+			if _, err := timeMessage(ctx, a, "link:first-"+run, i); err != nil {
+				return floor, harness, err
+			}
 		}
 	}
-	warm, err := warmMessages(ctx, a, run, o.messages)
+	warm, err := warmMessages(ctx, conns, run, o.messages)
 	if err != nil {
-		return f, err
+		return floor, harness, err
 	}
-	cold, err := coldMessages(ctx, a, run, o.messages)
+	cold, err := coldMessages(ctx, conns, run, o.messages)
 	if err != nil {
-		return f, err
+		return floor, harness, err
 	}
-	f.add(figWarm+"p50", "ms", ms(warm.p50))
-	f.add(figWarm+"p99", "ms", ms(warm.p99))
-	f.add(figCold+"p50", "ms", ms(cold.p50))
-	f.add(figCold+"p99", "ms", ms(cold.p99))
+	for i, f := range figs {
+		f.add(figWarm+"p50", "ms", ms(warm[i].p50))
+		f.add(figWarm+"p99", "ms", ms(warm[i].p99))
+		f.add(figCold+"p50", "ms", ms(cold[i].p50))
+		f.add(figCold+"p99", "ms", ms(cold[i].p99))
+	}
 	for _, c := range o.concs {
-		tps, err := turnsPerSecond(ctx, a, run, c, o.turns)
-		if err != nil {
-			return f, err
+		for i, a := range conns {
+			tps, err := turnsPerSecond(ctx, a, run, c, o.turns)
+			if err != nil {
+				return floor, harness, err
+			}
+			figs[i].add(fmt.Sprintf(figTurns, c), "turns/s", tps)
 		}
-		f.add(fmt.Sprintf(figTurns, c), "turns/s", tps)
 	}
-	return f, nil
+	return *figs[0], *figs[1], nil
 }
 
 // agentsRSS starts one process answering n agents (serve --agents, each
