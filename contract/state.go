@@ -54,9 +54,8 @@ type StateDocument struct {
 	// none of and why. An import reads nothing of it.
 	Refused map[string]string `json:"refused,omitempty"`
 	// Failed names, in an export's answer, each thread whose conversation
-	// couldn't be read (its session's files refused, or its session/load
-	// failed) and why; the others are given. An import reads nothing of
-	// it.
+	// couldn't be read (its files refused, or its session/load failed)
+	// and why; the others are given. An import reads nothing of it.
 	Failed map[string]string `json:"failed,omitempty"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -22,8 +23,10 @@ var _ acp.StateKeeper = (*Harness)(nil)
 // router between turns (under the conversation's lease, waited for up to
 // StateWait), as a conversation of the state document: each message a
 // user entry (its sender kept), each answer with text an agent entry.
-// Tool calls, their answers, thinking, summaries and settings stay
-// behind (docs/agent-state.md).
+// A conversation that can't be read (its files corrupt, a link, too
+// large, its driver failing) is named in the document's Failed with why,
+// and the others are given. Tool calls, their answers, thinking,
+// summaries and settings stay behind (docs/agent-state.md).
 func (h *Harness) ExportState(ctx context.Context, agent string, p contract.StateExportParams) (contract.StateDocument, error) {
 	doc := contract.StateDocument{Version: contract.StateVersion, Conversations: []contract.StateConversation{}}
 	a, err := h.agent(ctx, agent)
@@ -38,6 +41,10 @@ func (h *Harness) ExportState(ctx context.Context, agent string, p contract.Stat
 	}
 	size := 0
 	for _, thread := range threads {
+		if err := contract.CheckThread(thread); err != nil {
+			h.exportFailed(ctx, &doc, a.paths, thread, err)
+			continue
+		}
 		c, err := h.open(ctx, agent, thread)
 		if err != nil {
 			return doc, err
@@ -48,8 +55,13 @@ func (h *Harness) ExportState(ctx context.Context, agent string, p contract.Stat
 			events, err = c.reader().Read(ctx, thread, 1)
 			return err
 		})
-		if err != nil {
+		var tr errTurnsRun
+		if errors.As(err, &tr) || ctx.Err() != nil {
 			return doc, h.stateFailed(ctx, agent, "export", err)
+		}
+		if err != nil {
+			h.exportFailed(ctx, &doc, a.paths, thread, err)
+			continue
 		}
 		conv := contract.StateConversation{Thread: thread, Entries: entriesOf(events)}
 		if len(conv.Entries) == 0 {
@@ -64,6 +76,26 @@ func (h *Harness) ExportState(ctx context.Context, agent string, p contract.Stat
 		doc.Conversations = append(doc.Conversations, conv)
 	}
 	return doc, nil
+}
+
+// exportFailed names thread in doc's failed, with why its conversation
+// couldn't be read (the agent's home taken out of it, so it names no
+// path of the machine; at most 1,000 bytes), and logs it: one
+// conversation's bad files don't fail the export of the others.
+func (h *Harness) exportFailed(ctx context.Context, doc *contract.StateDocument, p store.Paths, thread string, err error) {
+	h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "an export could not read a conversation", slog.String("agent", p.Agent), slog.String("thread", thread), slog.String("err", err.Error()))
+	why := err.Error()
+	if p.Root != "" {
+		why = strings.ReplaceAll(why, p.Root+string(filepath.Separator), "")
+		why = strings.ReplaceAll(why, p.Root, ".")
+	}
+	if len(why) > 1000 {
+		why = strings.ToValidUTF8(why[:1000], "")
+	}
+	if doc.Failed == nil {
+		doc.Failed = map[string]string{}
+	}
+	doc.Failed[thread] = why
 }
 
 // entriesOf is what was said in events: each message a user entry, each

@@ -1,0 +1,120 @@
+package harness_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+)
+
+// One conversation that can't be read doesn't cost the export of the
+// others: among five conversations on real files, one's files are made
+// unreadable in turn (its events corrupt, a link where its events file
+// should be, a line over the most, its driver's file not what it keeps).
+// The export gives the other four with every text, names the bad one in
+// its failed with why (no path of the machine in it), and the document,
+// failed and all, is imported as it is.
+func TestStateExportFailsOne(t *testing.T) {
+	const bad = "telegram:2"
+	spoil := map[string]struct {
+		do  func(t *testing.T, dir string)
+		why string
+	}{
+		"corrupt": {func(t *testing.T, dir string) { corrupt(t, filepath.Join(dir, "events.jsonl")) }, "corrupt"},
+		"link": {func(t *testing.T, dir string) {
+			events := filepath.Join(dir, "events.jsonl")
+			elsewhere := filepath.Join(t.TempDir(), "events.jsonl")
+			if err := os.Rename(events, elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, events); err != nil {
+				t.Fatal(err)
+			}
+		}, "link"},
+		"too big": {func(t *testing.T, dir string) {
+			// Sparse: a last line of 65 MiB of zeros, past store.MaxLine.
+			if err := os.Truncate(filepath.Join(dir, "events.jsonl"), store.MaxLine+1<<20); err != nil {
+				t.Fatal(err)
+			}
+		}, "over"},
+		"driver": {func(t *testing.T, dir string) {
+			// A compact conversation whose frame file isn't zstd.
+			if err := os.Remove(filepath.Join(dir, "events.jsonl")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "events.zst"), []byte("not zstd at all"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "events.zst"},
+	}
+	for name, s := range spoil {
+		t.Run(name, func(t *testing.T) {
+			r := newRig(t)
+			var want []contract.StateConversation
+			for i := range 5 {
+				th := fmt.Sprintf("telegram:%d", i)
+				msg, answer := fmt.Sprintf("message %d", i), fmt.Sprintf("answer %d", i)
+				crashed(t, r.Home, th, store.Event{Kind: store.KindMessage, Text: msg}, store.Event{Kind: store.KindAnswer, Text: answer, Seen: 1})
+				if th != bad {
+					want = append(want, contract.StateConversation{Thread: th, Entries: []contract.StateEntry{
+						{Role: contract.RoleUser, Text: msg}, {Role: contract.RoleAgent, Text: answer},
+					}})
+				}
+			}
+			dir, err := r.Answers().Paths.Conversation(bad)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.do(t, dir)
+
+			doc, err := r.Harness.ExportState(t.Context(), testAgent, contract.StateExportParams{})
+			if err != nil {
+				t.Fatalf("export: %v", err)
+			}
+			got := doc.Conversations
+			for i := range got {
+				for j := range got[i].Entries {
+					got[i].Entries[j].Time = nil
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("exported (-want +got):\n%s", diff)
+			}
+			if len(doc.Failed) != 1 || doc.Failed[bad] == "" {
+				t.Fatalf("failed = %q, want %s alone", doc.Failed, bad)
+			}
+			why := doc.Failed[bad]
+			if !strings.Contains(why, s.why) || strings.Contains(why, r.Home) {
+				t.Fatalf("failed[%s] = %q: want it to say %q and name no path of the machine", bad, why, s.why)
+			}
+			t.Logf("failed[%s] = %q", bad, why)
+
+			// Asked for by name, with a good one, it is the same.
+			doc, err = r.Harness.ExportState(t.Context(), testAgent, contract.StateExportParams{Threads: []string{bad, "telegram:4"}})
+			if err != nil || len(doc.Conversations) != 1 || len(doc.Failed) != 1 || doc.Failed[bad] == "" {
+				t.Fatalf("export of %s and telegram:4 = %d conversations, failed %q, %v", bad, len(doc.Conversations), doc.Failed, err)
+			}
+
+			// An import reads nothing of failed: the answer goes in as it is.
+			raw, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, err := contract.ParseStateDocument(raw)
+			if err != nil {
+				t.Fatalf("the export's answer isn't a document an import takes: %v", err)
+			}
+			other := newRig(t)
+			res, err := other.Harness.ImportState(t.Context(), testAgent, in)
+			if err != nil || len(res.Conversations) != 1 || res.Conversations[0].Thread != "telegram:4" {
+				t.Fatalf("import = %+v, %v; want telegram:4 alone", res, err)
+			}
+		})
+	}
+}
