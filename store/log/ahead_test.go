@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -209,5 +210,60 @@ func TestMadeAheadAtOnce(t *testing.T) {
 	}
 	if len(entries)-others != n {
 		t.Fatalf("%d conversations' folders, want %d", len(entries)-others, n)
+	}
+}
+
+// TestMadeAheadSynced: the first event of a conversation whose folder was
+// made ahead returns only once the folder's names and the conversations
+// folder's (the rename that put it in place) are synced, as for a folder
+// made then, so a machine that stops right after loses no event it
+// acknowledged; a later event syncs no folder.
+func TestMadeAheadSynced(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("folders are made ahead on Linux")
+	}
+	ctx := context.Background()
+	chats := t.TempDir()
+	d := openAhead(t, chats)
+	if _, err := d.Lease(ctx, "telegram:1", "h", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Release(ctx, "telegram:1", "h"); err != nil {
+		t.Fatal(err)
+	}
+	d.WaitAhead()
+	made := stat(t, filepath.Join(chats, log.SpareFolder))
+	var mu sync.Mutex
+	var synced []string
+	log.WatchSyncDir(t, func(dir string) {
+		mu.Lock()
+		defer mu.Unlock()
+		synced = append(synced, dir)
+	})
+	if _, err := d.Lease(ctx, "telegram:2", "h", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(chats, "telegram-2")
+	if !os.SameFile(made, stat(t, dir)) {
+		t.Fatal("the folder made ahead wasn't taken")
+	}
+	if err := d.Append(ctx, "telegram:2", storetest.Event(1, "a")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	got := append([]string(nil), synced...)
+	synced = nil
+	mu.Unlock()
+	slices.Sort(got)
+	if want := []string{chats, dir}; !slices.Equal(got, want) {
+		t.Fatalf("the first event synced the names of %q, want %q", got, want)
+	}
+	if err := d.Append(ctx, "telegram:2", storetest.Event(2, "a")); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(synced) != 0 {
+		t.Fatalf("the second event synced the names of %q", synced)
 	}
 }

@@ -18,3 +18,14 @@ const (
 )
 
 var TakeSpare = takeSpare
+
+// WatchSyncDir calls seen with each folder whose names are synced, until
+// the test ends.
+func WatchSyncDir(t interface{ Cleanup(func()) }, seen func(dir string)) {
+	was := syncDir
+	syncDir = func(dir string) error {
+		seen(dir)
+		return was(dir)
+	}
+	t.Cleanup(func() { syncDir = was })
+}

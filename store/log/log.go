@@ -172,7 +172,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 func syncNew(f *os.File, dir, chats string) error {
 	errs := make(chan error, 2)
 	for _, d := range []string{dir, chats} {
-		go func() { errs <- fsx.SyncDir(d) }()
+		go func() { errs <- syncDir(d) }()
 	}
 	err := datasync(f)
 	if err != nil {
@@ -183,6 +183,10 @@ func syncNew(f *os.File, dir, chats string) error {
 	}
 	return err
 }
+
+// syncDir makes a folder's names durable (fsx.SyncDir; a test's to
+// watch).
+var syncDir = fsx.SyncDir
 
 // lastSeq is the number of the last event of f's complete lines before
 // end, 0 for none. A last line longer than a block (a large prompt's) is
