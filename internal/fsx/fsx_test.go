@@ -99,3 +99,25 @@ func BenchmarkOpen(b *testing.B) {
 		}
 	})
 }
+
+// TestRename: a file renamed to a new name is there under it alone; a
+// name that isn't there is fs.ErrNotExist.
+func TestRename(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if err := os.WriteFile(a, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := Rename(a, b); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(b); err != nil || string(got) != "x" {
+		t.Errorf("b holds %q, %v", got, err)
+	}
+	if _, err := os.Lstat(a); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a: %v, want it gone", err)
+	}
+	if err := Rename(a, b); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("renamed a name that isn't there: %v", err)
+	}
+}

@@ -15,3 +15,6 @@ func Open(name string, flag int, perm os.FileMode) (*os.File, error) {
 	}
 	return os.OpenFile(name, flag, perm)
 }
+
+// Rename is os.Rename.
+func Rename(oldname, newname string) error { return os.Rename(oldname, newname) }

@@ -29,3 +29,20 @@ func Open(name string, flag int, perm os.FileMode) (*os.File, error) {
 		return os.NewFile(uintptr(fd), name), nil
 	}
 }
+
+// Rename renames oldname to newname with one rename(2): os.Rename first
+// looks at newname (an lstat), to refuse a folder there, which a caller
+// renaming a file to a name it made needn't. Its errors are
+// *os.LinkError, as os.Rename's.
+func Rename(oldname, newname string) error {
+	for {
+		err := unix.Rename(oldname, newname)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.LinkError{Op: "rename", Old: oldname, New: newname, Err: err}
+		}
+		return nil
+	}
+}

@@ -165,7 +165,7 @@ func (a *Answers) holdInto(sp spare, path string, b []byte) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(name, path)
+		err = fsx.Rename(name, path)
 	}
 	if err != nil {
 		os.Remove(name)
@@ -185,7 +185,7 @@ func (a *Answers) letGo(id string, size int) error {
 	}
 	path := a.sendingPath(id)
 	sp := spare{name: spareName + randomHex(8), size: size}
-	err := os.Rename(path, filepath.Join(filepath.Dir(path), sp.name))
+	err := fsx.Rename(path, filepath.Join(filepath.Dir(path), sp.name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // adopted by a recover, or never made
 	}
