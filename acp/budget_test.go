@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 )
@@ -120,20 +121,33 @@ func answerTo(ctx context.Context, c *websocket.Conn, id string) (*Error, error)
 	}
 }
 
-// TestBudgetChargedAsRead: eight prompts of 3 MiB sent at once to an
+// TestBudgetChargedAsRead: eight prompts of 1 MiB sent at once to an
 // agent whose budget holds two and a half are charged as they are read,
 // each message whole from its frame's length (or part by part when it
 // comes in fragments, the first two sent before the others): two reach
 // the agent, the six others are refused
 // with a JSON-RPC error under their ids saying the bound and that none
 // of them was kept, and the bytes counted in flight never pass the bound
-// and are all given back once the turns end.
+// and are all given back once the turns end. A prompt is far over the
+// 8 KiB read before its length is known and is sixteen fragments; the
+// test waits on the work alone, so its minute's deadline (race-built,
+// on a loaded machine, 8 MiB pass through JSON and WebSockets) costs
+// nothing when it passes.
 func TestBudgetChargedAsRead(t *testing.T) {
-	const size = 3 << 20
+	const size = 1 << 20
 	for _, fragmented := range []bool{false, true} {
 		t.Run(fmt.Sprintf("fragmented=%v", fragmented), func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
 			a := &heldAgent{scripted: scripted{release: make(chan struct{}), started: make(chan struct{}, 8)}}
+			started := func() {
+				t.Helper()
+				select {
+				case <-a.started:
+				case <-ctx.Done():
+					t.Fatalf("a turn within the bound never started: %v", ctx.Err())
+				}
+			}
 			budget := NewBudget(size*2 + size/2)
 			url := budgetServer(t, a, budget)
 			text := strings.Repeat("a", size)
@@ -145,8 +159,8 @@ func TestBudgetChargedAsRead(t *testing.T) {
 					// Fragments are charged as they come: sent at once,
 					// several prompts could each hold a part of the bound
 					// and all be refused. The two first are sent alone.
-					<-a.started
-					<-a.started
+					started()
+					started()
 				}
 				go func() {
 					msg := rawPrompt(100+i, text, false)
@@ -174,13 +188,13 @@ func TestBudgetChargedAsRead(t *testing.T) {
 			// Two turns start and hold their bytes; the six others are
 			// refused meanwhile, their bytes given back.
 			if !fragmented {
-				<-a.started
-				<-a.started
+				started()
+				started()
 			}
 			for range 6 {
 				err := <-results
 				var rpcErr *Error
-				if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "past its bound of 7.5 MiB") || !strings.Contains(rpcErr.Message, "nothing of it was kept") {
+				if !errors.As(err, &rpcErr) || !strings.Contains(rpcErr.Message, "past its bound of 2.5 MiB") || !strings.Contains(rpcErr.Message, "nothing of it was kept") {
 					t.Fatalf("a prompt past the bound was answered %v", err)
 				}
 			}
