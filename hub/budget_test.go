@@ -58,8 +58,8 @@ func TestPromptBudget(t *testing.T) {
 // the harness, the six others are read past and refused under their ids,
 // saying the bound and that none of them was kept; the bytes in flight
 // are the two running turns' frames, and none once they end. Before, the
-// hub read each whole and charged it after (its refusal kept nothing of
-// nothing of that).
+// hub read each whole and charged it after, so its refusal came only once
+// the whole message was held.
 //
 // The test waits on the work alone, so its deadline, long enough for a
 // race-built hub on a loaded machine, costs nothing when it passes.
