@@ -1,9 +1,11 @@
 package model
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 )
@@ -109,4 +111,16 @@ func errorMessage(body string) string {
 		return "no message"
 	}
 	return body
+}
+
+// Refusal is the error a provider's refusal res says (its status ≥ 300),
+// classified as ClassifyError does from its first MiB of body, which it
+// reads and closes; the context's error when the read ended with ctx.
+func Refusal(ctx context.Context, res *http.Response) error {
+	body, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	res.Body.Close()
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return ClassifyError(res.StatusCode, string(body))
 }

@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -251,12 +250,7 @@ func (p *Provider) post(ctx context.Context, req model.Request) (*http.Response,
 		return nil, err
 	}
 	if res.StatusCode >= 300 {
-		body, rerr := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-		res.Body.Close()
-		if rerr != nil && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, model.ClassifyError(res.StatusCode, string(body))
+		return nil, model.Refusal(ctx, res)
 	}
 	return res, nil
 }
