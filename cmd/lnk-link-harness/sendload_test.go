@@ -56,8 +56,16 @@ func (l *sendLoad) send(ctx context.Context, a *testAgent, thread string, g int)
 		got, sent, err := sendOnce(ctx, a, thread, text)
 		switch {
 		case !sent:
+			// Nothing was sent: dial again a little later, as a bridge
+			// does, unless the load stopped meanwhile.
 			l.redialed.Add(1)
-			time.Sleep(2 * time.Millisecond) // nothing was sent: dial again, as a bridge does
+			select {
+			case <-l.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-time.After(2 * time.Millisecond):
+			}
 			i--
 		case err != nil || !strings.Contains(got, text):
 			l.lost.Add(1)
