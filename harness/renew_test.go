@@ -18,6 +18,16 @@ type leaseCounter struct {
 	n atomic.Int32
 }
 
+// Close closes the driver counted, as the harness closes its drivers at
+// its end, so the folder the log makes ahead is done before the test's
+// folder is removed.
+func (l *leaseCounter) Close() error {
+	if c, ok := l.Conversations.(store.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
 func (l *leaseCounter) Lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
 	l.n.Add(1)
 	return l.Conversations.Lease(ctx, thread, holder, ttl)
