@@ -50,7 +50,7 @@ const idSep = "~"
 const MaxFile = 64 << 20
 
 // Answers is one agent's answers on their way: pending in its
-// conversations' folders, sending in chats/telling, and the ones this
+// conversations' folders, sending in chats/sending, and the ones this
 // process is sending now. Every write of answers.json replaces it whole,
 // synced, under the folder's lock, so a reader never sees half of one and
 // a crash leaves the old or the new.

@@ -3,7 +3,7 @@
 // _link/recover. It is one state machine per answer, kept in files of the
 // agent's conversations folder so a killed process loses none:
 //
-//	(none) --Turn.Hook, before its event is stored--> sending   chats/telling/<id>.json
+//	(none) --Turn.Hook, before its event is stored--> sending   chats/sending/<id>.json
 //	sending --Turn.End then delivered(), the response written--> gone
 //	sending --Turn.End, the caller gone--> pending (the sending file let go)
 //	sending --Turn.End, lnk agent chat send joined--> sending for chat (its file marked)
@@ -32,4 +32,8 @@
 // doesn't read costs its own conversation only: it is set aside, renamed
 // answers.json.corrupt-<time> for a person to look at, and named once in
 // the log.
+//
+// An older Link kept the sending files in chats/telling (OldSendingDir):
+// MoveOld moves them into chats/sending (SendingDir) as the harness opens
+// the store and at every listing, and until it has, both are read.
 package delivery

@@ -20,9 +20,9 @@ import (
 // SendingDir is the folder, in the agent's conversations folder, of the
 // answers sending to a caller who waits: a file each, named by the
 // answer's id. No thread's folder has its name (contract.FolderThread
-// refuses it); the name is older than the package and kept so a home
-// written before still reads.
-const SendingDir = "telling"
+// refuses a name without "-"). An older Link called it OldSendingDir
+// (MoveOld).
+const SendingDir = "sending"
 
 // Grace is how long after its turn returned an answer sending from this
 // process is passed over by HandOver: the prompt's response is written in
@@ -125,31 +125,47 @@ func (a *Answers) Sending(ctx context.Context) ([]Answer, error) {
 	return all, nil
 }
 
-// holds reads the sending files. One that doesn't read as an answer of
-// its own id is passed over (parseHold): a machine's stop may leave one
-// empty, which never held an answer on the disk, or a spare renamed in
-// with the answer it held before, and a live turn's may be read
-// mid-write. A spare past staleSpare is removed.
+// holds reads the sending files, moving an older Link's in first
+// (MoveOld) and reading where they are those it couldn't move. One that
+// doesn't read as an answer of its own id is passed over (parseHold): a
+// machine's stop may leave one empty, which never held an answer on the
+// disk, or a spare renamed in with the answer it held before, and a live
+// turn's may be read mid-write. A spare past staleSpare is removed.
 func (a *Answers) holds() ([]Answer, error) {
-	dir := filepath.Join(a.Paths.Chats(), SendingDir)
+	if err := a.MoveOld(); err != nil {
+		if _, was := a.named.LoadOrStore(OldSendingDir, true); !was {
+			a.logger().LogAttrs(context.Background(), slog.LevelWarn, "answers sending left where an older Link kept them", slog.String("err", err.Error()))
+		}
+	}
+	out, err := a.holdsIn(SendingDir, nil)
+	if err != nil {
+		return nil, err
+	}
+	return a.holdsIn(OldSendingDir, out)
+}
+
+// holdsIn appends to out the answers held in the folder name of the
+// conversations folder, but those of an id out has already.
+func (a *Answers) holdsIn(name string, out []Answer) ([]Answer, error) {
+	dir := filepath.Join(a.Paths.Chats(), name)
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return out, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var out []Answer
+	had := len(out)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), spareName) {
 			a.removeStale(dir, e)
 			continue
 		}
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || e.IsDir() {
+		if !ok || e.IsDir() || slices.ContainsFunc(out[:had], func(k Answer) bool { return k.ID == id }) {
 			continue
 		}
-		b, err := fsx.ReadLimit(a.sendingPath(id), MaxFile)
+		b, err := fsx.ReadLimit(filepath.Join(dir, e.Name()), MaxFile)
 		if errors.Is(err, fsx.ErrTooBig) {
 			continue
 		}
@@ -203,7 +219,12 @@ func (a *Answers) release(id string) error {
 	if !strings.Contains(id, idSep) || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		return nil
 	}
-	if err := os.Remove(a.sendingPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	err := os.Remove(a.sendingPath(id))
+	if errors.Is(err, fs.ErrNotExist) {
+		// Read where an older Link kept it, MoveOld not done.
+		err = os.Remove(filepath.Join(a.Paths.Chats(), OldSendingDir, id+".json"))
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("let a sent answer go: %w", err)
 	}
 	return nil

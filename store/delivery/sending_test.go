@@ -234,7 +234,7 @@ func TestSendingNamesItsEvent(t *testing.T) {
 	}
 	all, err = f.Sending(ctx)
 	if err != nil || len(all) != 2 {
-		t.Fatalf("telling %+v, %v: want both", all, err)
+		t.Fatalf("sending %+v, %v: want both", all, err)
 	}
 	for _, k := range all {
 		if k.ID == old && (!k.EventTime.IsZero() || k.Seq != 0) {

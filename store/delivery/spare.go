@@ -20,7 +20,7 @@ import (
 // A sending file let go by the turn that held it isn't removed: it is
 // renamed to a spare (spareName, in the same folder) and kept for the
 // next hold, which writes its answer into it in place and renames it to
-// the new id's name. Every conversation's holds share chats/telling, and
+// the new id's name. Every conversation's holds share chats/sending, and
 // a file made and removed there costs about three times a rename pair
 // (the folder's lock held while an inode is made and freed): 10% of a
 // turn's CPU with 64 conversations at once.
@@ -55,7 +55,7 @@ const maxSpares = 256
 // finds it gone and makes a file anew.
 const staleSpare = time.Hour
 
-// spare is one spare file of this process: its name in chats/telling
+// spare is one spare file of this process: its name in chats/sending
 // and its size.
 type spare struct {
 	name string

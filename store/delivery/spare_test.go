@@ -49,7 +49,7 @@ func answerTurn(t *testing.T, f *Answers, c store.Conversations, thread, text st
 	return id
 }
 
-// sendingFiles are the names in chats/telling: the holds and the spares.
+// sendingFiles are the names in chats/sending: the holds and the spares.
 func sendingFiles(t *testing.T, p store.Paths) (holds, spares []string) {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(p.Chats(), SendingDir))
