@@ -12,9 +12,11 @@ import (
 )
 
 // A home an older Link wrote and was killed in: a turn's answer held in
-// chats/telling, its event stored, and an answer pending in a
-// conversation's answers.json. This harness, started on it, hands each
-// over once, and the old folder is gone.
+// chats/telling, its event stored, and two answers pending in a
+// conversation's answers.json under the old names ("kept", "held": one
+// kept for lnk agent chat). This harness, started on it, hands the held
+// answer and the pending one over once, never the one for the chat, and
+// the old folder is gone.
 func TestOldHomeDelivered(t *testing.T) {
 	r := newRig(t)
 	at := time.Date(2026, 11, 30, 10, 15, 0, 0, time.UTC)
@@ -42,7 +44,8 @@ func TestOldHomeDelivered(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(filepath.Join(dir, "answers.json"),
-		`[{"id":"telegram-3~3c4d","thread":"telegram:3","text":"pending","kept":"2026-11-30T09:00:00Z"}]`)
+		`[{"id":"telegram-3~3c4d","thread":"telegram:3","text":"pending","kept":"2026-11-30T09:00:00Z"},
+		{"id":"telegram-3~5e6f","thread":"telegram:3","text":"for lnk agent chat","kept":"2026-11-30T09:01:00Z","held":true}]`)
 
 	got := handedOver(t, r, "both answers", func(all []string) bool { return len(all) >= 2 })
 	slices.Sort(got)

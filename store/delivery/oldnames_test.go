@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 )
 
 // oldHold writes, by hand, the file an older Link left for an answer
@@ -18,7 +20,14 @@ import (
 // it, with or without the checksum the last of them added.
 func oldHold(t *testing.T, p store.Paths, id, thread, text string, sum bool) {
 	t.Helper()
-	b, err := json.Marshal(map[string]any{"id": id, "thread": thread, "text": text, "kept": "2026-11-30T10:00:00Z"})
+	oldHoldOf(t, p, map[string]any{"id": id, "thread": thread, "text": text, "kept": "2026-11-30T10:00:00Z"}, sum)
+}
+
+// oldHoldOf writes the hold of the answer fields name, as oldHold does.
+func oldHoldOf(t *testing.T, p store.Paths, fields map[string]any, sum bool) {
+	t.Helper()
+	id := fields["id"].(string)
+	b, err := json.Marshal(fields)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,5 +239,73 @@ func TestOldSendingFolderReadInPlace(t *testing.T) {
 	}
 	if all, err := f.Pending(ctx); err != nil || len(all) != 0 {
 		t.Fatalf("pending %+v, %v", all, err)
+	}
+}
+
+// An answers.json and a hold an older Link wrote name an answer's time
+// "kept" and its mark for lnk agent chat "held": read as "at" and
+// "forChat", so a single-phase recover leaves the answers kept for the
+// chat and hands over the other, and lnk agent chat takes its own by
+// their time; every file written again has the new names only.
+func TestOldFieldNames(t *testing.T) {
+	ctx := context.Background()
+	p := agent(t)
+	name, err := contract.ThreadFolder("link:notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := p.Conversation("link:notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	old := `[{"id":"` + name + `~aa","thread":"link:notes","text":"for the chat","kept":"2026-11-30T10:00:00Z","seq":3,"held":true},
+	{"id":"` + name + `~bb","thread":"link:notes","text":"for the bridge","kept":"2026-11-30T09:00:00Z","seq":2}]`
+	if err := os.WriteFile(filepath.Join(dir, folder.Answers), []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	oldHoldOf(t, p, map[string]any{"id": name + "~cc", "thread": "link:notes", "text": "held for the chat", "kept": "2026-11-30T10:05:00Z", "held": true}, true)
+
+	f := &Answers{Paths: p}
+	all, err := f.Pending(ctx)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("pending %+v, %v: want 3", all, err)
+	}
+	at := map[string]time.Time{}
+	for _, k := range all {
+		at[k.Text] = k.At
+		if k.ForChat != (k.Text != "for the bridge") {
+			t.Errorf("%q read as for chat %v", k.Text, k.ForChat)
+		}
+	}
+	t9 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	if !at["for the bridge"].Equal(t9) || !at["for the chat"].Equal(t9.Add(time.Hour)) || !at["held for the chat"].Equal(t9.Add(65*time.Minute)) {
+		t.Errorf("read at %v", at)
+	}
+	if got := handedOverOnce(t, f); !slices.Equal(got, []string{"for the bridge"}) {
+		t.Fatalf("single phase handed over %q, want only the one not for the chat", got)
+	}
+	written, err := os.ReadFile(filepath.Join(dir, folder.Answers))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []map[string]json.RawMessage
+	if err := json.Unmarshal(written, &keys); err != nil || len(keys) != 2 {
+		t.Fatalf("answers.json %s, %v: want the two for the chat", written, err)
+	}
+	for _, k := range keys {
+		_, kept := k["kept"]
+		_, held := k["held"]
+		if kept || held || string(k["forChat"]) != "true" || k["at"] == nil {
+			t.Errorf("written %s: want at and forChat, no kept or held", written)
+		}
+	}
+	for _, want := range []string{"for the chat", "held for the chat"} {
+		k, ok, err := f.TakeAfter(ctx, "link:notes", t9.Add(30*time.Minute))
+		if err != nil || !ok || k.Text != want {
+			t.Fatalf("lnk agent chat took %+v, %v, %v: want %q", k, ok, err, want)
+		}
 	}
 }

@@ -241,6 +241,10 @@ func FuzzParseHold(f *testing.F) {
 	b, _ := encodeHold(k, 0)
 	f.Add(b, "telegram-1~ab", "hi", 0)
 	f.Add([]byte(`{"id":"telegram-1~ab","thread":"telegram:1","text":"older","kept":"2026-11-30T10:00:00Z"}`), "telegram-1~ab", "x", 300)
+	f.Add([]byte(`{"id":"telegram-1~ab","thread":"telegram:1","text":"older","kept":"2026-11-30T10:00:00Z","held":true}`), "telegram-1~ab", "x", 300)
+	k.ForChat = true
+	b, _ = encodeHold(k, 0)
+	f.Add(b, "telegram-1~ab", "hi", 0)
 	f.Add([]byte(`{"id":"telegram-1~ab","thread":"telegram:1","sum":"00000000"}`), "telegram-1~ab", "", 1)
 	f.Add([]byte(`{"id":"telegram-1~ab","thread":"telegram:2"}`), "telegram-1~ab", "\x00", 70)
 	f.Fuzz(func(t *testing.T, b []byte, id, text string, size int) {
