@@ -92,13 +92,16 @@ func Open(chats string) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
-	if err := noLinks(path); err != nil {
+	checked, err := noLinks(path)
+	if err != nil {
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
 	d := &Driver{path: path}
-	if d.w, err = sql.Open("sqlite", dsn(path, false)); err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+	w, err := newConnector(path, checked, pragmaWAL, pragmaSync)
+	if err != nil {
+		return nil, err
 	}
+	d.w = sql.OpenDB(w)
 	d.w.SetMaxOpenConns(1)
 	d.w.SetMaxIdleConns(1)
 	d.w.SetConnMaxIdleTime(time.Minute)
@@ -106,10 +109,12 @@ func Open(chats string) (*Driver, error) {
 		d.w.Close()
 		return nil, err
 	}
-	if d.r, err = sql.Open("sqlite", dsn(path, true)); err != nil {
+	r, err := newConnector(path, checked, pragmaWAL, pragmaSync, "PRAGMA query_only = 1")
+	if err != nil {
 		d.w.Close()
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err
 	}
+	d.r = sql.OpenDB(r)
 	d.r.SetMaxOpenConns(4)
 	d.r.SetMaxIdleConns(2)
 	d.r.SetConnMaxIdleTime(time.Minute)
@@ -118,35 +123,45 @@ func Open(chats string) (*Driver, error) {
 
 // noLinks refuses a database at path, or its journal, WAL or shared
 // memory file, that is a symbolic link (fsx.ErrLink): SQLite would follow
-// it. The database is made here, 0600, if it isn't there.
-func noLinks(path string) error {
+// it. The database is made here, 0600, if it isn't there. It returns the
+// file it opened, not through a link, as every connection is checked to
+// be (connector).
+func noLinks(path string) (fs.FileInfo, error) {
 	f, err := fsx.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	checked, err := f.Stat()
 	f.Close()
+	if err != nil {
+		return nil, err
+	}
 	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
 		if fi, err := os.Lstat(path + suffix); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return &fs.PathError{Op: "open", Path: path + suffix, Err: fsx.ErrLink}
+			return nil, &fs.PathError{Op: "open", Path: path + suffix, Err: fsx.ErrLink}
 		}
 	}
-	return nil
+	return checked, nil
 }
+
+// The pragmas every connection runs once it is checked (connector): they
+// read the file, so they can't be in the dsn. The file is in WAL mode,
+// and a commit writes whole pages to the disk before it returns
+// (synchronous FULL, so an appended event is durable).
+const (
+	pragmaWAL  = "PRAGMA journal_mode = WAL"
+	pragmaSync = "PRAGMA synchronous = FULL"
+)
 
 // dsn is the data source name of the file at path: a file: URI, so a
 // '?', '#' or '%' in a folder's name is a name's, not the URI's. Every
-// connection waits out another's write (busy_timeout), writes whole pages
-// to the disk before a commit returns (synchronous FULL, so an appended
-// event is durable), and begins each transaction holding the write lock.
-// A reading connection refuses writes.
-func dsn(path string, readOnly bool) string {
+// connection waits out another's write (busy_timeout), begins each
+// transaction holding the write lock, and opens the file Open made, never
+// making one (mode=rw: a link put in its place that points nowhere makes
+// nothing there). What it sets reads nothing of the file.
+func dsn(path string) string {
 	esc := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.ToSlash(path))
-	q := fmt.Sprintf("?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate",
-		BusyTimeout.Milliseconds())
-	if readOnly {
-		q += "&_pragma=query_only(1)"
-	}
-	return "file:" + esc + q
+	return fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_txlock=immediate", esc, BusyTimeout.Milliseconds())
 }
 
 // migrateWaiting migrates, trying again for up to BusyTimeout while the
