@@ -23,8 +23,8 @@ var _ acp.StateKeeper = (*Harness)(nil)
 // router between turns (under the conversation's lease, waited for up to
 // StateWait), as a conversation of the state document: each message a
 // user entry (its sender kept), each answer with text an agent entry.
-// A conversation that can't be read (its files corrupt, a link, too
-// large, its driver failing) is named in the document's Failed with why,
+// A conversation that can't be read (its files corrupt, its folder or a
+// file of it a symbolic link, too large, its driver failing) is named in the document's Failed with why,
 // and the others are given. Tool calls, their answers, thinking,
 // summaries and settings stay behind (docs/agent-state.md).
 func (h *Harness) ExportState(ctx context.Context, agent string, p contract.StateExportParams) (contract.StateDocument, error) {
@@ -35,8 +35,14 @@ func (h *Harness) ExportState(ctx context.Context, agent string, p contract.Stat
 	}
 	threads := p.Threads
 	if len(threads) == 0 {
-		if threads, err = store.Threads(ctx, a.paths); err != nil {
+		var links []string
+		if threads, links, err = store.ListThreads(ctx, a.paths); err != nil {
 			return doc, h.stateFailed(ctx, agent, "export", err)
+		}
+		// A conversation whose folder is a link is named, never read
+		// through it: whoever exports must learn it was left out.
+		for _, thread := range links {
+			h.exportFailed(ctx, &doc, a.paths, thread, errFolderLink)
 		}
 	}
 	size := 0
@@ -77,6 +83,10 @@ func (h *Harness) ExportState(ctx context.Context, agent string, p contract.Stat
 	}
 	return doc, nil
 }
+
+// errFolderLink is why an export of every conversation leaves out one
+// whose folder is a symbolic link (store.ListThreads).
+var errFolderLink = errors.New("its conversation folder is a symbolic link, refused: never followed")
 
 // exportFailed names thread in doc's failed, with why its conversation
 // couldn't be read (the agent's home taken out of it, so it names no

@@ -3,8 +3,10 @@ package harness_test
 import (
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -37,6 +39,21 @@ func TestStateExportFailsOne(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "link"},
+		"folder link": {func(t *testing.T, dir string) {
+			elsewhere := filepath.Join(t.TempDir(), "conversation")
+			if err := os.Rename(dir, elsewhere); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(elsewhere, dir); err != nil {
+				t.Fatal(err)
+			}
+			before := listing(t, elsewhere)
+			t.Cleanup(func() {
+				if after := listing(t, elsewhere); !slices.Equal(after, before) {
+					t.Errorf("written where the folder's link points: was\n%v\nis\n%v", before, after)
+				}
+			})
+		}, "symbolic link"},
 		"too big": {func(t *testing.T, dir string) {
 			// Sparse: a last line of 65 MiB of zeros, past store.MaxLine.
 			if err := os.Truncate(filepath.Join(dir, "events.jsonl"), store.MaxLine+1<<20); err != nil {
@@ -117,4 +134,25 @@ func TestStateExportFailsOne(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listing is each file under dir, with its size and time.
+func listing(t *testing.T, dir string) []string {
+	t.Helper()
+	var l []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		l = append(l, fmt.Sprintf("%s %d %v", path, fi.Size(), fi.ModTime()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
 }

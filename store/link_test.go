@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/lnk-dev/link/internal/fsx"
@@ -32,5 +33,46 @@ func TestMarkRefusesLinks(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
 		t.Fatalf("written where the links point: %v", entries)
+	}
+}
+
+// A thread's folder that is a symbolic link is listed apart by
+// ListThreads, for an export to name, and passed over by Threads, as are
+// a link with no thread's name and a file with one.
+func TestListThreadsLinks(t *testing.T) {
+	p := Paths{Agent: "a", Root: t.TempDir()}
+	elsewhere := t.TempDir()
+	for _, th := range []string{"default", "telegram:1"} {
+		dir, err := p.Conversation(th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	linked, err := p.Conversation("telegram:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, linked); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(p.Chats(), "not a thread")); err != nil {
+		t.Fatal(err)
+	}
+	file, err := p.Conversation("telegram:3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	threads, links, err := ListThreads(t.Context(), p)
+	if err != nil || !slices.Equal(threads, []string{"default", "telegram:1"}) || !slices.Equal(links, []string{"telegram:2"}) {
+		t.Fatalf("ListThreads = %q, links %q, %v", threads, links, err)
+	}
+	if threads, err := Threads(t.Context(), p); err != nil || !slices.Equal(threads, []string{"default", "telegram:1"}) {
+		t.Fatalf("Threads = %q, %v", threads, err)
 	}
 }

@@ -170,18 +170,29 @@ func (r *Router) Threads(ctx context.Context) ([]string, error) {
 
 // Threads lists the threads of the agent at p that have a folder, in
 // order. Names no thread has (a convert's leftovers, events.sqlite) are
-// passed over.
+// passed over, and so is a thread's folder that is a symbolic link: no
+// reader follows one (ListThreads names them).
 func Threads(ctx context.Context, p Paths) ([]string, error) {
+	threads, _, err := ListThreads(ctx, p)
+	return threads, err
+}
+
+// ListThreads lists the threads of the agent at p that have a folder, in
+// order, as Threads does, and apart from them, in order, the threads whose
+// folder is a symbolic link: refused, never followed (nothing is read
+// through the link), for a caller that must say a conversation was left
+// out, as an export of every conversation does.
+func ListThreads(ctx context.Context, p Paths) (threads, links []string, err error) {
 	entries, err := os.ReadDir(p.Chats())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("list threads of %s: %w", p.Agent, err)
+		return nil, nil, fmt.Errorf("list threads of %s: %w", p.Agent, err)
 	}
-	var out []string
 	for _, e := range entries {
-		if !e.IsDir() {
+		link := e.Type()&fs.ModeSymlink != 0
+		if !e.IsDir() && !link {
 			continue
 		}
 		th, err := contract.FolderThread(e.Name())
@@ -193,8 +204,13 @@ func Threads(ctx context.Context, p Paths) ([]string, error) {
 		if name, err := contract.ThreadFolder(th); err != nil || filepath.Base(name) != e.Name() {
 			continue
 		}
-		out = append(out, th)
+		if link {
+			links = append(links, th)
+		} else {
+			threads = append(threads, th)
+		}
 	}
-	sort.Strings(out)
-	return out, ctx.Err()
+	sort.Strings(threads)
+	sort.Strings(links)
+	return threads, links, ctx.Err()
 }
