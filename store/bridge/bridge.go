@@ -29,6 +29,11 @@
 // store.ErrToolsUnsupported when the served driver keeps no tools, and
 // errors.ErrUnsupported when it can't forget.
 //
+// The client says Link-Store-Wire: 2 on every call. The first wire's
+// client said nothing, and read the tools refusal as tools_not_kept
+// only: the server answers it so, and a client that says 2 or more
+// tools_unsupported; the client reads either (wire.go).
+//
 // An append whose answer was lost (the client's deadline passed, the
 // connection broke) may still have landed. Sent again, it succeeds: the
 // server takes a number already written whose event is the one sent,

@@ -228,6 +228,7 @@ func (c *Client) do(ctx context.Context, method, path string, q url.Values, body
 		return err
 	}
 	sign(req, c.key, body, c.now())
+	req.Header.Set(headerWire, wireVersion)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return unwrapURL(err)

@@ -3,6 +3,7 @@ package bridge
 import (
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,6 +141,26 @@ func FuzzVerify(f *testing.F) {
 		}
 		if v.verify(h, method, uri, body) {
 			t.Fatal("the same proof passed twice")
+		}
+	})
+}
+
+// FuzzReadsWire: a Link-Store-Wire header reads as wire 2 or later only
+// when it is a decimal number of 2 or more; anything else is a first
+// wire's client.
+func FuzzReadsWire(f *testing.F) {
+	for _, s := range []string{"", "1", "2", "3", "02", "+2", "-2", "2 ", "two", "99999999999999999999"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		h := http.Header{}
+		h.Set(headerWire, v)
+		if !readsWire2(h) {
+			return
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(h.Get(headerWire)))
+		if err != nil || n < 2 {
+			t.Fatalf("%q read as wire 2 or later", v)
 		}
 	})
 }

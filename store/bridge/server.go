@@ -116,11 +116,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := decode(r.Method, r.RequestURI, body)
 	if err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 		return
 	}
 	if err := s.answer(r.Context(), w, c); err != nil {
-		s.fail(w, err)
+		s.fail(w, r, err)
 	}
 }
 
@@ -217,9 +217,13 @@ func utc(e store.Event) store.Event {
 	return e
 }
 
-// fail writes err's code, status and words.
-func (s *Server) fail(w http.ResponseWriter, err error) {
+// fail writes err's code, status and words, the code as the client of r
+// reads it (codeNoToolsV1).
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	code, status := errorCode(err)
+	if code == codeNoTools && !readsWire2(r.Header) {
+		code = codeNoToolsV1
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(errorBody{Code: code, Error: err.Error()})

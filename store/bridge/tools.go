@@ -16,7 +16,8 @@ import (
 // The tools calls carry a conversation's tools to the served driver when
 // it keeps them with the conversation (store.ToolsKeeper), off the
 // machine the harness runs on; a driver that doesn't is answered
-// tools_not_kept, and the client's caller keeps them in the folder.
+// tools_unsupported (tools_not_kept to a first wire's client: wire.go),
+// and the client's caller keeps them in the folder.
 
 var (
 	_ store.ToolsKeeper = (*Client)(nil)

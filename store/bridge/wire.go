@@ -157,10 +157,32 @@ const (
 	codeLeaseHeld  = "lease_held"
 	codeCorrupt    = "corrupt"
 	codeBadRequest = "bad_request"
-	codeNoTools    = "tools_not_kept"
+	codeNoTools    = "tools_unsupported" // store.ErrToolsUnsupported
 	codeNoForget   = "unsupported"
 	codeError      = "error"
 )
+
+// codeNoToolsV1 is codeNoTools as the first wire spelled it. A client and
+// a server of either wire understand each other: a client of wire 2
+// says so on every call (headerWire) and reads either code; the server
+// answers codeNoTools to a client that says it reads wire 2, and
+// codeNoToolsV1 to one that says nothing, a first wire's client, which
+// reads only that.
+const codeNoToolsV1 = "tools_not_kept"
+
+// headerWire is the header in which a client says the version of the
+// wire it reads, wireVersion; a client of the first wire sends none.
+const headerWire = "Link-Store-Wire"
+
+// wireVersion is the wire this package speaks: the first, but a refusal
+// of the tools calls is codeNoTools.
+const wireVersion = "2"
+
+// readsWire2 says whether the client that sent h reads wire 2 or later.
+func readsWire2(h http.Header) bool {
+	v, err := strconv.Atoi(h.Get(headerWire))
+	return err == nil && v >= 2
+}
 
 // errorBody is the answer to a call that failed: its code and the
 // driver's words.
@@ -205,7 +227,7 @@ func (e *remoteError) Is(target error) bool {
 		return target == store.ErrLeaseHeld
 	case codeCorrupt:
 		return target == store.ErrCorrupt
-	case codeNoTools:
+	case codeNoTools, codeNoToolsV1:
 		return target == store.ErrToolsUnsupported
 	case codeNoForget:
 		return target == errors.ErrUnsupported
