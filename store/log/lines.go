@@ -206,19 +206,26 @@ func longLineSeq(r io.ReaderAt, end int64) (seq int64, ok bool, err error) {
 	if _, err := r.ReadAt(head, start); err != nil {
 		return 0, false, err
 	}
-	rest, found := bytes.CutPrefix(head, []byte(`{"seq":`))
+	seq, ok = seqPrefix(head)
+	return seq, ok, nil
+}
+
+// seqPrefix reads the number of an event's line from its start, as
+// MarshalLine writes it, {"seq":N, (ok), without parsing the rest.
+func seqPrefix(line []byte) (int64, bool) {
+	rest, found := bytes.CutPrefix(line, []byte(`{"seq":`))
 	if !found {
-		return 0, false, nil
+		return 0, false
 	}
-	digits, _, found := bytes.Cut(rest, []byte{','})
+	digits, _, found := bytes.Cut(rest[:min(len(rest), 20)], []byte{','})
 	if !found {
-		return 0, false, nil
+		return 0, false
 	}
-	seq, err = strconv.ParseInt(string(digits), 10, 64)
+	seq, err := strconv.ParseInt(string(digits), 10, 64)
 	if err != nil || seq < 1 {
-		return 0, false, nil
+		return 0, false
 	}
-	return seq, true, nil
+	return seq, true
 }
 
 // lastLines reads the complete lines of r before end, last first, parsing
@@ -226,11 +233,25 @@ func longLineSeq(r io.ReaderAt, end int64) (seq int64, ok bool, err error) {
 // from each line to the one before it; a line out of order is corrupt.
 // path names the file in errors.
 func lastLines(r io.ReaderAt, end, first int64, path string, stop func(e store.Event) bool) ([]store.Event, error) {
+	return lastLinesFrom(r, end, first, path, 0, stop)
+}
+
+// lastLinesFrom is lastLines for the events numbered from and after: the
+// line before them (their number read from its start, seqPrefix) ends the
+// read unparsed, unless it doesn't start as MarshalLine writes.
+func lastLinesFrom(r io.ReaderAt, end, first int64, path string, from int64, stop func(e store.Event) bool) ([]store.Event, error) {
 	var (
 		es      []store.Event
 		stopped bool
 	)
 	err := backwardsFrom(r, end, first, func(line []byte, off int64) (bool, error) {
+		if seq, ok := seqPrefix(line); ok && seq < from {
+			if len(es) > 0 && seq != es[len(es)-1].Seq-1 {
+				return false, fmt.Errorf("%s at byte %d: %w: event %d before event %d", path, off, store.ErrCorrupt, seq, es[len(es)-1].Seq)
+			}
+			stopped = true
+			return false, nil
+		}
 		e, err := store.ParseLine(line)
 		if err != nil {
 			return false, fmt.Errorf("%s at byte %d: %w", path, off, err)

@@ -169,3 +169,20 @@ func TestLongLineSeq(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestSeqPrefix: an event's number is read from the start of its line as
+// MarshalLine writes it, and nothing else is taken for one.
+func TestSeqPrefix(t *testing.T) {
+	line, err := store.MarshalLine(storetest.Event(12, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seq, ok := seqPrefix(line); !ok || seq != 12 {
+		t.Fatalf("seqPrefix(%s) = %d, %v", line, seq, ok)
+	}
+	for _, bad := range []string{``, `{"seq":`, `{"seq":12}`, `{"seq":0,"kind":"message"}`, `{"seq":-1,`, `{"seq":1e3,`, `{"seq":99999999999999999999999,`, `{"kind":"message","seq":12}`, ` {"seq":12,`, `{"seq":12345678901234567890123456789`} {
+		if seq, ok := seqPrefix([]byte(bad)); ok {
+			t.Errorf("seqPrefix(%s) = %d, want none", bad, seq)
+		}
+	}
+}

@@ -11,6 +11,7 @@ package log
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -191,7 +192,8 @@ var syncDir = fsx.SyncDir
 // lastSeq is the number of the last event of f's complete lines before
 // end, 0 for none. A last line longer than a block (a large prompt's) is
 // not read whole: its number is read from its start, as MarshalLine
-// writes it; any other line is parsed.
+// writes it; any other line's number too, the line checked to be one
+// JSON value, else it is parsed (and refused when it is no event's).
 func lastSeq(f *os.File, end int64) (int64, error) {
 	if end == 0 {
 		return 0, nil
@@ -201,6 +203,10 @@ func lastSeq(f *os.File, end int64) (int64, error) {
 	}
 	seq := int64(0)
 	err := backwardsFrom(f, end, smallBlock, func(line []byte, off int64) (bool, error) {
+		if s, ok := seqPrefix(line); ok && json.Valid(line) {
+			seq = s
+			return false, nil
+		}
 		e, err := store.ParseLine(line)
 		if err != nil {
 			return false, fmt.Errorf("%s at byte %d: %w", f.Name(), off, err)
@@ -287,7 +293,7 @@ func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.E
 	if from <= 1 {
 		es, err = scan(io.NewSectionReader(f, 0, end), f.Name(), from)
 	} else {
-		es, err = lastLines(f, end, smallBlock, f.Name(), func(e store.Event) bool { return e.Seq <= from })
+		es, err = lastLinesFrom(f, end, smallBlock, f.Name(), from, func(e store.Event) bool { return e.Seq <= from })
 		if len(es) > 0 && es[0].Seq < from {
 			es = es[1:] // the line before from, read to see there's nothing after it
 		}

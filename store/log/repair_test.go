@@ -156,16 +156,26 @@ func TestCorrupt(t *testing.T) {
 	}
 }
 
+// TestCorruptLastLine: an append after a last line that is no event's
+// is refused, the file left as it was, whether or not the line starts as
+// an event's ({"seq":N,) and so is read by its number alone when whole.
 func TestCorruptLastLine(t *testing.T) {
 	ctx := context.Background()
-	data := append(lines(t, storetest.Events(2, "a")), "{\"seq\":3}\n"...)
-	d, path := withFile(t, data)
-	err := d.Append(ctx, "default", storetest.Event(3, "a"))
-	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), path) {
-		t.Fatalf("append after a corrupt last line: %v, want ErrCorrupt naming %s", err, path)
-	}
-	if b, _ := os.ReadFile(path); !bytes.Equal(b, data) {
-		t.Fatal("a refused append changed the file")
+	for _, last := range []string{
+		`{"seq":3}`,
+		`{"seq":3,"kind":"message"`,
+		`{"seq":3,"kind":"message"}{"seq":4,"kind":"message"}`,
+		`{"seq":3,"kind":"message","text":"a"]`,
+	} {
+		data := append(lines(t, storetest.Events(2, "a")), last+"\n"...)
+		d, path := withFile(t, data)
+		err := d.Append(ctx, "default", storetest.Event(3, "a"))
+		if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), path) {
+			t.Fatalf("append after the last line %s: %v, want ErrCorrupt naming %s", last, err, path)
+		}
+		if b, _ := os.ReadFile(path); !bytes.Equal(b, data) {
+			t.Fatal("a refused append changed the file")
+		}
 	}
 }
 
