@@ -38,6 +38,51 @@ type ahead struct {
 	making bool
 	closed bool // by Close, or where this file system can't rename so
 	wg     sync.WaitGroup
+	// made is the folder made ahead by this driver, its names synced,
+	// until a conversation takes it; taken is the one last taken, until
+	// its first event (namesSynced).
+	made, taken *synced
+}
+
+// synced is a folder made ahead by this driver, its names being synced
+// or synced: the folder as it was made, its events.jsonl held open, so no
+// other file can have its identity while this is kept, and, once taken,
+// the conversation's folder it became; done is closed once the sync of
+// its names ended, err what it returned.
+type synced struct {
+	dir        string
+	folder     os.FileInfo
+	events     *os.File
+	eventsInfo os.FileInfo
+
+	names *os.File // the folder, open for its sync
+	done  chan struct{}
+	err   error
+}
+
+// close lets s's events.jsonl go; nil is none.
+func (s *synced) close() {
+	if s != nil {
+		s.events.Close()
+	}
+}
+
+// sync syncs s's names, through the folder it opened whatever it is
+// named now, and says it ended.
+func (s *synced) sync() {
+	s.err = syncFolder(s.names)
+	s.names.Close()
+	close(s.done)
+}
+
+// wait waits for s's names to be synced; where that failed, dir's names
+// are synced again.
+func (s *synced) wait() error {
+	<-s.done
+	if s.err != nil {
+		return syncDir(s.dir)
+	}
+	return nil
 }
 
 // MakeAhead has d keep a folder made ahead for the next conversation it
@@ -67,10 +112,16 @@ func (d *Driver) Close() error {
 	if d.ahead == nil {
 		return nil
 	}
-	d.ahead.mu.Lock()
-	d.ahead.closed = true
-	d.ahead.mu.Unlock()
-	d.ahead.wg.Wait()
+	a := d.ahead
+	a.mu.Lock()
+	a.closed = true
+	a.mu.Unlock()
+	a.wg.Wait()
+	a.mu.Lock()
+	a.made.close()
+	a.taken.close()
+	a.made, a.taken = nil, nil
+	a.mu.Unlock()
 	return nil
 }
 
@@ -84,6 +135,7 @@ func (d *Driver) makeFolder(dir string) error {
 	spare := filepath.Join(d.chats, SpareFolder)
 	switch takeSpare(spare, dir) {
 	case spareTaken:
+		d.ahead.took(dir)
 	case spareInPlace:
 		return nil // another made dir meanwhile: the folder made ahead stays
 	default:
@@ -101,6 +153,55 @@ func (d *Driver) madeFolders() {
 	if d.ahead != nil && d.ahead.want.Load() && d.ahead.want.Swap(false) {
 		d.ahead.refill(d.chats)
 	}
+}
+
+// took notes that dir is the folder made ahead, just taken: when it is
+// the one this driver made and synced, its first event need not sync its
+// names again (namesSynced).
+func (a *ahead) took(dir string) {
+	info, err := os.Lstat(dir)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.made == nil {
+		return
+	}
+	if err != nil || !os.SameFile(info, a.made.folder) {
+		// Another process took the one this driver made.
+		a.made.close()
+		a.made = nil
+		return
+	}
+	a.taken.close()
+	a.taken, a.made = a.made, nil
+	a.taken.dir = dir
+}
+
+// namesSynced is how the first event of dir's conversation, written in
+// events (the file whose identity is given), waits for dir's names to be
+// on the disk, when dir is the folder made ahead this driver made and
+// just took (took), its events.jsonl the one made in it, both still
+// there: their sync began as it was made; else nil, and dir is synced
+// as a folder made then. It is asked once a folder taken.
+func (a *ahead) namesSynced(dir string, events os.FileInfo) func() error {
+	if a == nil {
+		return nil
+	}
+	a.mu.Lock()
+	t := a.taken
+	if t == nil || t.dir != dir {
+		a.mu.Unlock()
+		return nil
+	}
+	a.taken = nil
+	a.mu.Unlock()
+	defer t.close()
+	if !os.SameFile(events, t.eventsInfo) {
+		return nil
+	}
+	if info, err := os.Lstat(dir); err != nil || !os.SameFile(info, t.folder) {
+		return nil
+	}
+	return t.wait
 }
 
 // What takeSpare did.
@@ -127,7 +228,8 @@ func takeSpare(spare, dir string) int {
 }
 
 // refill makes the next folder ahead in the background, unless one is
-// being made or d is closed.
+// being made or d is closed; its names are synced once it is in place,
+// while another may be made.
 func (a *ahead) refill(chats string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -140,34 +242,43 @@ func (a *ahead) refill(chats string) {
 		defer a.wg.Done()
 		// A folder not made (a full disk, a folder gone) is made when it's
 		// needed, as without one.
-		err := makeSpare(chats, a.files)
+		made, err := makeSpare(chats, a.files)
 		a.mu.Lock()
+		if made != nil {
+			a.made.close()
+			a.made = made
+		}
 		a.making = false
 		a.closed = a.closed || unsupported(err)
 		a.mu.Unlock()
+		if made != nil {
+			made.sync()
+		}
 	}()
 }
 
 // makeSpare makes a folder ahead in chats, unless one is there: under
 // another name (SpareFolder+"-new"), its files made, then renamed to
-// SpareFolder if nothing is there. Every
-// step is one a process killed in the middle of, or another process
-// making one at once, leaves right: a folder is made if not there, each
-// file only if not there (O_EXCL) and empty, nothing ever written over or
-// cut, so a folder taken, whole or not, is a conversation not begun, whose
-// missing files its first lease and events make. The next one made
-// carries on one a kill cut short. Nothing is synced here: the first
-// event of the conversation that takes it syncs its folder and the
-// conversations folder (syncNew), and a sync here would ask the file
-// system for a commit of its own just as that first event asks for one.
-func makeSpare(chats string, files []string) error {
+// SpareFolder if nothing is there; it returns the one it put there, whose
+// names are still to be synced (synced.sync). Every step is one a process
+// killed in the middle of, or another process making one at once, leaves
+// right: a folder is made if not there, each file only if not there
+// (O_EXCL) and empty, nothing ever written over or cut, so a folder
+// taken, whole or not, is a conversation not begun, whose missing files
+// its first lease and events make. The next one made carries on one a
+// kill cut short. Its names are synced off any message's path, so the
+// first event of the conversation that takes it syncs only the
+// conversations folder (the rename that put it in place) beside the
+// event, waiting for that sync if it hasn't ended (syncNew); the rename
+// to SpareFolder isn't synced: that sync covers it.
+func makeSpare(chats string, files []string) (*synced, error) {
 	spare := filepath.Join(chats, SpareFolder)
 	if _, err := os.Lstat(spare); err == nil {
-		return nil
+		return nil, nil
 	}
 	tmp := spare + "-new"
 	if err := os.Mkdir(tmp, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
+		return nil, err
 	}
 	for _, name := range append([]string{EventsFile, LeaseFile}, files...) {
 		f, err := fsx.Open(filepath.Join(tmp, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -175,12 +286,43 @@ func makeSpare(chats string, files []string) error {
 			continue
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		f.Close()
 	}
-	if err := renameNoReplace(tmp, spare); err != nil && !errors.Is(err, fs.ErrExist) {
-		return err
+	names, err := fsx.Open(tmp, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
 	}
-	return nil
+	made := &synced{names: names, done: make(chan struct{})}
+	if made.folder, err = names.Stat(); err == nil && !made.folder.IsDir() {
+		err = errors.New("not a folder")
+	}
+	if err == nil {
+		made.events, err = fsx.Open(filepath.Join(tmp, EventsFile), os.O_RDONLY, 0)
+	}
+	if err == nil {
+		if made.eventsInfo, err = made.events.Stat(); err == nil && !made.eventsInfo.Mode().IsRegular() {
+			err = errors.New(EventsFile + " is not a file")
+		}
+	}
+	if err == nil {
+		if err = renameNoReplace(tmp, spare); errors.Is(err, fs.ErrExist) {
+			names.Close()
+			made.close()
+			return nil, nil
+		}
+	}
+	if err != nil {
+		names.Close()
+		if made.events != nil {
+			made.close()
+		}
+		return nil, err
+	}
+	return made, nil
 }
+
+// syncFolder makes the names of an open folder durable (a test's to
+// watch).
+var syncFolder = func(f *os.File) error { return f.Sync() }

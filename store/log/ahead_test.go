@@ -213,17 +213,35 @@ func TestMadeAheadAtOnce(t *testing.T) {
 	}
 }
 
-// TestMadeAheadSynced: the first event of a conversation whose folder was
-// made ahead returns only once the folder's names and the conversations
-// folder's (the rename that put it in place) are synced, as for a folder
-// made then, so a machine that stops right after loses no event it
-// acknowledged; a later event syncs no folder.
+// TestMadeAheadSynced: the first event of a conversation returns only
+// once its folder's names and the conversations folder's (the rename that
+// put the folder made ahead in place) are on the disk, so a machine that
+// stops right after loses no event it acknowledged. A folder made ahead
+// has its names synced as it is made, off any message's path, so the
+// first event in it syncs only the conversations folder; one made ahead
+// by another (another process's driver) is synced as one made then; a
+// later event syncs no folder.
 func TestMadeAheadSynced(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("folders are made ahead on Linux")
 	}
 	ctx := context.Background()
 	chats := t.TempDir()
+	var mu sync.Mutex
+	var synced []string
+	log.WatchSyncDir(t, func(dir string) {
+		mu.Lock()
+		defer mu.Unlock()
+		synced = append(synced, dir)
+	})
+	seen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		got := synced
+		synced = nil
+		slices.Sort(got)
+		return got
+	}
 	d := openAhead(t, chats)
 	if _, err := d.Lease(ctx, "telegram:1", "h", time.Minute); err != nil {
 		t.Fatal(err)
@@ -232,14 +250,11 @@ func TestMadeAheadSynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.WaitAhead()
-	made := stat(t, filepath.Join(chats, log.SpareFolder))
-	var mu sync.Mutex
-	var synced []string
-	log.WatchSyncDir(t, func(dir string) {
-		mu.Lock()
-		defer mu.Unlock()
-		synced = append(synced, dir)
-	})
+	spare := filepath.Join(chats, log.SpareFolder)
+	if got, want := seen(), []string{spare + "-new"}; !slices.Equal(got, want) {
+		t.Fatalf("making the folder ahead synced the names of %q, want %q", got, want)
+	}
+	made := stat(t, spare)
 	if _, err := d.Lease(ctx, "telegram:2", "h", time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -250,20 +265,66 @@ func TestMadeAheadSynced(t *testing.T) {
 	if err := d.Append(ctx, "telegram:2", storetest.Event(1, "a")); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	got := append([]string(nil), synced...)
-	synced = nil
-	mu.Unlock()
-	slices.Sort(got)
-	if want := []string{chats, dir}; !slices.Equal(got, want) {
+	if got, want := seen(), []string{chats}; !slices.Equal(got, want) {
 		t.Fatalf("the first event synced the names of %q, want %q", got, want)
 	}
 	if err := d.Append(ctx, "telegram:2", storetest.Event(2, "a")); err != nil {
 		t.Fatal(err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(synced) != 0 {
-		t.Fatalf("the second event synced the names of %q", synced)
+	if got := seen(); len(got) != 0 {
+		t.Fatalf("the second event synced the names of %q", got)
+	}
+
+	// The next folder made ahead, taken by another driver, which didn't
+	// sync it.
+	if err := d.Release(ctx, "telegram:2", "h"); err != nil {
+		t.Fatal(err)
+	}
+	d.WaitAhead()
+	seen()
+	made = stat(t, spare)
+	other := openAhead(t, chats)
+	if _, err := other.Lease(ctx, "telegram:3", "h", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(chats, "telegram-3")
+	if !os.SameFile(made, stat(t, dir)) {
+		t.Fatal("the folder made ahead wasn't taken")
+	}
+	if err := other.Append(ctx, "telegram:3", storetest.Event(1, "a")); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := seen(), []string{chats, dir}; !slices.Equal(got, want) {
+		t.Fatalf("the first event in a folder another made ahead synced the names of %q, want %q", got, want)
+	}
+
+	// One this driver made, whose events.jsonl was made again since.
+	if err := other.Release(ctx, "telegram:3", "h"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Lease(ctx, "telegram:4", "h", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Release(ctx, "telegram:4", "h"); err != nil {
+		t.Fatal(err)
+	}
+	d.WaitAhead()
+	events := filepath.Join(spare, log.EventsFile)
+	if err := os.Remove(events); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(events, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen()
+	if _, err := d.Lease(ctx, "telegram:5", "h", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Append(ctx, "telegram:5", storetest.Event(1, "a")); err != nil {
+		t.Fatal(err)
+	}
+	dir = filepath.Join(chats, "telegram-5")
+	if got, want := seen(), []string{chats, dir}; !slices.Equal(got, want) {
+		t.Fatalf("the first event in a folder whose events.jsonl was made again synced the names of %q, want %q", got, want)
 	}
 }

@@ -1,5 +1,7 @@
 package log
 
+import "os"
+
 // WaitAhead waits for the folder being made ahead, if one is.
 func (d *Driver) WaitAhead() {
 	if d.ahead != nil {
@@ -22,10 +24,14 @@ var TakeSpare = takeSpare
 // WatchSyncDir calls seen with each folder whose names are synced, until
 // the test ends.
 func WatchSyncDir(t interface{ Cleanup(func()) }, seen func(dir string)) {
-	was := syncDir
+	was, wasFolder := syncDir, syncFolder
 	syncDir = func(dir string) error {
 		seen(dir)
 		return was(dir)
 	}
-	t.Cleanup(func() { syncDir = was })
+	syncFolder = func(f *os.File) error {
+		seen(f.Name())
+		return wasFolder(f)
+	}
+	t.Cleanup(func() { syncDir, syncFolder = was, wasFolder })
 }

@@ -156,9 +156,14 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 	}
 	if e.Seq == 1 {
 		// The file, and maybe its folder, are new: their names are made
-		// as durable as the event, the three synced at once so the
-		// file system commits them together.
-		return syncNew(f, dir, d.chats)
+		// as durable as the event, synced at once so the file system
+		// commits them together; a folder made ahead by this driver had
+		// its own names synced as it was made.
+		syncs := []func() error{d.ahead.namesSynced(dir, info), func() error { return syncDir(d.chats) }}
+		if syncs[0] == nil {
+			syncs[0] = func() error { return syncDir(dir) }
+		}
+		return syncNew(f, syncs...)
 	}
 	if err := datasync(f); err != nil {
 		return fmt.Errorf("sync %s: %w", f.Name(), err)
@@ -167,19 +172,20 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 }
 
 // syncNew syncs a conversation's first event, f's, and the names of f in
-// dir and of dir in chats, the three at once, and returns once all are
-// on the disk: none waits for another, and a journaling file system
-// commits them in one transaction where it can.
-func syncNew(f *os.File, dir, chats string) error {
-	errs := make(chan error, 2)
-	for _, d := range []string{dir, chats} {
-		go func() { errs <- syncDir(d) }()
+// its folder and of the folder in the conversations folder (syncs), all
+// at once, and returns once all are on the disk: none waits for another,
+// and a journaling file system commits them in one transaction where it
+// can.
+func syncNew(f *os.File, syncs ...func() error) error {
+	errs := make(chan error, len(syncs))
+	for _, sync := range syncs {
+		go func() { errs <- sync() }()
 	}
 	err := datasync(f)
 	if err != nil {
 		err = fmt.Errorf("sync %s: %w", f.Name(), err)
 	}
-	for range 2 {
+	for range syncs {
 		err = errors.Join(err, <-errs)
 	}
 	return err
