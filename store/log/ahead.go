@@ -15,10 +15,12 @@ import (
 // A folder made ahead: the next conversation the driver begins takes, by
 // one rename, a folder made before it was needed with its files in it,
 // rather than making the folder, events.jsonl, lease.json and chat.md
-// while its first message waits. Each of those is a change of the file
-// system's names, and under other processes' syncs each waits on the
-// file system's journal, about a millisecond apiece on ext4 (the cold
-// message of lnk measure; docs/decisions.md).
+// while its first message waits. Each of those makes an inode: where
+// ext4 keeps no journal, it looks past every inode freed in the last
+// seconds for one to take, up to 0.8 ms of processor apiece where many
+// files come and go (the cold message of lnk measure;
+// docs/decisions.md); with a journal, each waits on it under other
+// processes' syncs.
 
 // SpareFolder is the name of the folder made ahead in the conversations
 // folder; it is made as SpareFolder+"-new" before it is put there. Both
