@@ -16,13 +16,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"strings"
 	"sync"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-
+	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/internal/sqlitefile"
 	"github.com/lnk-dev/link/memory"
 )
 
@@ -46,9 +47,10 @@ CREATE VIRTUAL TABLE vocab USING fts5vocab(text, 'row');
 type Index struct {
 	path string
 
-	mu   sync.Mutex
-	db   *sql.DB
-	info os.FileInfo // the file as opened, to know it was removed
+	mu     sync.Mutex
+	db     *sql.DB     // nil while the file can't be opened
+	info   os.FileInfo // the file as opened, to know it was removed
+	closed bool
 
 	// What the file holds, kept between calls while no other connection
 	// writes it (PRAGMA data_version unchanged): every source's stamp,
@@ -63,7 +65,10 @@ var _ memory.Index = (*Index)(nil)
 
 // Open opens the index at path, making it when it isn't there, and
 // making it again when it isn't an index of this version (or isn't a
-// database at all): it is derived from the sources.
+// database at all): it is derived from the sources. A symbolic link in
+// its place, or a file with another name (a hard link), is refused,
+// never followed nor removed, at Open and whenever the file is opened
+// again (refused).
 func Open(ctx context.Context, path string) (*Index, error) {
 	x := &Index{path: path}
 	if err := x.open(ctx); err != nil {
@@ -75,11 +80,14 @@ func Open(ctx context.Context, path string) (*Index, error) {
 func (x *Index) open(ctx context.Context) error {
 	for try := 0; ; try++ {
 		err := x.openOnce(ctx)
-		if err == nil || try == 1 {
-			if err != nil {
-				return fmt.Errorf("open the index %s: %w", x.path, err)
-			}
+		if err == nil {
 			return nil
+		}
+		if refused(err) {
+			return fmt.Errorf("open the index %s: %w (the index is derived, made again from the sources when it is removed, but what is put in its place is never followed: remove it to have the index made again)", x.path, err)
+		}
+		if try == 1 {
+			return fmt.Errorf("open the index %s: %w", x.path, err)
 		}
 		// Not an index this version reads: start it again.
 		for _, suffix := range []string{"", "-wal", "-shm"} {
@@ -88,11 +96,31 @@ func (x *Index) open(ctx context.Context) error {
 	}
 }
 
+// refused says whether err is the refusal of what is in the index's
+// place: a symbolic link, a file with another name, a file other than
+// the one checked. The index isn't made again over it: a link or a hard
+// link is someone's doing, perhaps pointing into another agent's home.
+func refused(err error) bool {
+	return errors.Is(err, fsx.ErrLink) || errors.Is(err, sqlitefile.ErrHardLink) || errors.Is(err, sqlitefile.ErrReplaced)
+}
+
+// openOnce opens the file, checked not to be a link nor a hard link, in
+// a pool whose every connection is checked to be that file
+// (sqlitefile.Connector), and makes its tables when it is new.
 func (x *Index) openOnce(ctx context.Context) error {
-	db, err := sql.Open("sqlite", x.path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate")
+	info, err := sqlitefile.Check(x.path)
 	if err != nil {
 		return err
 	}
+	if n, known := sqlitefile.Names(info); known && n > 1 {
+		return &fs.PathError{Op: "open", Path: x.path, Err: sqlitefile.ErrHardLink}
+	}
+	c, err := sqlitefile.NewConnector(sqlitefile.DSN(x.path, "_pragma=busy_timeout(10000)&_txlock=immediate"), x.path, info,
+		"PRAGMA journal_mode = WAL", "PRAGMA synchronous = NORMAL")
+	if err != nil {
+		return err
+	}
+	db := sql.OpenDB(c)
 	db.SetMaxOpenConns(1)
 	fail := func(err error) error {
 		db.Close()
@@ -118,10 +146,6 @@ func (x *Index) openOnce(ctx context.Context) error {
 	default:
 		return fail(fmt.Errorf("index version %d, not %d", v, schemaVersion))
 	}
-	info, err := os.Stat(x.path)
-	if err != nil {
-		return fail(err)
-	}
 	x.db, x.info, x.stamps = db, info, nil
 	return nil
 }
@@ -130,6 +154,7 @@ func (x *Index) openOnce(ctx context.Context) error {
 func (x *Index) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.closed = true
 	if x.db == nil {
 		return nil
 	}
@@ -139,19 +164,26 @@ func (x *Index) Close() error {
 }
 
 // live is the database, opened again (empty, so made again from the
-// sources) when its file was removed or replaced since it was opened.
+// sources) when its file was removed or replaced since it was opened,
+// as another of the agent's programs may have done. What is in its
+// place is looked at, not through a link (os.Lstat), and opened as Open
+// opens it: a link, or a hard link, is refused, at this call and each
+// after, until it is removed.
 func (x *Index) live(ctx context.Context) (*sql.DB, error) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.db == nil {
+	if x.closed {
 		return nil, errors.New("index closed")
 	}
-	if info, err := os.Stat(x.path); err != nil || !os.SameFile(info, x.info) {
+	if x.db != nil {
+		if info, err := os.Lstat(x.path); err == nil && os.SameFile(info, x.info) {
+			return x.db, nil
+		}
 		x.db.Close()
 		x.db = nil
-		if err := x.open(ctx); err != nil {
-			return nil, err
-		}
+	}
+	if err := x.open(ctx); err != nil {
+		return nil, err
 	}
 	return x.db, nil
 }

@@ -17,12 +17,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
-
-	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/internal/sqlitefile"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -92,7 +89,7 @@ func Open(chats string) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
-	checked, err := noLinks(path)
+	checked, err := sqlitefile.Check(path)
 	if err != nil {
 		return nil, fmt.Errorf("open sqlite store: %w", err)
 	}
@@ -121,30 +118,7 @@ func Open(chats string) (*Driver, error) {
 	return d, nil
 }
 
-// noLinks refuses a database at path, or its journal, WAL or shared
-// memory file, that is a symbolic link (fsx.ErrLink): SQLite would follow
-// it. The database is made here, 0600, if it isn't there. It returns the
-// file it opened, not through a link, as every connection is checked to
-// be (connector).
-func noLinks(path string) (fs.FileInfo, error) {
-	f, err := fsx.Open(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	checked, err := f.Stat()
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
-		if fi, err := os.Lstat(path + suffix); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, &fs.PathError{Op: "open", Path: path + suffix, Err: fsx.ErrLink}
-		}
-	}
-	return checked, nil
-}
-
-// The pragmas every connection runs once it is checked (connector): they
+// The pragmas every connection runs once it is checked (newConnector): they
 // read the file, so they can't be in the dsn. The file is in WAL mode,
 // and a commit writes whole pages to the disk before it returns
 // (synchronous FULL, so an appended event is durable).
@@ -153,15 +127,25 @@ const (
 	pragmaSync = "PRAGMA synchronous = FULL"
 )
 
-// dsn is the data source name of the file at path: a file: URI, so a
-// '?', '#' or '%' in a folder's name is a name's, not the URI's. Every
-// connection waits out another's write (busy_timeout), begins each
-// transaction holding the write lock, and opens the file Open made, never
-// making one (mode=rw: a link put in its place that points nowhere makes
-// nothing there). What it sets reads nothing of the file.
+// dsn is the data source name of the file at path: every connection
+// waits out another's write (busy_timeout) and begins each transaction
+// holding the write lock; sqlitefile.DSN makes it a file: URI that never
+// makes the file (mode=rw).
 func dsn(path string) string {
-	esc := strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.ToSlash(path))
-	return fmt.Sprintf("file:%s?mode=rw&_pragma=busy_timeout(%d)&_txlock=immediate", esc, BusyTimeout.Milliseconds())
+	return sqlitefile.DSN(path, fmt.Sprintf("_pragma=busy_timeout(%d)&_txlock=immediate", BusyTimeout.Milliseconds()))
+}
+
+// ErrReplaced is the refusal of a connection whose database file isn't
+// the file Open checked: a file put in its place since (a hard link to
+// another agent's). A symbolic link put in its place is fsx.ErrLink.
+var ErrReplaced = sqlitefile.ErrReplaced
+
+// newConnector is the connector of a pool of connections to the file at
+// path, each checked, before it reads a byte, to be the file Open
+// checked (sqlitefile.Connector: no link followed, docs/decisions.md),
+// then set up by pragmas.
+func newConnector(path string, checked fs.FileInfo, pragmas ...string) (*sqlitefile.Connector, error) {
+	return sqlitefile.NewConnector(dsn(path), path, checked, pragmas...)
 }
 
 // migrateWaiting migrates, trying again for up to BusyTimeout while the
