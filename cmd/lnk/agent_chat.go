@@ -6,6 +6,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"path"
 	"strconv"
 	"strings"
 
@@ -182,11 +183,28 @@ func chatConvert(ctx context.Context, cf chatFlags, to string, stdout, stderr io
 	for _, th := range res.Unforgotten {
 		fmt.Fprintf(stderr, "lnk agent chat convert: the old way still keeps %s's events: its driver can't forget them\n", th)
 	}
+	for _, th := range res.Links {
+		fmt.Fprintf(stderr, "lnk agent chat convert: %s not converted: its conversation folder (%s) is a symbolic link, refused: never followed\n", th, linkedFolder(th))
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d conversations of %s converted to %s\n", len(res.Converted), p.Agent, to)
+	fmt.Fprintf(stdout, "%d conversations of %s converted to %s", len(res.Converted), p.Agent, to)
+	if n := len(res.Links); n > 0 {
+		fmt.Fprintf(stdout, "; %d refused: a symbolic link", n)
+	}
+	fmt.Fprintln(stdout)
 	return nil
+}
+
+// linkedFolder is the conversation folder of thread, as the agent's home
+// names it (chats/<folder>): no machine path outside the home is told.
+func linkedFolder(thread string) string {
+	name, err := contract.ThreadFolder(thread)
+	if err != nil {
+		return "chats"
+	}
+	return path.Join("chats", name)
 }
 
 // chatProgressBar draws how many of how many are done on one line of a

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +86,46 @@ func TestChatShowConvert(t *testing.T) {
 		if code, got, errOut := chatRun("agent", "chat", "show", "--home", home, "telegram:42"); code != 0 || got != want {
 			t.Fatalf("show after convert to %s: %d %s\n%s\nwant\n%s", to, code, errOut, got, want)
 		}
+	}
+}
+
+// A conversation whose folder is a symbolic link is named as refused by
+// convert, by its thread and its folder in the agent's home, never
+// followed: the link and the conversation it points to are left as they
+// are, and no path outside the home is told.
+func TestChatConvertLink(t *testing.T) {
+	home, p, _ := chatHome(t)
+	elsewhere := t.TempDir()
+	if err := log.Open(elsewhere).Append(context.Background(), "telegram:9", store.Event{Seq: 1, Kind: store.KindMessage, Text: "theirs"}); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(elsewhere, "telegram-9")
+	link, _ := p.Conversation("telegram:9")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(target, "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := chatRun("agent", "chat", "convert", "--home", home, "--to", "compact")
+	if code != 0 || !strings.Contains(out, "1 conversations of main converted to compact; 1 refused: a symbolic link") {
+		t.Fatalf("convert: %d %q %q", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "telegram:9 not converted: its conversation folder (chats/telegram-9) is a symbolic link, refused: never followed") {
+		t.Errorf("convert names no link refused: %q", errOut)
+	}
+	if strings.Contains(out+errOut, elsewhere) || strings.Contains(out+errOut, home) {
+		t.Errorf("convert tells a machine path: %q %q", out, errOut)
+	}
+	if got, err := os.Readlink(link); err != nil || got != target {
+		t.Errorf("the link is %q, %v; want it as it was", got, err)
+	}
+	if after, err := os.ReadFile(filepath.Join(target, "events.jsonl")); err != nil || !bytes.Equal(after, before) {
+		t.Errorf("the conversation linked to is %q, %v; want %q", after, err, before)
+	}
+	if es, err := os.ReadDir(target); err != nil || len(es) != 1 {
+		t.Errorf("the folder linked to holds %v, %v; want its events alone", es, err)
 	}
 }
 

@@ -89,6 +89,10 @@ type Result struct {
 	// Unforgotten are the threads whose old rows a driver without Forget
 	// still keeps.
 	Unforgotten []string
+	// Links are the threads whose conversation folder is a symbolic link
+	// (store.ListThreads): refused, left as they are and not converted,
+	// nothing read or written through the link.
+	Links []string
 }
 
 // Agent converts every conversation of the agent at p to the way to
@@ -99,7 +103,8 @@ func Agent(ctx context.Context, p store.Paths, to string, drivers map[string]sto
 }
 
 // Run converts. It refuses, having changed nothing, while any
-// conversation's lease is held.
+// conversation's lease is held. A conversation whose folder is a
+// symbolic link is refused, never followed, and named in Result.Links.
 func (c *Job) Run(ctx context.Context) (res Result, err error) {
 	if err := store.ParseKind(c.To); err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
@@ -123,10 +128,11 @@ func (c *Job) Run(ctx context.Context) (res Result, err error) {
 
 	type job struct{ thread, from string }
 	var jobs []job
-	threads, err := store.Threads(ctx, c.Paths)
+	threads, links, err := store.ListThreads(ctx, c.Paths)
 	if err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
 	}
+	res.Links = links
 	for _, th := range threads {
 		dir, _ := c.Paths.Conversation(th)
 		kind, err := store.KindOf(dir)
