@@ -79,7 +79,7 @@ func SyncDir(dir string) error {
 	if err != nil {
 		return err
 	}
-	err = d.Sync()
+	err = Fsync(d)
 	if cerr := d.Close(); err == nil {
 		err = cerr
 	}

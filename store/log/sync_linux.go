@@ -3,9 +3,10 @@ package log
 import (
 	"os"
 
-	"golang.org/x/sys/unix"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
-// datasync flushes f's data and the size it grew to: on Linux fdatasync,
-// which skips the times no read needs.
-func datasync(f *os.File) error { return unix.Fdatasync(int(f.Fd())) }
+// datasync flushes f's data and the size it grew to: on Linux
+// fdatasync, which skips the times no read needs, asked of the kernel
+// without holding a P while the disk works (fsx.Datasync).
+func datasync(f *os.File) error { return fsx.Datasync(f) }

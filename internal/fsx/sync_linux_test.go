@@ -1,0 +1,112 @@
+//go:build linux
+
+package fsx
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
+
+// unflushed is how many of f's pages are dirty or being written back
+// (cachestat(2), Linux 6.5 on): what a sync has left to flush. The test
+// is skipped where the kernel has no cachestat, or where the file
+// system keeps no pages to write back (tmpfs): a sync there has nothing
+// to do, and nothing here shows whether it did it.
+func unflushed(t *testing.T, f *os.File) uint64 {
+	t.Helper()
+	var st unix.Cachestat_t
+	err := unix.Cachestat(uint(f.Fd()), &unix.CachestatRange{}, &st, 0)
+	if errors.Is(err, unix.ENOSYS) {
+		t.Skip("no cachestat(2) in this kernel: what a sync leaves can't be seen")
+	}
+	if err != nil {
+		t.Fatalf("cachestat %s: %v", f.Name(), err)
+	}
+	return st.Dirty + st.Writeback
+}
+
+// writeDirty makes name, writes size bytes to it and returns it open,
+// its pages dirty; the test is skipped where written pages aren't left
+// for a sync (see unflushed).
+func writeDirty(t *testing.T, name string, size int) *os.File {
+	t.Helper()
+	f, err := Open(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	if _, err := f.Write(bytes.Repeat([]byte("event\n"), size/6)); err != nil {
+		t.Fatal(err)
+	}
+	if unflushed(t, f) == 0 {
+		t.Skipf("%s's file system left no page to flush after a write", filepath.Dir(name))
+	}
+	return f
+}
+
+// TestDatasyncFlushes: after Datasync, and after Fsync, no page of what
+// was written is left dirty or being written back, for one file and for
+// 64 synced at once; on this kernel by AIO, the test says which.
+func TestDatasyncFlushes(t *testing.T) {
+	if aio() == nil {
+		t.Log("the kernel refused AIO: fdatasync(2) and fsync(2) tested")
+	}
+	dir := t.TempDir()
+	for _, sync := range []struct {
+		name string
+		f    func(*os.File) error
+	}{{"Datasync", Datasync}, {"Fsync", Fsync}} {
+		t.Run(sync.name, func(t *testing.T) {
+			f := writeDirty(t, filepath.Join(dir, sync.name), 1<<20)
+			if err := sync.f(f); err != nil {
+				t.Fatal(err)
+			}
+			if n := unflushed(t, f); n != 0 {
+				t.Fatalf("%d pages not on the disk after %s", n, sync.name)
+			}
+		})
+	}
+	t.Run("AtOnce", func(t *testing.T) {
+		files := make([]*os.File, 64)
+		for i := range files {
+			files[i] = writeDirty(t, filepath.Join(dir, "at-once-"+strconv.Itoa(i)), 16<<10)
+		}
+		errs := make([]error, len(files))
+		var wg sync.WaitGroup
+		for i, f := range files {
+			wg.Go(func() { errs[i] = Datasync(f) })
+		}
+		wg.Wait()
+		for i, f := range files {
+			if errs[i] != nil {
+				t.Errorf("%s: %v", f.Name(), errs[i])
+			} else if n := unflushed(t, f); n != 0 {
+				t.Errorf("%s: %d pages not on the disk after Datasync", f.Name(), n)
+			}
+		}
+	})
+}
+
+// TestDatasyncRefused: a file that can't be flushed (a pipe's end) is
+// an error naming it, not a sync.
+func TestDatasyncRefused(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	for _, sync := range []func(*os.File) error{Datasync, Fsync} {
+		err := sync(w)
+		if !errors.Is(err, unix.EINVAL) {
+			t.Errorf("sync of a pipe: %v, want EINVAL", err)
+		}
+	}
+}
