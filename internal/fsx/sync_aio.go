@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"unsafe"
 
@@ -15,16 +16,23 @@ import (
 // Datasync flushes f's data, and its size if it grew, to the disk: on
 // Linux fdatasync, which skips the times no read needs.
 //
-// The flush is handed to the kernel as an asynchronous request (Linux
-// AIO's IOCB_CMD_FDSYNC, which a kernel worker runs) and the goroutine
-// waits on a channel for its completion, read from an eventfd in the
-// runtime's poller. A goroutine in fdatasync(2) keeps its P, its right
-// to run Go code, until the runtime's monitor takes it back, which it
-// does after 20 µs at the soonest and 10 ms at the latest; with two cores
-// and many turns at once, two turns waiting for the disk stall every
-// turn ready to run, and the CPU idles while the disk waits on too few
-// flushes. Where the kernel refuses AIO (built without it, a seccomp
-// filter, its contexts used up) it calls fdatasync(2).
+// A goroutine in fdatasync(2) keeps its P, its right to run Go code,
+// until the runtime's monitor takes it back, after 20 µs at the soonest
+// and 10 ms at the latest (the monitor sleeps longer the less it finds
+// to do). With two cores and many turns at once, two turns waiting for
+// the disk stall every turn ready to run: the CPU idles while the disk
+// waits on too few flushes, the next turns' flushes not yet asked for.
+// So while another flush of this process is under way, Datasync hands
+// its flush to the kernel as an asynchronous request (Linux AIO's
+// IOCB_CMD_FDSYNC, run by a kernel worker) and waits on a channel for
+// its completion, which one goroutine reads from an eventfd in the
+// runtime's poller: no P is held while the disk works. A flush alone
+// (one conversation at a time, a quiet process) calls fdatasync(2)
+// itself, as before: the request's two wake-ups (the kernel's worker,
+// then the poller's thread) cost it nothing it would win, and under a
+// loaded machine each wake-up waits for a core. Where the kernel refuses
+// AIO (built without it, a seccomp filter, its contexts used up) every
+// flush calls fdatasync(2).
 func Datasync(f *os.File) error { return syncFile(f, iocbCmdFdsync) }
 
 // Fsync flushes f to the disk as f.Sync does (fsync(2)), the same way
@@ -37,6 +45,10 @@ func syncFile(f *os.File, cmd uint16) error {
 		return err
 	}
 	s := aio()
+	if inFlight.Add(1) == 1 {
+		s = nil // alone: fdatasync(2) itself
+	}
+	defer inFlight.Add(-1)
 	var done chan int64
 	cerr := rc.Control(func(fd uintptr) {
 		if s != nil {
@@ -126,6 +138,10 @@ type syncer struct {
 	next    uint64
 	waiting map[uint64]chan int64 // by request
 }
+
+// inFlight is how many flushes this process has under way, by either
+// way.
+var inFlight atomic.Int64
 
 var (
 	syncerOnce sync.Once
