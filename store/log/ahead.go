@@ -325,6 +325,6 @@ func makeSpare(chats string, files []string) (*synced, error) {
 	return made, nil
 }
 
-// syncFolder makes the names of an open folder durable (a test's to
+// syncFolder makes the names of an open folder durable (fsx.Fsync; a test's to
 // watch).
-var syncFolder = func(f *os.File) error { return f.Sync() }
+var syncFolder = fsx.Fsync
