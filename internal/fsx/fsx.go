@@ -1,7 +1,8 @@
 // Package fsx holds the store's file calls where the os package costs more
 // than needed or differs by platform: Open, outside the runtime's poller
-// and never through a symbolic link; SyncDir, a folder's names made
-// durable; Lock, an open file's lock (flock, or LockFileEx on Windows),
+// and never through a symbolic link; Datasync and Fsync, a file flushed
+// to the disk without holding a P while the disk works, where other
+// flushes wait too; SyncDir, a folder's names made durable; Lock, an open file's lock (flock, or LockFileEx on Windows),
 // the one lock of a conversation its drivers take; LockDir, a folder's
 // lock between processes; and CheckWritable, whether a folder can be
 // written.
