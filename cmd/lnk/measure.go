@@ -27,7 +27,8 @@ figure the median of its runs:
   per message, WebSocket open (dial, proof, upgrade) to its close, the
   prompt answered between: p50 and p99 of --messages messages, in
   conversations already begun (warm) and each the first of its own (cold);
-  turns a second with 1, 8 and 64 conversations at once (--turns in all);
+  turns a second with 1, 8 and 64 conversations at once (--turns in all,
+  each conversation begun first, untimed, so every timed turn is warm);
   the cached prefix share, once: --prefix-turns messages in one
   conversation over a 24,000-token window against a fake provider in
   Anthropic's format, with compaction and without: the share of the
