@@ -81,8 +81,8 @@ func TestCrashBegin(t *testing.T) {
 			acked[i] = max(acked[i], seq)
 			next = max(next, i+1)
 		}
-		// Some acknowledgements, then a random moment more: mostly in
-		// the middle of a conversation's beginning or its events.
+		// Some acknowledgements, then a random moment more (below): mostly
+		// in the middle of a conversation's beginning or its events.
 		for want := 1 + rng.IntN(10); want > 0; want-- {
 			select {
 			case line, ok := <-lines:
@@ -96,7 +96,22 @@ func TestCrashBegin(t *testing.T) {
 				t.Fatalf("writer acknowledged nothing in 20s: %s", stderr.String())
 			}
 		}
-		time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond)
+		// The kill's moment: up to 2 ms more of the writer's work, its
+		// acknowledgements read as they come.
+		moment := time.NewTimer(time.Duration(rng.IntN(2000)) * time.Microsecond)
+	work:
+		for {
+			select {
+			case <-moment.C:
+				break work
+			case line, ok := <-lines:
+				if !ok {
+					cmd.Wait()
+					t.Fatalf("writer ended: %s", stderr.String())
+				}
+				ack(line)
+			}
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		for line := range lines {
 			ack(line)
