@@ -2,9 +2,6 @@ package anthropic
 
 import (
 	"errors"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
@@ -15,12 +12,7 @@ import (
 // rawStream is a provider whose server streams body as it is.
 func rawStream(t *testing.T, body string) *Provider {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		io.WriteString(w, body)
-	}))
-	t.Cleanup(srv.Close)
-	p, err := New(model.Route{Provider: model.ProviderAnthropic, BaseURL: srv.URL}, Options{APIKey: "k"})
+	p, err := New(model.Route{Provider: model.ProviderAnthropic, BaseURL: modeltest.StreamServer(t, body)}, Options{APIKey: "k"})
 	if err != nil {
 		t.Fatal(err)
 	}

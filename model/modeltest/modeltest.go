@@ -6,6 +6,9 @@ package modeltest
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -91,4 +94,17 @@ func NewServer(tb testing.TB) *fakeprovider.Server {
 	s := fakeprovider.New()
 	tb.Cleanup(s.Close)
 	return s
+}
+
+// StreamServer starts a server that answers every request with body as
+// it is, an event stream, closed when tb ends; it returns its URL: a
+// provider's stream as the test writes it, broken or not.
+func StreamServer(tb testing.TB, body string) string {
+	tb.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, body)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv.URL
 }
