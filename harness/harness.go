@@ -96,7 +96,9 @@ func New(cfg Config) (*Harness, error) {
 
 // promptFiles is what the composer reads the agents' files through: a
 // home's Files remembering the names it found missing (home.Misses), so
-// a turn's prompt doesn't look again for files that aren't there.
+// a turn's prompt doesn't look again for files that aren't there: each
+// compose reads through one Look, one lstat of the home when nothing
+// changed.
 func promptFiles(f store.Files) store.Files {
 	if hf, ok := f.(home.Files); ok {
 		return &home.Misses{Files: hf}

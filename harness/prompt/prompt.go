@@ -108,9 +108,32 @@ type Composer struct {
 	env    map[string]string           // the environment section, by agent
 }
 
+// Looker is Files that can read a pass of names together, sharing what
+// it looks at on the way (home.Misses: each folder looked at once in a
+// pass, not once a name): each Compose reads through one Look.
+type Looker interface {
+	Look() store.Files
+}
+
+// pass is one Compose's reading: the composer, and the Files it reads
+// through in that Compose.
+type pass struct {
+	*Composer
+	files store.Files
+}
+
 // Compose composes t's prompt. Its only error is ctx's: a file that
 // can't be read leaves its section out, said in Problems.
 func (c *Composer) Compose(ctx context.Context, t Turn) (Prompt, error) {
+	files := c.Files
+	if l, ok := files.(Looker); ok {
+		files = l.Look()
+	}
+	return pass{c, files}.compose(ctx, t)
+}
+
+// compose is Compose through c.files.
+func (c pass) compose(ctx context.Context, t Turn) (Prompt, error) {
 	var p Prompt
 	for _, name := range Order {
 		if err := ctx.Err(); err != nil {
@@ -162,7 +185,7 @@ var headings = map[string]string{
 }
 
 // own is a section's own words, where no file replaces them.
-func (c *Composer) own(ctx context.Context, name string, t Turn, src Source, p *Prompt) (string, error) {
+func (c pass) own(ctx context.Context, name string, t Turn, src Source, p *Prompt) (string, error) {
 	switch name {
 	case Base:
 		return cut(BaseText, src.Max), nil
@@ -182,7 +205,7 @@ func (c *Composer) own(ctx context.Context, name string, t Turn, src Source, p *
 
 // model is the model's own instructions: its file, the model's name put
 // in place of {model}. A name that makes no path of the home has none.
-func (c *Composer) model(ctx context.Context, t Turn, src Source) (string, error) {
+func (c pass) model(ctx context.Context, t Turn, src Source) (string, error) {
 	if t.Model == "" {
 		return "", nil
 	}
@@ -195,8 +218,8 @@ func (c *Composer) model(ctx context.Context, t Turn, src Source) (string, error
 
 // file is the text of the agent's file name, trimmed, cut at max: "" for
 // a file that is missing or empty.
-func (c *Composer) file(ctx context.Context, agent, name string, max int) (string, error) {
-	b, err := c.Files.ReadFile(ctx, agent, name, max)
+func (c pass) file(ctx context.Context, agent, name string, max int) (string, error) {
+	b, err := c.files.ReadFile(ctx, agent, name, max)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", nil

@@ -353,3 +353,72 @@ func TestSettingsValidate(t *testing.T) {
 		}
 	}
 }
+
+// looking is Files that counts its Looks and the reads made through
+// them and around them.
+type looking struct {
+	store.Files
+	looks, around, through int
+}
+
+func (l *looking) Look() store.Files { l.looks++; return &lookedThrough{l} }
+
+func (l *looking) ReadFile(ctx context.Context, agent, name string, max int) ([]byte, error) {
+	l.around++
+	return l.Files.ReadFile(ctx, agent, name, max)
+}
+
+func (l *looking) ReadDir(ctx context.Context, agent, name string, max int) ([]store.DirEntry, error) {
+	l.around++
+	return l.Files.ReadDir(ctx, agent, name, max)
+}
+
+func (l *looking) Stat(ctx context.Context, agent, name string) (store.FileInfo, error) {
+	l.around++
+	return l.Files.Stat(ctx, agent, name)
+}
+
+// lookedThrough is a looking's Look.
+type lookedThrough struct{ l *looking }
+
+func (t *lookedThrough) ReadFile(ctx context.Context, agent, name string, max int) ([]byte, error) {
+	t.l.through++
+	return t.l.Files.ReadFile(ctx, agent, name, max)
+}
+
+func (t *lookedThrough) ReadDir(ctx context.Context, agent, name string, max int) ([]store.DirEntry, error) {
+	t.l.through++
+	return t.l.Files.ReadDir(ctx, agent, name, max)
+}
+
+func (t *lookedThrough) Stat(ctx context.Context, agent, name string) (store.FileInfo, error) {
+	t.l.through++
+	return t.l.Files.Stat(ctx, agent, name)
+}
+
+// TestComposeReadsThroughOneLook: Files that is a Looker (home.Misses)
+// is read through one Look a Compose, every read of it, so the folders
+// on the way to its names are looked at once a Compose, not once a name;
+// and the prompt is the same.
+func TestComposeReadsThroughOneLook(t *testing.T) {
+	f, _ := sampleHome(t)
+	l := &looking{Files: f}
+	c, plain := &Composer{Files: l}, &Composer{Files: f}
+	for i := range 2 {
+		p, err := c.Compose(context.Background(), sampleTurn())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.looks != i+1 || l.around != 0 || l.through == 0 {
+			t.Fatalf("compose %d: %d looks, %d reads around them, %d through; want %d, 0, some", i+1, l.looks, l.around, l.through, i+1)
+		}
+		want, err := plain.Compose(context.Background(), sampleTurn())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := render(p), render(want); got != want {
+			t.Errorf("compose %d through a Look:\n%s", i+1, diff(want, got))
+		}
+	}
+	var _ Looker = (*home.Misses)(nil)
+}

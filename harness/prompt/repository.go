@@ -30,7 +30,7 @@ const (
 // points at an AGENTS.md (Claude Code's @AGENTS.md) adds nothing and is
 // passed over. Past the section's most, whole files are left out, the
 // deepest last in order first, and the section says how many.
-func (c *Composer) repository(ctx context.Context, agent string, src Source, p *Prompt) (string, error) {
+func (c pass) repository(ctx context.Context, agent string, src Source, p *Prompt) (string, error) {
 	type found struct{ path, text string }
 	var files []found
 	level := []string{FilesFolder}
@@ -42,7 +42,7 @@ func (c *Composer) repository(ctx context.Context, agent string, src Source, p *
 				break
 			}
 			looked++
-			entries, err := c.Files.ReadDir(ctx, agent, dir, maxRepoEntries)
+			entries, err := c.files.ReadDir(ctx, agent, dir, maxRepoEntries)
 			if errors.Is(err, fs.ErrNotExist) {
 				continue
 			}

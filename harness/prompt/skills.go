@@ -40,8 +40,8 @@ type skill struct {
 // sorted by name; a skill whose front matter lacks either, or names
 // another, is left out; past max, whole skills are left out (list). Each SKILL.md is looked at (a stat) at each turn and read
 // again only when it changed.
-func (c *Composer) skillList(ctx context.Context, agent string, max int, p *Prompt) (string, error) {
-	entries, err := c.Files.ReadDir(ctx, agent, SkillsFolder, maxSkills)
+func (c pass) skillList(ctx context.Context, agent string, max int, p *Prompt) (string, error) {
+	entries, err := c.files.ReadDir(ctx, agent, SkillsFolder, maxSkills)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -77,9 +77,9 @@ const skillsIntro = "Each skill's instructions are in its SKILL.md, skills/<name
 // skill is the folder's skill, from what was kept while its SKILL.md is
 // unchanged. A skill left out for its front matter is an error only the
 // first time it is read.
-func (c *Composer) skill(ctx context.Context, agent, folder string) (skill, error) {
+func (c pass) skill(ctx context.Context, agent, folder string) (skill, error) {
 	name := SkillsFolder + "/" + folder + "/SKILL.md"
-	fi, err := c.Files.Stat(ctx, agent, name)
+	fi, err := c.files.Stat(ctx, agent, name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return skill{}, nil // a folder with no SKILL.md is no skill
 	}
@@ -95,7 +95,7 @@ func (c *Composer) skill(ctx context.Context, agent, folder string) (skill, erro
 	if ok && kept.size == fi.Size && kept.mod.Equal(fi.ModTime) {
 		return kept, nil
 	}
-	b, err := c.Files.ReadFile(ctx, agent, name, maxSkillFile)
+	b, err := c.files.ReadFile(ctx, agent, name, maxSkillFile)
 	if err != nil && !errors.Is(err, store.ErrTooLarge) {
 		return skill{}, err
 	}

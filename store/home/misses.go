@@ -24,6 +24,10 @@ import (
 // the next change in its times (a file system keeps them to a clock's
 // tick) and its misses are looked for again. Where no folder's identity
 // is known (off Linux), nothing is remembered. Safe for concurrent use.
+//
+// Each read looks at the folders afresh; reads made through one Look
+// share their looks, so a prompt's compose, whose names are mostly under
+// the home itself, costs one lstat(2) of it when nothing changed.
 type Misses struct {
 	Files
 	// Now is the clock a folder's times are compared with; nil is
@@ -43,58 +47,117 @@ const maxMisses = 1024
 
 type missKey struct{ agent, name string }
 
-var _ store.Files = (*Misses)(nil)
+var (
+	_ store.Files = (*Misses)(nil)
+	_ store.Files = (*Look)(nil)
+)
 
 // ReadFile is Files.ReadFile, a name remembered missing answered from
 // memory while its folder is unchanged.
 func (m *Misses) ReadFile(ctx context.Context, agent, name string, max int) ([]byte, error) {
-	if m.stillMissing(ctx, agent, name) {
-		return nil, notExist(name)
-	}
-	b, err := m.Files.ReadFile(ctx, agent, name, max)
-	if errors.Is(err, fs.ErrNotExist) {
-		m.remember(ctx, agent, name, func() bool {
-			_, err := m.Files.Stat(ctx, agent, name)
-			return errors.Is(err, fs.ErrNotExist)
-		})
-	}
-	return b, err
+	return m.look().ReadFile(ctx, agent, name, max)
 }
 
 // ReadDir is Files.ReadDir, a name remembered missing answered from
 // memory while its folder is unchanged.
 func (m *Misses) ReadDir(ctx context.Context, agent, name string, max int) ([]store.DirEntry, error) {
-	if m.stillMissing(ctx, agent, name) {
+	return m.look().ReadDir(ctx, agent, name, max)
+}
+
+// Look is m for one pass of reads made together, as a prompt's compose
+// makes them: each folder is looked at (lstat) once in it, the first time
+// a read needs it, and that look stands for the whole pass. A file made
+// after that look is seen by the next Look's reads (its folder's times
+// have changed), not necessarily by this one's. Safe for concurrent use;
+// it holds nothing open. (prompt.Composer reads each Compose through
+// one.)
+func (m *Misses) Look() store.Files { return m.look() }
+
+func (m *Misses) look() *Look { return &Look{m: m} }
+
+// Look is Files for one pass of reads through Misses (Misses.Look).
+type Look struct {
+	m *Misses
+
+	mu     sync.Mutex
+	folder map[string]looked // a folder's path, as first looked at in the pass
+}
+
+// looked is one look at a folder: its stamp, or the error, and when.
+type looked struct {
+	s   stamp
+	err error
+	at  time.Time
+}
+
+// ReadFile is Misses.ReadFile, its folders looked at once in the pass.
+func (l *Look) ReadFile(ctx context.Context, agent, name string, max int) ([]byte, error) {
+	if l.stillMissing(ctx, agent, name) {
 		return nil, notExist(name)
 	}
-	es, err := m.Files.ReadDir(ctx, agent, name, max)
+	b, err := l.m.Files.ReadFile(ctx, agent, name, max)
 	if errors.Is(err, fs.ErrNotExist) {
-		m.remember(ctx, agent, name, func() bool {
-			_, err := m.Files.Stat(ctx, agent, name)
-			return errors.Is(err, fs.ErrNotExist)
-		})
+		l.remember(ctx, agent, name)
+	}
+	return b, err
+}
+
+// ReadDir is Misses.ReadDir, its folders looked at once in the pass.
+func (l *Look) ReadDir(ctx context.Context, agent, name string, max int) ([]store.DirEntry, error) {
+	if l.stillMissing(ctx, agent, name) {
+		return nil, notExist(name)
+	}
+	es, err := l.m.Files.ReadDir(ctx, agent, name, max)
+	if errors.Is(err, fs.ErrNotExist) {
+		l.remember(ctx, agent, name)
 	}
 	return es, err
+}
+
+// Stat is Files.Stat: nothing of it is remembered.
+func (l *Look) Stat(ctx context.Context, agent, name string) (store.FileInfo, error) {
+	return l.m.Files.Stat(ctx, agent, name)
 }
 
 func notExist(name string) error {
 	return &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
 }
 
+// look is dir's stamp as first looked at in the pass; before says that
+// look was made before this call (by an earlier read of the pass).
+func (l *Look) look(dir string) (_ looked, before bool) {
+	l.mu.Lock()
+	got, ok := l.folder[dir]
+	l.mu.Unlock()
+	if ok {
+		return got, true
+	}
+	s, err := stampOf(dir)
+	got = looked{s: s, err: err, at: l.m.now()}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.folder == nil {
+		l.folder = map[string]looked{}
+	}
+	l.folder[dir] = got
+	return got, false
+}
+
 // stillMissing says name is remembered missing and its folder is as it
 // was; a folder changed forgets it.
-func (m *Misses) stillMissing(ctx context.Context, agent, name string) bool {
+func (l *Look) stillMissing(ctx context.Context, agent, name string) bool {
 	if ctx.Err() != nil {
 		return false
 	}
 	k := missKey{agent, name}
+	m := l.m
 	m.mu.Lock()
 	s, ok := m.missing[k]
 	m.mu.Unlock()
 	if !ok {
 		return false
 	}
-	if now, err := stampOf(s.dir); err == nil && now == s {
+	if now, _ := l.look(s.dir); now.err == nil && now.s == s {
 		return true
 	}
 	m.mu.Lock()
@@ -103,20 +166,28 @@ func (m *Misses) stillMissing(ctx context.Context, agent, name string) bool {
 	return false
 }
 
-// remember remembers name as missing if its nearest folder there has
-// settled and gone is still true after that folder was looked at: what
-// is made after the look changes the folder's times.
-func (m *Misses) remember(ctx context.Context, agent, name string, gone func() bool) {
+// remember remembers name, just found missing, as missing if its nearest
+// folder there has settled: when that folder was looked at before the
+// read that found name missing, as is; else if name is still missing
+// after that look (what is made after the look changes the folder's
+// times).
+func (l *Look) remember(ctx context.Context, agent, name string) {
 	if store.CheckFileName(name) != nil || ctx.Err() != nil {
 		return
 	}
+	m := l.m
 	root, err := m.root(agent)
 	if err != nil {
 		return
 	}
-	s, ok := nearest(root, name)
-	if !ok || !s.settled(m.now()) || !gone() {
+	got, before, ok := l.nearest(root, name)
+	if !ok || !got.s.settled(got.at) {
 		return
+	}
+	if !before {
+		if _, err := m.Files.Stat(ctx, agent, name); !errors.Is(err, fs.ErrNotExist) {
+			return
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -124,20 +195,23 @@ func (m *Misses) remember(ctx context.Context, agent, name string, gone func() b
 		m.missing = map[missKey]stamp{}
 	}
 	if len(m.missing) < maxMisses {
-		m.missing[missKey{agent, name}] = s
+		m.missing[missKey{agent, name}] = got.s
 	}
 }
 
-// nearest is the stamp of the nearest folder of name's path that is
-// there, from its own folder up to root.
-func nearest(root, name string) (stamp, bool) {
+// nearest is the look at the nearest folder of name's path that is
+// there, from its own folder up to root; before says every look it took
+// was made before this call.
+func (l *Look) nearest(root, name string) (_ looked, before, ok bool) {
+	before = true
 	for dir := path.Dir(name); ; dir = path.Dir(dir) {
-		s, err := stampOf(filepath.Join(root, filepath.FromSlash(dir)))
-		if err == nil {
-			return s, s.known && s.dir != ""
+		got, was := l.look(filepath.Join(root, filepath.FromSlash(dir)))
+		before = before && was
+		if got.err == nil {
+			return got, before, got.s.known && got.s.dir != ""
 		}
-		if !errors.Is(err, fs.ErrNotExist) || dir == "." {
-			return stamp{}, false
+		if !errors.Is(got.err, fs.ErrNotExist) || dir == "." {
+			return looked{}, false, false
 		}
 	}
 }

@@ -46,6 +46,9 @@ func (f Files) lstat(agent, name string) (fs.FileInfo, error) {
 	return file.Stat()
 }
 
+// sysOpenat2 is openat2(2), a test's to count.
+var sysOpenat2 = unix.Openat2
+
 // errNoOpenat2: the system has no openat2(2); go the portable way.
 var errNoOpenat2 = errors.New("no openat2")
 
@@ -71,7 +74,7 @@ func (f Files) beneath(agent, name string, flags uint64) (*os.File, string, erro
 	}
 	defer unix.Close(hfd)
 	how := unix.OpenHow{Flags: flags, Resolve: resolve}
-	fd, err := retry(func() (int, error) { return unix.Openat2(hfd, name, &how) })
+	fd, err := retry(func() (int, error) { return sysOpenat2(hfd, name, &how) })
 	switch err {
 	case nil:
 		return os.NewFile(uintptr(fd), name), home, nil

@@ -17,11 +17,14 @@ type stamp struct {
 	mtime, ctime unix.Timespec
 }
 
+// sysLstat is lstat(2), a test's to count.
+var sysLstat = unix.Lstat
+
 // stampOf is dir's stamp; a link or a file is no folder's.
 func stampOf(dir string) (stamp, error) {
 	var st unix.Stat_t
 	for {
-		err := unix.Lstat(dir, &st)
+		err := sysLstat(dir, &st)
 		if err == unix.EINTR {
 			continue
 		}
