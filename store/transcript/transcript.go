@@ -168,6 +168,11 @@ func End(path string) (seq int64, ok bool, err error) {
 		return 0, false, err
 	}
 	defer f.Close()
+	return endOf(f)
+}
+
+// endOf is End of the transcript open as f.
+func endOf(f *os.File) (seq int64, ok bool, err error) {
 	info, err := f.Stat()
 	if err != nil {
 		return 0, false, err
@@ -177,7 +182,8 @@ func End(path string) (seq int64, ok bool, err error) {
 	}
 	const tail = 64
 	off := max(info.Size()-tail, 0)
-	buf := make([]byte, info.Size()-off)
+	var tailBuf [tail]byte
+	buf := tailBuf[:info.Size()-off]
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
 		return 0, false, err
 	}
@@ -229,10 +235,38 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 	if lastAnswer == 0 {
 		return nil // nothing said since the transcript's last answer is final yet
 	}
+	// One open for reading its end and adding to it; none made till
+	// there is something to add.
 	path := filepath.Join(dir, File)
-	end, ok, err := End(path)
-	if err != nil {
+	end, ok := int64(0), true
+	f, err := fsx.Open(path, os.O_RDWR|os.O_APPEND, 0)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		f = nil // no transcript yet
+	case errors.Is(err, fs.ErrPermission):
+		// Not to be written: its end read as ever, the append below
+		// refused as it was.
+		f = nil
+		if end, ok, err = End(path); err != nil {
+			return err
+		}
+	default:
 		return err
+	}
+	closeF := func() error {
+		if f == nil {
+			return nil
+		}
+		err := f.Close()
+		f = nil
+		return err
+	}
+	defer closeF()
+	if f != nil {
+		if end, ok, err = endOf(f); err != nil {
+			return err
+		}
 	}
 	if ok && end == lastAnswer {
 		return nil // already added
@@ -246,6 +280,7 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 		}
 	}
 	if !ok {
+		closeF() // closed before it is replaced (Windows renames over no open file)
 		return Make(ctx, p, conv, thread)
 	}
 	since := after(turn, end)
@@ -257,6 +292,7 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 		}
 		if end > 0 {
 			if len(read) == 0 || read[0].Seq != end || !store.FinalAnswer(read[0]) {
+				closeF()
 				return Make(ctx, p, conv, thread)
 			}
 			read = read[1:]
@@ -266,9 +302,11 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 	if lastFinal(since) < 0 {
 		return nil
 	}
-	f, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return err
+	if f == nil {
+		if f, err = fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
+			f = nil
+			return err
+		}
 	}
 	// Written through bufio, a message's text longer than its buffer goes
 	// to the file as it is, not copied; the buffer is reused across
@@ -279,7 +317,7 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 	err = w.Flush()
 	w.Reset(nil)
 	writers.Put(w)
-	if cerr := f.Close(); err == nil {
+	if cerr := closeF(); err == nil {
 		err = cerr
 	}
 	return err
