@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync/atomic"
+	"sync"
 
 	"github.com/coder/websocket"
 	"github.com/lnk-dev/link/acp"
@@ -129,34 +130,29 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 			return nil, &DialError{Step: StepConnect, Err: fmt.Errorf("set TCP_NODELAY: %w", err)}
 		}
 	}
+	// The proof's and the upgrade's answers are read through br, bounded
+	// in size together; the WebSocket then reads the connection itself.
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(&io.LimitedReader{R: raw, N: maxAnswersBytes})
 	if !o.NoProof {
-		if err := prove(ctx, raw, host, o); err != nil {
+		if err := prove(ctx, raw, br, host, o); err != nil {
+			putReader(br)
 			raw.Close()
 			return nil, err
 		}
 	}
-	var handed atomic.Bool
-	tr := &http.Transport{
-		DialContext: func(context.Context, string, string) (net.Conn, error) {
-			if handed.Swap(true) {
-				return nil, ErrConnReused
-			}
-			return raw, nil
-		},
-		DisableCompression: true,
-		MaxIdleConns:       1,
-	}
-	defer tr.CloseIdleConnections()
 	h := agentHeader(o)
 	h.Set(contract.HeaderAuthorization, contract.BearerPrefix+string(o.Key))
 	if o.Tools != nil {
 		h.Set(contract.HeaderTools, strings.Join(*o.Tools, ","))
 	}
+	up := &upgrader{conn: raw, br: br}
 	c, resp, err := websocket.Dial(ctx, "ws://"+host+path, &websocket.DialOptions{
-		HTTPClient:      &http.Client{Transport: tr, CheckRedirect: noRedirect},
+		HTTPClient:      &http.Client{Transport: up, CheckRedirect: noRedirect},
 		HTTPHeader:      h,
 		CompressionMode: websocket.CompressionDisabled,
 	})
+	up.release()
 	if err != nil {
 		raw.Close()
 		e := &DialError{Step: StepUpgrade, Err: err}
@@ -172,17 +168,60 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 	return &ClientConn{WebSocket: acp.NewWebSocket(c, o.ReadLimit), local: raw.LocalAddr(), remote: raw.RemoteAddr()}, nil
 }
 
-// prove asks the endpoint for its proof of a fresh challenge on conn,
-// writing the request and reading the answer by hand, so nothing but the
-// proof request is sent before the proof is checked, and the connection
-// is known to be the one the upgrade then takes.
-func prove(ctx context.Context, conn net.Conn, host string, o DialOptions) error {
+// A dial's buffers, pooled: the reader of the proof's and the upgrade's
+// answers, given back once the upgrade is answered (the WebSocket reads
+// through a buffer of its own), and the buffer a request is written
+// into, sent in one write.
+var (
+	readers  = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+	requests = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+)
+
+// maxAnswersBytes bounds what a dial reads of the proof's and the
+// upgrade's answers together: headers of a few hundred bytes, or a
+// refusal's line.
+const maxAnswersBytes = 64 << 10
+
+// putReader gives br back to its pool, holding no connection.
+func putReader(br *bufio.Reader) {
+	br.Reset(nil)
+	readers.Put(br)
+}
+
+// bounded bounds conn's reads and writes by ctx, its deadline and its
+// end, until the function it returns is called.
+func bounded(ctx context.Context, conn net.Conn) (release func()) {
 	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(deadlinePast) })
-	defer stop()
-	if dl, ok := ctx.Deadline(); ok {
+	dl, ok := ctx.Deadline()
+	if ok {
 		conn.SetDeadline(dl)
-		defer conn.SetDeadline(noDeadline)
 	}
+	return func() {
+		stop()
+		if ok {
+			conn.SetDeadline(noDeadline)
+		}
+	}
+}
+
+// writeRequest sends req on conn in one write.
+func writeRequest(conn net.Conn, req *http.Request) error {
+	buf := requests.Get().(*bytes.Buffer)
+	defer requests.Put(buf)
+	buf.Reset()
+	if err := req.Write(buf); err != nil { // a bytes.Buffer: req.Write adds no buffer of its own
+		return err
+	}
+	_, err := conn.Write(buf.Bytes())
+	return err
+}
+
+// prove asks the endpoint for its proof of a fresh challenge on conn,
+// writing the request and reading the answer (through br) by hand, so
+// nothing but the proof request is sent before the proof is checked,
+// and the connection is known to be the one the upgrade then takes.
+func prove(ctx context.Context, conn net.Conn, br *bufio.Reader, host string, o DialOptions) error {
+	defer bounded(ctx, conn)()
 	challenge := contract.NewChallenge()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+host+contract.ProofPath, nil)
 	if err != nil {
@@ -190,10 +229,9 @@ func prove(ctx context.Context, conn net.Conn, host string, o DialOptions) error
 	}
 	req.Header = agentHeader(o)
 	req.Header.Set(contract.HeaderChallenge, challenge)
-	if err := req.Write(conn); err != nil {
+	if err := writeRequest(conn, req); err != nil {
 		return &DialError{Step: StepProof, Err: ctxErr(ctx, err)}
 	}
-	br := bufio.NewReader(conn)
 	resp, err := http.ReadResponse(br, req)
 	if err != nil {
 		return &DialError{Step: StepProof, Err: ctxErr(ctx, err)}
@@ -214,6 +252,73 @@ func prove(ctx context.Context, conn net.Conn, host string, o DialOptions) error
 	}
 	return nil
 }
+
+// upgrader is the http.RoundTripper that carries websocket.Dial's
+// upgrade on the proved connection: it writes the request there and
+// reads the answer through the proof's reader, once; it never dials,
+// so the key goes nowhere but where the proof came from.
+type upgrader struct {
+	conn net.Conn
+	br   *bufio.Reader // nil once given back
+	used bool
+}
+
+// RoundTrip sends the upgrade request and reads its answer, bounded by
+// the request's context. A 101's body is the connection itself, as
+// websocket.Dial takes it.
+func (u *upgrader) RoundTrip(req *http.Request) (*http.Response, error) {
+	if u.used || u.br == nil {
+		return nil, ErrConnReused
+	}
+	u.used = true
+	ctx := req.Context()
+	defer bounded(ctx, u.conn)()
+	if err := writeRequest(u.conn, req); err != nil {
+		return nil, ctxErr(ctx, err)
+	}
+	resp, err := http.ReadResponse(u.br, req)
+	if err != nil {
+		return nil, ctxErr(ctx, err)
+	}
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		resp.Body = u.upgraded()
+		return resp, nil
+	}
+	// A refusal's body, read whole before the reader goes back: at most
+	// what websocket.Dial reads of it.
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(b))
+	return resp, nil
+}
+
+// upgraded is the upgraded connection as the WebSocket reads it: the
+// connection itself, after any bytes the reader holds past the answer
+// (a peer's first frame sent with it).
+func (u *upgrader) upgraded() io.ReadWriteCloser {
+	if n := u.br.Buffered(); n > 0 {
+		held, _ := u.br.Peek(n)
+		return &readFirst{Reader: io.MultiReader(bytes.NewReader(bytes.Clone(held)), u.conn), Conn: u.conn}
+	}
+	return u.conn
+}
+
+// release gives the reader back to its pool.
+func (u *upgrader) release() {
+	if u.br != nil {
+		putReader(u.br)
+		u.br = nil
+	}
+}
+
+// readFirst is a connection whose reads begin with bytes already read
+// off it.
+type readFirst struct {
+	io.Reader
+	net.Conn
+}
+
+func (r *readFirst) Read(p []byte) (int, error) { return r.Reader.Read(p) }
 
 // agentHeader holds Link-Agent and Link-Agent-Id as o says them.
 func agentHeader(o DialOptions) http.Header {

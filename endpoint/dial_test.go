@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"errors"
 	"io"
 	"net"
@@ -125,5 +127,79 @@ func TestDialURL(t *testing.T) {
 	}
 	if _, err := Dial(testCtx(t), DialOptions{URL: "http://127.0.0.1:1/acp"}); err == nil || !strings.Contains(err.Error(), "no endpoint key") {
 		t.Errorf("dial without a key: %v", err)
+	}
+}
+
+// TestDialAnswerBounded: an endpoint whose answer's headers never end is
+// read maxAnswersBytes at most, and the dial fails at the proof then,
+// not when its context ends.
+func TestDialAnswerBounded(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n")
+		for { // until the client closes
+			if _, err := io.WriteString(c, "X-More: headers\r\n"); err != nil {
+				return
+			}
+		}
+	}()
+	_, err = Dial(testCtx(t), DialOptions{URL: "http://" + ln.Addr().String() + "/acp", Key: []byte("k")})
+	var de *DialError
+	if !errors.As(err, &de) || de.Step != StepProof || errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("dial: %v, want a failure at the proof, past the bound", err)
+	}
+}
+
+// TestDialFrameWithUpgrade: a frame the endpoint sends in the same write
+// as its 101 is read, not lost in the reader of the answers.
+func TestDialFrameWithUpgrade(t *testing.T) {
+	key := []byte("k")
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nLink-Proof: "+contract.Proof(key, req.Header.Get(contract.HeaderChallenge))+"\r\nContent-Length: 0\r\n\r\n")
+		if req, err = http.ReadRequest(br); err != nil {
+			return
+		}
+		sum := sha1.Sum([]byte(req.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+		msg := `{"jsonrpc":"2.0","method":"hello"}`
+		io.WriteString(c, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: "+
+			base64.StdEncoding.EncodeToString(sum[:])+"\r\n\r\n\x81"+string(rune(len(msg)))+msg)
+		io.Copy(io.Discard, br)
+	}()
+	ctx := testCtx(t)
+	conn, err := Dial(ctx, DialOptions{URL: "http://" + ln.Addr().String() + "/acp", Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	got, err := conn.ReadMessage(ctx)
+	if err != nil || string(got) != `{"jsonrpc":"2.0","method":"hello"}` {
+		t.Fatalf("read %q, %v; want the frame sent with the 101", got, err)
 	}
 }
