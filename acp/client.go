@@ -46,14 +46,31 @@ func NewClient(ctx context.Context, f Framer, onNotify func(method string, param
 // Conn is the JSON-RPC peer under c, for requests Client has no method for.
 func (c *Client) Conn() *Conn { return c.conn }
 
-// Initialize sends initialize and returns the agent's answer.
-func (c *Client) Initialize(ctx context.Context) (InitializeResult, error) {
-	var res InitializeResult
-	raw, err := c.conn.Call(ctx, MethodInitialize, map[string]any{
+// initializeParams are initialize's params, the same for every
+// connection: encoded once.
+var initializeParams = func() json.RawMessage {
+	b, err := json.Marshal(map[string]any{
 		"protocolVersion":    ProtocolVersion,
 		"clientCapabilities": map[string]any{},
 		"clientInfo":         map[string]any{"name": "link", "version": "1"},
 	})
+	if err != nil {
+		panic(err)
+	}
+	return b
+}()
+
+// resumeParams are session/resume's params.
+type resumeParams struct {
+	SessionID  string      `json:"sessionId"`
+	Cwd        string      `json:"cwd"`
+	MCPServers [0]struct{} `json:"mcpServers"`
+}
+
+// Initialize sends initialize and returns the agent's answer.
+func (c *Client) Initialize(ctx context.Context) (InitializeResult, error) {
+	var res InitializeResult
+	raw, err := c.conn.Call(ctx, MethodInitialize, initializeParams)
 	if err != nil {
 		return res, err
 	}
@@ -65,7 +82,7 @@ func (c *Client) Initialize(ctx context.Context) (InitializeResult, error) {
 
 // Resume sends session/resume of thread's session.
 func (c *Client) Resume(ctx context.Context, thread string) error {
-	_, err := c.conn.Call(ctx, MethodSessionResume, map[string]any{"sessionId": thread, "cwd": "/", "mcpServers": []any{}})
+	_, err := c.conn.Call(ctx, MethodSessionResume, &resumeParams{SessionID: thread, Cwd: "/"})
 	return err
 }
 
