@@ -138,6 +138,22 @@ func TestQuietWebSocket(t *testing.T) {
 	}
 }
 
+// TestUpgradedOutlivesReadTimeout: the request's read timeout doesn't
+// hold for the WebSocket it upgrades to: a turn longer than it, with
+// nothing read meanwhile, is answered.
+func TestUpgradedOutlivesReadTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	ts := start(t, Config{ReadTimeout: timeout, Handler: AgentHandler{Agent: &gate{turn: 4 * timeout}}})
+	ctx := testCtx(t)
+	c, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, text, err := message(ctx, c, "link:long", "hi"); err != nil || text != "done" {
+		t.Fatalf("a turn of %v past a read timeout of %v: %q, %v", 4*timeout, timeout, text, err)
+	}
+}
+
 // TestUnkeyedCap: connections without a key, held open, are held at most
 // MaxUnkeyed at once, the oldest closed, and a message with the key is
 // answered meanwhile.

@@ -203,12 +203,10 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 	s.conns.Add(1)
 	s.mu.Unlock()
 	defer s.conns.Done()
-	// The request's read deadline would hold for the WebSocket too: the
-	// upgraded connection is bounded by its pings instead.
-	if err := http.NewResponseController(w).SetReadDeadline(time.Time{}); err != nil {
-		s.refuse(w, r, http.StatusInternalServerError, "the connection's deadline can't be cleared")
-		return
-	}
+	// The request's read deadline would hold for the WebSocket too, but
+	// the hijack Accept makes clears the connection's deadlines: the
+	// upgraded connection is bounded by its pings instead
+	// (TestUpgradedOutlivesReadTimeout).
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return // Accept answered the request
@@ -252,40 +250,78 @@ func (s *Server) route(w http.ResponseWriter, r *http.Request) (Agent, bool) {
 
 // ping pings c every Ping while it is open, and closes it when a pong
 // doesn't come within Ping: the peer is gone or doesn't read. The
-// function it returns stops the pings.
+// function it returns stops the pings, waiting for one under way. The
+// pings run on a timer, not a goroutine of the connection's own: most
+// connections end, answered, before their first.
 func (s *Server) ping(ctx context.Context, c *websocket.Conn) (stop func()) {
-	done := make(chan struct{})
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		t := time.NewTicker(s.cfg.Ping)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			pctx, cancel := context.WithTimeout(ctx, s.cfg.Ping)
-			err := c.Ping(pctx)
-			cancel()
-			if err != nil {
-				select {
-				case <-done: // ended meanwhile: not the peer's silence
-				default:
-					s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "endpoint closed a connection that didn't answer a ping", slog.Duration("within", s.cfg.Ping), slog.String("err", err.Error()))
-				}
-				c.CloseNow()
-				return
-			}
+	p := &pinger{}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.t = time.AfterFunc(s.cfg.Ping, func() {
+		if !p.begin() {
+			return
 		}
-	}()
-	return func() {
-		close(done)
-		<-ended
+		defer p.wg.Done()
+		if ctx.Err() != nil {
+			return
+		}
+		pctx, cancel := context.WithTimeout(ctx, s.cfg.Ping)
+		err := c.Ping(pctx)
+		cancel()
+		if err != nil {
+			if !p.isStopped() { // else ended meanwhile: not the peer's silence
+				s.cfg.Logger.LogAttrs(ctx, slog.LevelInfo, "endpoint closed a connection that didn't answer a ping", slog.Duration("within", s.cfg.Ping), slog.String("err", err.Error()))
+			}
+			c.CloseNow()
+			return
+		}
+		p.again(s.cfg.Ping)
+	})
+	return p.stop
+}
+
+// pinger is a connection's ping timer, stopped once.
+type pinger struct {
+	t       *time.Timer
+	wg      sync.WaitGroup // a ping under way
+	mu      sync.Mutex
+	stopped bool
+}
+
+// begin says whether a ping may go (not stopped), counting it under way
+// when it may.
+func (p *pinger) begin() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return false
 	}
+	p.wg.Add(1)
+	return true
+}
+
+func (p *pinger) isStopped() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stopped
+}
+
+// again sets the next ping, unless stopped.
+func (p *pinger) again(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.stopped {
+		p.t.Reset(d)
+	}
+}
+
+// stop ends the pings and waits for one under way.
+func (p *pinger) stop() {
+	p.mu.Lock()
+	p.stopped = true
+	p.t.Stop()
+	p.mu.Unlock()
+	p.wg.Wait()
 }
 
 // refuse answers status with a line of why, and logs it at a bounded
