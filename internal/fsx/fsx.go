@@ -1,19 +1,23 @@
 // Package fsx holds the store's file calls where the os package costs more
 // than needed or differs by platform: Open, outside the runtime's poller
-// and never through a symbolic link; Datasync and Fsync, a file flushed
-// to the disk without holding a P while the disk works, where other
-// flushes wait too; SyncDir, a folder's names made durable; Lock, an open file's lock (flock, or LockFileEx on Windows),
-// the one lock of a conversation its drivers take; LockDir, a folder's
-// lock between processes; and CheckWritable, whether a folder can be
-// written.
+// and never through a symbolic link; File (OpenFile), a file read and
+// written at offsets with nothing but its descriptor, for the files a
+// conversation's every call opens; Datasync and Fsync, a file flushed to
+// the disk without holding a P while the disk works, where other flushes
+// wait too; SyncDir, a folder's names made durable; Lock, an open file's
+// lock (flock, or LockFileEx on Windows), the one lock of a conversation
+// its drivers take; LockDir, a folder's lock between processes; and
+// CheckWritable, whether a folder can be written.
 //
 // Open: the store's per-message path opens files without the runtime's
-// poller. On Linux a regular file or a folder is never
-// pollable, yet os.OpenFile tries: four fcntl calls and an epoll_ctl that
-// fails, on every open. The store opens a dozen files for each message
-// (its log, its lease, the folder's lock, the copy for people), so Open
-// makes the one open(2) and hands the descriptor to os.NewFile, which
-// asks its flags once and leaves it out of the poller.
+// poller. On Linux a regular file or a folder is never pollable, yet
+// os.OpenFile tries: four fcntl calls and an epoll_ctl that fails, on
+// every open. The store opens a dozen files for each message (its log,
+// its lease, the folder's lock, the copy for people), so Open makes the
+// one open(2) and hands the descriptor to os.NewFile, which asks its
+// flags once (one fcntl) and leaves it out of the poller. OpenFile makes
+// the one open(2) and nothing else: the log's events.jsonl, opened at
+// each of a turn's six calls, and the lease.
 package fsx
 
 import (

@@ -3,7 +3,6 @@ package fsx
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 )
 
@@ -12,16 +11,16 @@ import (
 // or ctx ends. The lock is the open file's, so goroutines of one process,
 // each through its own open file, contend as processes do; closing f lets
 // it go.
-func Lock(ctx context.Context, f *os.File, exclusive bool) error {
+func Lock(ctx context.Context, f Handle, exclusive bool) error {
 	if ctx.Done() == nil {
-		if _, err := lockFile(f, exclusive, true); err != nil {
+		if _, err := lock(f, exclusive, true); err != nil {
 			return fmt.Errorf("lock %s: %w", f.Name(), err)
 		}
 		return nil
 	}
 	wait := 50 * time.Microsecond
 	for {
-		got, err := lockFile(f, exclusive, false)
+		got, err := lock(f, exclusive, false)
 		if err != nil {
 			return fmt.Errorf("lock %s: %w", f.Name(), err)
 		}
@@ -37,4 +36,16 @@ func Lock(ctx context.Context, f *os.File, exclusive bool) error {
 		}
 		wait = min(2*wait, 5*time.Millisecond)
 	}
+}
+
+// lock takes f's lock (lockFile) on its descriptor.
+func lock(f Handle, exclusive, wait bool) (got bool, err error) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false, err
+	}
+	if cerr := rc.Control(func(fd uintptr) { got, err = lockFile(fd, exclusive, wait) }); cerr != nil {
+		return false, cerr
+	}
+	return got, err
 }

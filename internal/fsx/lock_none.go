@@ -2,13 +2,10 @@
 
 package fsx
 
-import (
-	"errors"
-	"os"
-)
+import "errors"
 
 // lockFile has no lock to take where the system has neither flock nor
 // LockFileEx.
-func lockFile(*os.File, bool, bool) (bool, error) {
+func lockFile(uintptr, bool, bool) (bool, error) {
 	return false, errors.ErrUnsupported
 }

@@ -9,9 +9,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// lockFile takes f's flock; without wait, got is false when another holds
-// a lock that bars it.
-func lockFile(f *os.File, exclusive, wait bool) (got bool, err error) {
+// lockFile takes the flock of the open file fd; without wait, got is
+// false when another holds a lock that bars it.
+func lockFile(fd uintptr, exclusive, wait bool) (got bool, err error) {
 	how := unix.LOCK_SH
 	if exclusive {
 		how = unix.LOCK_EX
@@ -20,7 +20,7 @@ func lockFile(f *os.File, exclusive, wait bool) (got bool, err error) {
 		how |= unix.LOCK_NB
 	}
 	for {
-		switch err := unix.Flock(int(f.Fd()), how); err {
+		switch err := unix.Flock(int(fd), how); err {
 		case nil:
 			return true, nil
 		case unix.EINTR:

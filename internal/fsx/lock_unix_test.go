@@ -70,7 +70,7 @@ func free(t *testing.T, dir string) bool {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	got, err := lockFile(f, true, false)
+	got, err := lock(f, true, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,20 +2,16 @@
 
 package fsx
 
-import (
-	"os"
-
-	"golang.org/x/sys/windows"
-)
+import "golang.org/x/sys/windows"
 
 // lockOffset is where the lock's one byte is: far past any data, since a
 // Windows lock also bars others' reads and writes of the bytes it covers.
 const lockOffset = 1 << 62
 
-// lockFile takes a lock on one byte of f with LockFileEx; without wait,
+// lockFile takes a lock on one byte of the file fd with LockFileEx; without wait,
 // got is false when another handle holds a lock that bars it. Like a
 // flock, the lock is the handle's.
-func lockFile(f *os.File, exclusive, wait bool) (got bool, err error) {
+func lockFile(fd uintptr, exclusive, wait bool) (got bool, err error) {
 	var flags uint32
 	if exclusive {
 		flags |= windows.LOCKFILE_EXCLUSIVE_LOCK
@@ -24,7 +20,7 @@ func lockFile(f *os.File, exclusive, wait bool) (got bool, err error) {
 		flags |= windows.LOCKFILE_FAIL_IMMEDIATELY
 	}
 	ol := &windows.Overlapped{OffsetHigh: lockOffset >> 32}
-	switch err := windows.LockFileEx(windows.Handle(f.Fd()), flags, 0, 1, 0, ol); err {
+	switch err := windows.LockFileEx(windows.Handle(fd), flags, 0, 1, 0, ol); err {
 	case nil:
 		return true, nil
 	case windows.ERROR_LOCK_VIOLATION:

@@ -15,18 +15,27 @@ import (
 // are *fs.PathError, so errors.Is(err, fs.ErrNotExist) holds as it does
 // for os.OpenFile's.
 func Open(name string, flag int, perm os.FileMode) (*os.File, error) {
+	fd, err := openFD(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// openFD is Open's open(2), giving the descriptor.
+func openFD(name string, flag int, perm os.FileMode) (int, error) {
 	for {
 		fd, err := unix.Open(name, flag|unix.O_CLOEXEC|unix.O_NOFOLLOW, uint32(perm.Perm()))
 		if err == unix.EINTR {
 			continue
 		}
 		if err == unix.ELOOP {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: ErrLink}
+			return -1, &fs.PathError{Op: "open", Path: name, Err: ErrLink}
 		}
 		if err != nil {
-			return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+			return -1, &fs.PathError{Op: "open", Path: name, Err: err}
 		}
-		return os.NewFile(uintptr(fd), name), nil
+		return fd, nil
 	}
 }
 

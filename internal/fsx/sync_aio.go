@@ -33,13 +33,13 @@ import (
 // loaded machine each wake-up waits for a core. Where the kernel refuses
 // AIO (built without it, a seccomp filter, its contexts used up) every
 // flush calls fdatasync(2).
-func Datasync(f *os.File) error { return syncFile(f, iocbCmdFdsync) }
+func Datasync(f Handle) error { return syncFile(f, iocbCmdFdsync) }
 
 // Fsync flushes f to the disk as f.Sync does (fsync(2)), the same way
 // Datasync does: a folder's, for the names made, renamed or removed in it.
-func Fsync(f *os.File) error { return syncFile(f, iocbCmdFsync) }
+func Fsync(f Handle) error { return syncFile(f, iocbCmdFsync) }
 
-func syncFile(f *os.File, cmd uint16) error {
+func syncFile(f Handle, cmd uint16) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err

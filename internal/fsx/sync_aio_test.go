@@ -52,7 +52,8 @@ func writeDirty(t *testing.T, name string, size int) *os.File {
 	return f
 }
 
-// TestDatasyncFlushes: after Datasync, and after Fsync, no page of what
+// TestDatasyncFlushes: after Datasync (of an *os.File and of a File), and
+// after Fsync, no page of what
 // was written is left dirty or being written back: alone (fdatasync(2)
 // itself), while another flush is under way (by AIO, where the kernel
 // has it: the test says if not), and for 64 files synced at once.
@@ -64,7 +65,19 @@ func TestDatasyncFlushes(t *testing.T) {
 	for _, sync := range []struct {
 		name string
 		f    func(*os.File) error
-	}{{"Datasync", Datasync}, {"Fsync", Fsync}} {
+	}{
+		{"Datasync", func(f *os.File) error { return Datasync(f) }},
+		{"Fsync", func(f *os.File) error { return Fsync(f) }},
+		{"DatasyncFile", func(f *os.File) error {
+			// The same file open again as a File: its pages are the inode's.
+			ff, err := OpenFile(f.Name(), os.O_RDWR, 0)
+			if err != nil {
+				return err
+			}
+			defer ff.Close()
+			return Datasync(ff)
+		}},
+	} {
 		for _, busy := range []bool{false, true} {
 			name := sync.name + map[bool]string{false: "Alone", true: "Busy"}[busy]
 			t.Run(name, func(t *testing.T) {
@@ -131,7 +144,7 @@ func TestDatasyncRefused(t *testing.T) {
 		if busy {
 			inFlight.Add(1) // by AIO, which refuses it at io_submit
 		}
-		for _, sync := range []func(*os.File) error{Datasync, Fsync} {
+		for _, sync := range []func(Handle) error{Datasync, Fsync} {
 			err := sync(w)
 			if !errors.Is(err, unix.EINVAL) || !strings.Contains(err.Error(), w.Name()) {
 				t.Errorf("sync of a pipe (another flush under way: %v): %v, want EINVAL naming it", busy, err)

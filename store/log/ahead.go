@@ -179,12 +179,12 @@ func (a *ahead) took(dir string) {
 }
 
 // namesSynced is how the first event of dir's conversation, written in
-// events (the file whose identity is given), waits for dir's names to be
-// on the disk, when dir is the folder made ahead this driver made and
-// just took (took), its events.jsonl the one made in it, both still
-// there: their sync began as it was made; else nil, and dir is synced
-// as a folder made then. It is asked once a folder taken.
-func (a *ahead) namesSynced(dir string, events os.FileInfo) func() error {
+// events, waits for dir's names to be on the disk, when dir is the folder
+// made ahead this driver made and just took (took), its events.jsonl the
+// one made in it, both still there: their sync began as it was made;
+// else nil, and dir is synced as a folder made then. It is asked once a
+// folder taken.
+func (a *ahead) namesSynced(dir string, events *fsx.File) func() error {
 	if a == nil {
 		return nil
 	}
@@ -197,7 +197,7 @@ func (a *ahead) namesSynced(dir string, events os.FileInfo) func() error {
 	a.taken = nil
 	a.mu.Unlock()
 	defer t.close()
-	if !os.SameFile(events, t.eventsInfo) {
+	if same, err := events.SameFile(t.eventsInfo); err != nil || !same {
 		return nil
 	}
 	if info, err := os.Lstat(dir); err != nil || !os.SameFile(info, t.folder) {

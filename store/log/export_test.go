@@ -1,6 +1,10 @@
 package log
 
-import "os"
+import (
+	"os"
+
+	"github.com/lnk-dev/link/internal/fsx"
+)
 
 // WaitAhead waits for the folder being made ahead, if one is.
 func (d *Driver) WaitAhead() {
@@ -29,9 +33,30 @@ func WatchSyncDir(t interface{ Cleanup(func()) }, seen func(dir string)) {
 		seen(dir)
 		return was(dir)
 	}
-	syncFolder = func(f *os.File) error {
+	syncFolder = func(f fsx.Handle) error {
 		seen(f.Name())
 		return wasFolder(f)
 	}
 	t.Cleanup(func() { syncDir, syncFolder = was, wasFolder })
+}
+
+// NoSyncs has appends skip their flush until the benchmark ends, so what
+// it measures is the calls around it.
+func NoSyncs(b interface{ Cleanup(func()) }) {
+	was := datasync
+	datasync = func(*fsx.File) error { return nil }
+	b.Cleanup(func() { datasync = was })
+}
+
+// CountOpens counts the conversation files the driver opens (events.jsonl,
+// each call's own), until the test ends.
+func CountOpens(t interface{ Cleanup(func()) }) (opened func() int) {
+	was := openFile
+	n := 0
+	openFile = func(name string, flag int, perm os.FileMode) (*fsx.File, error) {
+		n++
+		return was(name, flag, perm)
+	}
+	t.Cleanup(func() { openFile = was })
+	return func() int { return n }
 }

@@ -21,24 +21,69 @@ const block = 64 << 10
 // longer one doubles it until it does.
 const smallBlock = 4 << 10
 
-// completeEnd is the offset just past the last newline of r's first size
-// bytes: where the complete lines end. What's after it is a final line a
-// writer didn't finish, never acknowledged, which no reader reads and the
-// next writer cuts off.
-func completeEnd(r io.ReaderAt, size int64) (int64, error) {
+// tail is the end of a log as one read found it: where its complete
+// lines end, and the bytes read just before that, the first window of a
+// backwards read (backwardsFrom), so the turn's read of its last lines
+// reads them once. What's after end is a final line a writer didn't
+// finish, never acknowledged, which no reader reads and the next writer
+// cuts off.
+type tail struct {
+	end    int64
+	win    []byte  // the file's bytes [end-len(win), end); nil for none read
+	pooled *[]byte // win's buffer, from firstBlocks, given back by release
+}
+
+// release gives t's buffer back; its window is not used after.
+func (t *tail) release() {
+	if t.pooled != nil {
+		firstBlocks.Put(t.pooled)
+		t.pooled, t.win = nil, nil
+	}
+}
+
+// readTail reads the last first bytes of r's first size bytes, in one
+// read, and finds in them where the complete lines end: nearly always the
+// file ends with its last line's newline. A final line longer than first
+// bytes without one has its start looked for further back, a block at a
+// time, and no window is kept.
+func readTail(r io.ReaderAt, size, first int64) (tail, error) {
 	if size == 0 {
-		return 0, nil
+		return tail{}, nil
 	}
-	// Nearly always the file ends with its last line's newline.
-	var last [1]byte
-	if _, err := r.ReadAt(last[:], size-1); err != nil {
-		return 0, err
+	n := min(first, size)
+	var t tail
+	var b []byte
+	if n <= smallBlock {
+		t.pooled = firstBlocks.Get().(*[]byte)
+		b = (*t.pooled)[:n]
+	} else {
+		b = make([]byte, n)
 	}
-	if last[0] == '\n' {
-		return size, nil
+	if _, err := r.ReadAt(b, size-n); err != nil {
+		t.release()
+		return tail{}, err
 	}
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		t.end, t.win = size-n+int64(i)+1, b[:i+1]
+		return t, nil
+	}
+	t.release()
+	end, err := lastNewline(r, size-n, size)
+	return tail{end: end}, err
+}
+
+// holdsLastLine says whether t's window holds the whole of the last
+// line: a newline before the one that ends it, or the file's start.
+func (t tail) holdsLastLine() bool {
+	n := int64(len(t.win))
+	return n > 0 && (n == t.end || bytes.LastIndexByte(t.win[:n-1], '\n') >= 0)
+}
+
+// lastNewline is the offset just past the last newline of r before pos,
+// or 0; size is where the file ends, for the bound of its final line.
+func lastNewline(r io.ReaderAt, pos, size int64) (int64, error) {
 	buf := make([]byte, block)
-	for pos := size; pos > 0; {
+	for pos > 0 {
 		n := min(int64(len(buf)), pos)
 		pos -= n
 		b := buf[:n]
@@ -63,24 +108,29 @@ func completeEnd(r io.ReaderAt, size int64) (int64, error) {
 // the start of the file, or at an error. A line is read once, and only
 // the blocks that hold the lines fn takes are read.
 func backwards(r io.ReaderAt, end int64, fn func(line []byte, off int64) (more bool, err error)) error {
-	return backwardsFrom(r, end, block, fn)
+	return backwardsFrom(r, tail{end: end}, block, fn)
 }
 
-// backwardsFrom is backwards with the size of its first read given.
+// backwardsFrom is backwards from t's end, beginning with the bytes t
+// read (its window), its reads before them doubling from size: the first
+// of size bytes when t read none, else twice the size t read with.
 //
 // fn's line is only for the call: its bytes are used again after
 // backwardsFrom returns (the first block, up to smallBlock, is pooled).
-func backwardsFrom(r io.ReaderAt, end, size int64, fn func(line []byte, off int64) (more bool, err error)) error {
+func backwardsFrom(r io.ReaderAt, t tail, size int64, fn func(line []byte, off int64) (more bool, err error)) error {
 	// win holds the file's bytes [start, start+len(win)); the line being
 	// found ends at le, just past its newline.
-	var win []byte
+	win := t.win
+	if win != nil {
+		size *= 2
+	}
 	var pooled *[]byte // the first block, given back at the end
 	defer func() {
 		if pooled != nil {
 			firstBlocks.Put(pooled)
 		}
 	}()
-	start, le := end, end
+	start, le := t.end-int64(len(win)), t.end
 	for le > 0 {
 		// The newline that ends the line before this one.
 		i := -1
@@ -228,23 +278,24 @@ func seqPrefix(line []byte) (int64, bool) {
 	return seq, true
 }
 
-// lastLines reads the complete lines of r before end, last first, parsing
-// each, until stop says it has what it needs. Numbers must run down by one
-// from each line to the one before it; a line out of order is corrupt.
-// path names the file in errors.
-func lastLines(r io.ReaderAt, end, first int64, path string, stop func(e store.Event) bool) ([]store.Event, error) {
-	return lastLinesFrom(r, end, first, path, 0, stop)
+// lastLines reads the complete lines of r before t's end, last first,
+// parsing each, until stop says it has what it needs; first is the size t
+// was read with (backwardsFrom). Numbers must run down by one from each
+// line to the one before it; a line out of order is corrupt. path names
+// the file in errors.
+func lastLines(r io.ReaderAt, t tail, first int64, path string, stop func(e store.Event) bool) ([]store.Event, error) {
+	return lastLinesFrom(r, t, first, path, 0, stop)
 }
 
 // lastLinesFrom is lastLines for the events numbered from and after: the
 // line before them (their number read from its start, seqPrefix) ends the
 // read unparsed, unless it doesn't start as MarshalLine writes.
-func lastLinesFrom(r io.ReaderAt, end, first int64, path string, from int64, stop func(e store.Event) bool) ([]store.Event, error) {
+func lastLinesFrom(r io.ReaderAt, t tail, first int64, path string, from int64, stop func(e store.Event) bool) ([]store.Event, error) {
 	var (
 		es      []store.Event
 		stopped bool
 	)
-	err := backwardsFrom(r, end, first, func(line []byte, off int64) (bool, error) {
+	err := backwardsFrom(r, t, first, func(line []byte, off int64) (bool, error) {
 		if seq, ok := seqPrefix(line); ok && seq < from {
 			if len(es) > 0 && seq != es[len(es)-1].Seq-1 {
 				return false, fmt.Errorf("%s at byte %d: %w: event %d before event %d", path, off, store.ErrCorrupt, seq, es[len(es)-1].Seq)

@@ -47,19 +47,25 @@ func FuzzBackwards(f *testing.F) {
 }
 
 func backwardsAsForwards(t *testing.T, data []byte, size uint8) {
-	{
-		r := bytes.NewReader(data)
-		end, err := completeEnd(r, int64(len(data)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if want := int64(bytes.LastIndexByte(data, '\n') + 1); end != want {
-			t.Fatalf("complete end %d, want %d", end, want)
-		}
+	r := bytes.NewReader(data)
+	first := int64(size) + 1
+	read, err := readTail(r, int64(len(data)), first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer read.release()
+	if want := int64(bytes.LastIndexByte(data, '\n') + 1); read.end != want {
+		t.Fatalf("complete end %d, want %d", read.end, want)
+	}
+	if n := int64(len(read.win)); read.win != nil && !bytes.Equal(read.win, data[read.end-n:read.end]) {
+		t.Fatalf("the tail read %q, want %q", read.win, data[read.end-n:read.end])
+	}
+	// From the tail read, and from its end alone, reading all before it.
+	for _, from := range []tail{read, {end: read.end}} {
 		wantLines, wantOffs := forward(data)
 		var got [][]byte
 		var offs []int64
-		err = backwardsFrom(r, end, int64(size)+1, func(line []byte, off int64) (bool, error) {
+		err = backwardsFrom(r, from, first, func(line []byte, off int64) (bool, error) {
 			got = append(got, bytes.Clone(line))
 			offs = append(offs, off)
 			return true, nil
@@ -78,7 +84,7 @@ func backwardsAsForwards(t *testing.T, data []byte, size uint8) {
 		}
 		// Stopped early, it gives the last lines only.
 		n := 0
-		_ = backwardsFrom(r, end, int64(size)+1, func(line []byte, off int64) (bool, error) {
+		_ = backwardsFrom(r, from, first, func(line []byte, off int64) (bool, error) {
 			n++
 			return n < 2, nil
 		})
@@ -115,12 +121,12 @@ func TestLatestReadsLittle(t *testing.T) {
 			b.Write(line)
 		}
 		c := &counting{r: bytes.NewReader(b.Bytes())}
-		end, err := completeEnd(c, int64(b.Len()))
+		tl, err := readTail(c, int64(b.Len()), block)
 		if err != nil {
 			t.Fatal(err)
 		}
 		count := 0
-		es, err := lastLines(c, end, block, "events.jsonl", func(store.Event) bool { count++; return count >= 32 })
+		es, err := lastLines(c, tl, block, "events.jsonl", func(store.Event) bool { count++; return count >= 32 })
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,9 +169,14 @@ func TestLongLineSeq(t *testing.T) {
 		if err != nil || seq != c.seq || ok != c.ok {
 			t.Errorf("%s: longLineSeq = %d, %v, %v; want %d, %v", c.name, seq, ok, err, c.seq, c.ok)
 		}
-		if got, err := lastSeq(f, int64(len(c.data))); err != nil || got != c.lastSeq {
+		tl, err := readTail(f, int64(len(c.data)), smallBlock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := lastSeq(f, tl); err != nil || got != c.lastSeq {
 			t.Errorf("%s: lastSeq = %d, %v; want %d", c.name, got, err, c.lastSeq)
 		}
+		tl.release()
 		f.Close()
 	}
 }

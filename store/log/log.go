@@ -74,7 +74,7 @@ func (d *Driver) Folder(thread string) (string, error) {
 // writeAt writes the size bytes of line at off in f: at once when small,
 // else a buffer at a time, so a line of many megabytes is never held
 // whole (store.LineBody).
-func writeAt(f *os.File, off, size int64, line io.Reader) error {
+func writeAt(f *fsx.File, off, size int64, line io.Reader) error {
 	buf := make([]byte, min(size, writeBuffer))
 	for size > 0 {
 		n, err := io.ReadFull(line, buf[:min(size, int64(len(buf)))])
@@ -127,21 +127,23 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 		return err
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	fileSize, err := f.Size()
 	if err != nil {
 		return err
 	}
-	end, err := completeEnd(f, info.Size())
+	t, err := readTail(f, fileSize, smallBlock)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	if end < info.Size() {
+	defer t.release()
+	end := t.end
+	if end < fileSize {
 		// A writer stopped mid-line: its event was never acknowledged.
 		if err := f.Truncate(end); err != nil {
 			return err
 		}
 	}
-	last, err := lastSeq(f, end)
+	last, err := lastSeq(f, t)
 	if err != nil {
 		return err
 	}
@@ -159,7 +161,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 		// as durable as the event, synced at once so the file system
 		// commits them together; a folder made ahead by this driver had
 		// its own names synced as it was made.
-		syncs := []func() error{d.ahead.namesSynced(dir, info), func() error { return syncDir(d.chats) }}
+		syncs := []func() error{d.ahead.namesSynced(dir, f), func() error { return syncDir(d.chats) }}
 		if syncs[0] == nil {
 			syncs[0] = func() error { return syncDir(dir) }
 		}
@@ -176,7 +178,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 // at once, and returns once all are on the disk: none waits for another,
 // and a journaling file system commits them in one transaction where it
 // can.
-func syncNew(f *os.File, syncs ...func() error) error {
+func syncNew(f *fsx.File, syncs ...func() error) error {
 	errs := make(chan error, len(syncs))
 	for _, sync := range syncs {
 		go func() { errs <- sync() }()
@@ -195,20 +197,32 @@ func syncNew(f *os.File, syncs ...func() error) error {
 // watch).
 var syncDir = fsx.SyncDir
 
-// lastSeq is the number of the last event of f's complete lines before
-// end, 0 for none. A last line longer than a block (a large prompt's) is
-// not read whole: its number is read from its start, as MarshalLine
-// writes it; any other line's number too, the line checked to be one
-// JSON value, else it is parsed (and refused when it is no event's).
-func lastSeq(f *os.File, end int64) (int64, error) {
-	if end == 0 {
+// openFile opens a conversation's file (fsx.OpenFile; a test's to count).
+var openFile = fsx.OpenFile
+
+// named is a file read at offsets that names itself in errors.
+type named interface {
+	io.ReaderAt
+	Name() string
+}
+
+// lastSeq is the number of the last event of f's complete lines, before
+// t's end (t read with smallBlock), 0 for none. A last line longer than a
+// block (a large prompt's) is not read whole: its number is read from its
+// start, as MarshalLine writes it; any other line's number too, the line
+// checked to be one JSON value, else it is parsed (and refused when it is
+// no event's).
+func lastSeq(f named, t tail) (int64, error) {
+	if t.end == 0 {
 		return 0, nil
 	}
-	if seq, ok, err := longLineSeq(f, end); ok || err != nil {
-		return seq, err
+	if !t.holdsLastLine() {
+		if seq, ok, err := longLineSeq(f, t.end); ok || err != nil {
+			return seq, err
+		}
 	}
 	seq := int64(0)
-	err := backwardsFrom(f, end, smallBlock, func(line []byte, off int64) (bool, error) {
+	err := backwardsFrom(f, t, smallBlock, func(line []byte, off int64) (bool, error) {
 		if s, ok := seqPrefix(line); ok && json.Valid(line) {
 			seq = s
 			return false, nil
@@ -234,17 +248,17 @@ const (
 // openLocked opens dir's events.jsonl with flag and takes its lock,
 // exclusive or shared; a flag with O_CREATE makes the folder first
 // (makeFolder). The lock goes with the file's closing.
-func (d *Driver) openLocked(ctx context.Context, dir string, flag int, exclusive bool) (*os.File, error) {
+func (d *Driver) openLocked(ctx context.Context, dir string, flag int, exclusive bool) (*fsx.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
+	f, err := openFile(filepath.Join(dir, EventsFile), flag, 0o600)
 	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
 		// The folder first, at a conversation's first lease or event.
 		if err := d.makeFolder(dir); err != nil {
 			return nil, err
 		}
-		f, err = fsx.Open(filepath.Join(dir, EventsFile), flag, 0o600)
+		f, err = openFile(filepath.Join(dir, EventsFile), flag, 0o600)
 	}
 	if err != nil {
 		return nil, err
@@ -256,38 +270,39 @@ func (d *Driver) openLocked(ctx context.Context, dir string, flag int, exclusive
 	return f, nil
 }
 
-// reading opens the thread's events for reading under the shared lock;
-// a conversation not begun is (nil, 0).
-func (d *Driver) reading(ctx context.Context, thread string) (*os.File, int64, error) {
+// reading opens the thread's events for reading under the shared lock
+// and reads their tail, its last first bytes (readTail); a conversation
+// not begun is nil. The caller releases the tail and closes the file.
+func (d *Driver) reading(ctx context.Context, thread string, first int64) (*fsx.File, tail, error) {
 	dir, err := d.Folder(thread)
 	if err != nil {
-		return nil, 0, err
+		return nil, tail{}, err
 	}
 	f, err := d.openLocked(ctx, dir, os.O_RDONLY, shared)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, 0, nil
+		return nil, tail{}, nil
 	}
 	if err != nil {
-		return nil, 0, err
+		return nil, tail{}, err
 	}
-	info, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, 0, err
-	}
-	end, err := completeEnd(f, info.Size())
+	size, err := f.Size()
 	if err != nil {
 		f.Close()
-		return nil, 0, fmt.Errorf("%s: %w", f.Name(), err)
+		return nil, tail{}, err
 	}
-	return f, end, nil
+	t, err := readTail(f, size, first)
+	if err != nil {
+		f.Close()
+		return nil, tail{}, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return f, t, nil
 }
 
 // Read returns the thread's events numbered from and after. From the
 // first, it reads the file through; from a later number, it reads
 // backwards from the end only as far as that number.
 func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
-	f, end, err := d.reading(ctx, thread)
+	f, t, err := d.reading(ctx, thread, smallBlock)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", thread, err)
 	}
@@ -295,11 +310,12 @@ func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.E
 		return nil, nil
 	}
 	defer f.Close()
+	defer t.release()
 	var es []store.Event
 	if from <= 1 {
-		es, err = scan(io.NewSectionReader(f, 0, end), f.Name(), from)
+		es, err = scan(io.NewSectionReader(f, 0, t.end), f.Name(), from)
 	} else {
-		es, err = lastLinesFrom(f, end, smallBlock, f.Name(), from, func(e store.Event) bool { return e.Seq <= from })
+		es, err = lastLinesFrom(f, t, smallBlock, f.Name(), from, func(e store.Event) bool { return e.Seq <= from })
 		if len(es) > 0 && es[0].Seq < from {
 			es = es[1:] // the line before from, read to see there's nothing after it
 		}
@@ -319,7 +335,7 @@ func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Even
 		}
 		return nil, nil
 	}
-	f, end, err := d.reading(ctx, thread)
+	f, t, err := d.reading(ctx, thread, block)
 	if err != nil {
 		return nil, fmt.Errorf("latest %s: %w", thread, err)
 	}
@@ -327,8 +343,9 @@ func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Even
 		return nil, nil
 	}
 	defer f.Close()
+	defer t.release()
 	count := 0
-	es, err := lastLines(f, end, block, f.Name(), func(store.Event) bool { count++; return count >= n })
+	es, err := lastLines(f, t, block, f.Name(), func(store.Event) bool { count++; return count >= n })
 	if err != nil {
 		return nil, fmt.Errorf("latest %s: %w", thread, err)
 	}

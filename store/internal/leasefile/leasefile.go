@@ -30,7 +30,7 @@ func Take(dir, holder string, ttl time.Duration, now time.Time) (store.Lease, er
 	if holder == "" {
 		return store.Lease{}, errors.New("a lease has a holder")
 	}
-	lf, err := fsx.Open(filepath.Join(dir, File), os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := fsx.OpenFile(filepath.Join(dir, File), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return store.Lease{}, err
 	}
@@ -55,7 +55,7 @@ func Take(dir, holder string, ttl time.Duration, now time.Time) (store.Lease, er
 // turn's lease is a write in place too: no file is made or removed at any
 // turn but a conversation's first.
 func Release(dir, holder string) error {
-	lf, err := fsx.Open(filepath.Join(dir, File), os.O_RDWR, 0o600)
+	lf, err := fsx.OpenFile(filepath.Join(dir, File), os.O_RDWR, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -80,15 +80,15 @@ const maxInPlace = 512
 // time, which the holder check then passes over like any expired one).
 // An empty file, or one of NULs and spaces, is a lease made and lost with
 // the machine before its bytes reached the disk: none.
-func readLease(f *os.File) (l store.Lease, ok bool, size int64, err error) {
+func readLease(f *fsx.File) (l store.Lease, ok bool, size int64, err error) {
 	// A lease written in place takes one read (a regular file reads short
 	// only at its end); a longer one reads on.
 	var buf [maxInPlace + 1]byte
-	n, err := f.Read(buf[:])
+	n, err := f.ReadAt(buf[:], 0)
 	b := buf[:n]
 	if n == len(buf) {
 		var rest []byte
-		rest, err = io.ReadAll(io.LimitReader(f, store.MaxLine))
+		rest, err = io.ReadAll(io.NewSectionReader(f, int64(n), store.MaxLine))
 		b = append(b, rest...)
 	} else if errors.Is(err, io.EOF) {
 		err = nil
@@ -115,7 +115,7 @@ func readLease(f *os.File) (l store.Lease, ok bool, size int64, err error) {
 // of one. Otherwise it replaces the file whole, by rename. It isn't
 // synced: a lease lost with the machine is a lease nobody holds, as after
 // its holder's end.
-func writeLease(dir string, f *os.File, size int64, l store.Lease) error {
+func writeLease(dir string, f *fsx.File, size int64, l store.Lease) error {
 	b, err := json.Marshal(l)
 	if err != nil {
 		return err

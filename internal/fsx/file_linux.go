@@ -1,0 +1,190 @@
+package fsx
+
+import (
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// File is an open file read and written at offsets: the store's files
+// opened at every turn (a conversation's log and lease). On Linux it is
+// the descriptor alone, without what os.File adds to each open (a flag
+// query, fcntl(2), to choose the poller; a finalizer set, then cleared at
+// the close) and to each call (the poller's reference count). Open it
+// with OpenFile, close it once; it is not for two goroutines at once.
+// Nothing closes a File left open: its holder closes it.
+type File struct {
+	fd   int // -1 once closed
+	name string
+}
+
+// OpenFile opens name as Open does (close on exec, never through a
+// symbolic link: ErrLink), as a File: one open(2).
+func OpenFile(name string, flag int, perm os.FileMode) (*File, error) {
+	fd, err := openFD(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return &File{fd: fd, name: name}, nil
+}
+
+// Name is the name f was opened by.
+func (f *File) Name() string { return f.name }
+
+// ReadAt reads len(b) bytes from off, as io.ReaderAt says: fewer only at
+// the end of the file (io.EOF) or at an error. A regular file reads short
+// only at its end, so one read short is the end, not read again to be
+// told so (as os.File's ReadAt does).
+func (f *File) ReadAt(b []byte, off int64) (n int, err error) {
+	if f.fd < 0 {
+		return 0, f.fail("read", os.ErrClosed)
+	}
+	for len(b) > 0 {
+		m, err := unix.Pread(f.fd, b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, f.fail("read", err)
+		}
+		if m == 0 || m < len(b) && len(b) <= maxRead {
+			return n + m, io.EOF
+		}
+		n, b, off = n+m, b[m:], off+int64(m)
+	}
+	return n, nil
+}
+
+// maxRead is the most one read(2) gives on Linux: a longer read is short
+// for that alone.
+const maxRead = 0x7ffff000
+
+// WriteAt writes b at off, all of it or an error.
+func (f *File) WriteAt(b []byte, off int64) (n int, err error) {
+	if f.fd < 0 {
+		return 0, f.fail("write", os.ErrClosed)
+	}
+	for len(b) > 0 {
+		m, err := unix.Pwrite(f.fd, b, off)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, f.fail("write", err)
+		}
+		if m == 0 {
+			return n, f.fail("write", io.ErrShortWrite)
+		}
+		n, b, off = n+m, b[m:], off+int64(m)
+	}
+	return n, nil
+}
+
+// Size is f's length in bytes: where its end is (lseek(2), which fills
+// no stat).
+func (f *File) Size() (int64, error) {
+	if f.fd < 0 {
+		return 0, f.fail("seek", os.ErrClosed)
+	}
+	for {
+		end, err := unix.Seek(f.fd, 0, io.SeekEnd)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return 0, f.fail("seek", err)
+		}
+		return end, nil
+	}
+}
+
+// SameFile says whether f is the file info describes (os.SameFile), info
+// as os.Stat or an *os.File's Stat gave it.
+func (f *File) SameFile(info os.FileInfo) (bool, error) {
+	if f.fd < 0 {
+		return false, f.fail("stat", os.ErrClosed)
+	}
+	var st unix.Stat_t
+	for {
+		err := unix.Fstat(f.fd, &st)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return false, f.fail("stat", err)
+		}
+		break
+	}
+	sys, ok := info.Sys().(*syscall.Stat_t)
+	return ok && uint64(sys.Dev) == uint64(st.Dev) && uint64(sys.Ino) == uint64(st.Ino), nil
+}
+
+// Truncate cuts f, or grows it, to size bytes.
+func (f *File) Truncate(size int64) error {
+	if f.fd < 0 {
+		return f.fail("truncate", os.ErrClosed)
+	}
+	for {
+		err := unix.Ftruncate(f.fd, size)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return f.fail("truncate", err)
+		}
+		return nil
+	}
+}
+
+// Close closes f; its lock, if it took one, goes with it. A File closed
+// already is os.ErrClosed.
+func (f *File) Close() error {
+	if f.fd < 0 {
+		return f.fail("close", os.ErrClosed)
+	}
+	fd := f.fd
+	f.fd = -1
+	// Linux frees the descriptor even when close(2) is interrupted, so it
+	// is never closed again.
+	if err := unix.Close(fd); err != nil && err != unix.EINTR {
+		return f.fail("close", err)
+	}
+	return nil
+}
+
+// SyscallConn hands f's descriptor to a call (Lock, Datasync).
+func (f *File) SyscallConn() (syscall.RawConn, error) {
+	if f.fd < 0 {
+		return nil, f.fail("raw", os.ErrClosed)
+	}
+	return (*fileConn)(f), nil
+}
+
+// fileConn is a File as a syscall.RawConn: a regular file is always ready,
+// so a read or write is tried until it says it is done.
+type fileConn File
+
+func (c *fileConn) Control(fn func(fd uintptr)) error {
+	fn(uintptr(c.fd))
+	return nil
+}
+
+func (c *fileConn) Read(fn func(fd uintptr) bool) error {
+	for !fn(uintptr(c.fd)) {
+	}
+	return nil
+}
+
+func (c *fileConn) Write(fn func(fd uintptr) bool) error {
+	for !fn(uintptr(c.fd)) {
+	}
+	return nil
+}
+
+// fail is err as os.File's calls give it: a *fs.PathError naming f.
+func (f *File) fail(op string, err error) error {
+	return &fs.PathError{Op: op, Path: f.name, Err: err}
+}
