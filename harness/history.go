@@ -15,8 +15,10 @@ const DefaultKeepEvents = 8 << 20
 // history keeps, between turns, the events of the conversations whose
 // turns ran lately, so the next turn reads only what was written after
 // them rather than the whole conversation. It is a cache and holds
-// nothing that matters: each event is as read from the store (never one
-// only written here), events are never changed once written, and a turn
+// nothing that matters: each event is as read from the store, or as a
+// turn here appended it right after the events before it, which a read
+// gives back the same (reader.follows); events are never changed once
+// written, and a turn
 // proves the conversation is the one kept by reading its last kept event
 // again, byte for byte (history.check); one that isn't is read whole. An
 // entry unused for a sweep's time goes, and the oldest go first past

@@ -88,15 +88,26 @@ func TestHistoryReadsWhatCame(t *testing.T) {
 		r, d := readRig(t, keep)
 		r.Model.Push(model.Response{Text: "a1"}, model.Response{Text: "a2"}, model.Response{Text: "a3"})
 		for i, text := range []string{"one", "two", "three"} {
+			d.mu.Lock()
+			got0 := d.got
+			d.mu.Unlock()
 			r.sayOK("telegram:3", text)
 			whole := false
 			for _, from := range d.reads("telegram:3") {
 				whole = whole || from <= 1
 			}
-			// The first two turns have nothing kept (the first nothing to
-			// keep); the third reads from the last event the second read.
-			if want := keep < 0 || i < 2; whole != want {
+			// The first turn has nothing kept; each later one reads from
+			// the last event the turn before kept, its own answer, and so
+			// reads back nothing it wrote: that answer alone (proving the
+			// conversation is the one kept), nothing after it.
+			if want := keep < 0 || i < 1; whole != want {
 				t.Fatalf("keep %d, turn %d: read whole %v, want %v", keep, i+1, whole, want)
+			}
+			d.mu.Lock()
+			got := d.got - got0
+			d.mu.Unlock()
+			if keep >= 0 && i > 0 && got != 1 {
+				t.Fatalf("keep %d, turn %d: its reads gave %d events, want 1 (the answer kept)", keep, i+1, got)
 			}
 		}
 		reqs := r.Requests("telegram:3")

@@ -17,9 +17,13 @@ type reader struct {
 	hist *history
 
 	events []store.Event // the conversation, as read so far
-	// readTo is how many of events, from the first, were read from the
-	// store (the rest begin with one the turn wrote and added itself):
-	// what the harness may keep for the conversation's next turn.
+	// readTo is how many of events, from the first, are as the store
+	// holds them: read from it, or the turn's own, each added right after
+	// those (follows), which a read gives back the same (every driver's
+	// Read gives an event as it was appended: store/storetest). The rest
+	// begin with one the turn added after events it wrote but didn't
+	// read. What the harness may keep for the conversation's next turn,
+	// which so doesn't read back what the turn wrote.
 	readTo int
 	// anchored: events were kept from an earlier turn, and the next read
 	// reads their last again, to prove the conversation is the one kept.
@@ -135,8 +139,10 @@ func (r *reader) refresh(ctx context.Context) error {
 		r.readTo += len(more)
 	}
 	r.events = append(r.events, more...)
-	if n := len(more); n > 0 {
-		r.c.saw(more[n-1].Seq)
+	if n := len(r.events); n > 0 {
+		// The last event read, or the one kept that the read began with:
+		// the conversation's next number is known without asking.
+		r.c.saw(r.events[n-1].Seq)
 	}
 	r.noteJoined(more)
 	return nil
@@ -145,7 +151,8 @@ func (r *reader) refresh(ctx context.Context) error {
 // follows adds e, the turn's own event just written, to the events read
 // when it is the one right after them (so none came between; the first,
 // of a conversation read and found without any), and says whether it
-// was. A large prompt's message is so never read back.
+// was. A large prompt's message is so never read back, in the turn or,
+// kept with the events read, in the next.
 func (r *reader) follows(e store.Event) bool {
 	n := len(r.events)
 	switch {
@@ -154,8 +161,23 @@ func (r *reader) follows(e store.Event) bool {
 	case n > 0 && r.events[n-1].Seq+1 != e.Seq:
 		return false
 	}
-	r.events = append(r.events, e)
+	r.events = append(r.events, asStored(e))
+	if r.readTo == n {
+		r.readTo++
+	}
 	return true
+}
+
+// asStored is e, just appended, as a read gives it back: its times in
+// UTC (store/storetest compares a driver's events read back so).
+func asStored(e store.Event) store.Event {
+	e.Time = e.Time.UTC()
+	if e.Window != nil {
+		w := *e.Window
+		w.StartTime = w.StartTime.UTC()
+		e.Window = &w
+	}
+	return e
 }
 
 // noteJoined notes whether a message of lnk agent chat send (a link:
