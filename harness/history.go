@@ -34,6 +34,7 @@ type histKey struct{ agent, thread string }
 
 type histEntry struct {
 	events []store.Event
+	counts []int // the first of events' window counts (reader.counts)
 	size   int
 	used   time.Time
 }
@@ -42,24 +43,27 @@ func newHistory(max int) *history {
 	return &history{kept: map[histKey]*histEntry{}, max: max}
 }
 
-// take hands over the events kept of thread, forgetting them, so only
-// one turn has them; nil when none are.
-func (hs *history) take(agent, thread string) []store.Event {
+// take hands over the events kept of thread, and the window counts of
+// the first of them, forgetting them, so only one turn has them; nil
+// when none are.
+func (hs *history) take(agent, thread string) ([]store.Event, []int) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	k := histKey{agent, thread}
 	e := hs.kept[k]
 	if e == nil {
-		return nil
+		return nil, nil
 	}
 	delete(hs.kept, k)
 	hs.size -= e.size
-	return e.events
+	return e.events, e.counts
 }
 
 // put keeps events (read from the store, in order from the window's
-// start) of thread as of now, letting the least lately used go past max.
-func (hs *history) put(agent, thread string, events []store.Event, now time.Time) {
+// start) of thread as of now, with the window counts of the first of
+// them (counts[i] is window.Count(events[i])), letting the least lately
+// used go past max.
+func (hs *history) put(agent, thread string, events []store.Event, counts []int, now time.Time) {
 	if len(events) == 0 || hs.max <= 0 {
 		return
 	}
@@ -76,7 +80,7 @@ func (hs *history) put(agent, thread string, events []store.Event, now time.Time
 	if old := hs.kept[k]; old != nil {
 		hs.size -= old.size
 	}
-	hs.kept[k] = &histEntry{events: events, size: size, used: now}
+	hs.kept[k] = &histEntry{events: events, counts: counts[:min(len(counts), len(events))], size: size, used: now}
 	hs.size += size
 	for hs.size > hs.max {
 		var oldest histKey

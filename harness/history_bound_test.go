@@ -1,9 +1,12 @@
 package harness
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -18,31 +21,93 @@ func TestHistoryBound(t *testing.T) {
 		return es
 	}
 	one := eventSize(conv(1, "x")[0])
+	take := func(hs *history, thread string) []store.Event {
+		es, _ := hs.take("main", thread)
+		return es
+	}
 	hs := newHistory(10 * one)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	hs.put("main", "a", conv(4, "x"), at)
-	hs.put("main", "b", conv(4, "x"), at.Add(time.Second))
-	hs.put("main", "c", conv(4, "x"), at.Add(2*time.Second)) // past the bound: a goes
-	if hs.take("main", "a") != nil || hs.len() != 2 {
+	hs.put("main", "a", conv(4, "x"), nil, at)
+	hs.put("main", "b", conv(4, "x"), nil, at.Add(time.Second))
+	hs.put("main", "c", conv(4, "x"), nil, at.Add(2*time.Second)) // past the bound: a goes
+	if take(hs, "a") != nil || hs.len() != 2 {
 		t.Fatalf("the least lately used kept past the bound; %d kept", hs.len())
 	}
-	hs.put("main", "big", conv(11, "x"), at) // over the bound alone: not kept
-	if hs.take("main", "big") != nil {
+	hs.put("main", "big", conv(11, "x"), nil, at) // over the bound alone: not kept
+	if take(hs, "big") != nil {
 		t.Fatal("a conversation over the bound kept")
 	}
-	hs.put("main", "d", conv(2, "x")[1:], at) // from a window's start, not the first
-	if got := hs.take("main", "d"); len(got) != 1 || got[0].Seq != 2 {
+	hs.put("main", "d", conv(2, "x")[1:], nil, at) // from a window's start, not the first
+	if got := take(hs, "d"); len(got) != 1 || got[0].Seq != 2 {
 		t.Fatalf("events from a window's start: took %v", got)
 	}
-	if got := hs.take("main", "b"); len(got) != 4 || hs.take("main", "b") != nil {
+	if got := take(hs, "b"); len(got) != 4 || take(hs, "b") != nil {
 		t.Fatalf("took %d events, then again", len(got))
 	}
-	hs.put("main", "b", conv(4, "x"), at.Add(time.Second))
+	hs.put("main", "b", conv(4, "x"), nil, at.Add(time.Second))
 	hs.expire(at.Add(2 * time.Second)) // b unused since before: goes; c stays
-	if hs.len() != 1 || hs.take("main", "c") == nil || hs.size != 0 {
+	if hs.len() != 1 || take(hs, "c") == nil || hs.size != 0 {
 		t.Fatalf("after expiry: %d kept, %d bytes", hs.len(), hs.size)
 	}
-	if none := newHistory(-1); func() bool { none.put("main", "a", conv(1, "x"), at); return none.len() != 0 }() {
+	if none := newHistory(-1); func() bool { none.put("main", "a", conv(1, "x"), nil, at); return none.len() != 0 }() {
 		t.Fatal("a history of no bytes kept one")
+	}
+}
+
+// history hands back the window counts kept with the events, those of
+// the first of them when fewer were counted, never more than the events.
+func TestHistoryCounts(t *testing.T) {
+	es := []store.Event{{Seq: 1, Kind: store.KindMessage, Text: "one"}, {Seq: 2, Kind: store.KindAnswer, Text: "two"}}
+	hs := newHistory(1 << 20)
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	hs.put("main", "a", es, []int{5}, at)
+	if got, counts := hs.take("main", "a"); len(got) != 2 || len(counts) != 1 || counts[0] != 5 {
+		t.Fatalf("took %d events, counts %v", len(got), counts)
+	}
+	hs.put("main", "a", es[1:], []int{7, 8, 9}, at)
+	if got, counts := hs.take("main", "a"); len(got) != 1 || len(counts) != 1 || counts[0] != 7 {
+		t.Fatalf("took %d events, counts %v", len(got), counts)
+	}
+}
+
+// A turn's window counts each event once: the counts are kept with the
+// events for the next turn, which counts only what was added since; and
+// its window is the one window.Of counts afresh.
+func TestReaderCountsOnce(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	var es []store.Event
+	for i := range 6 {
+		e := store.Event{Seq: int64(i + 1), Time: t0, Kind: store.KindMessage, Text: strings.Repeat("word ", i+1)}
+		if i%2 == 1 {
+			e.Kind, e.Window = store.KindAnswer, &store.Checkpoint{Start: 1, StartTime: t0}
+		}
+		es = append(es, e)
+	}
+	hs := newHistory(1 << 20)
+	c := &conv{agent: "main", thread: "telegram:1"}
+	r := reader{c: c, hist: hs, events: es, readTo: len(es), cp: store.Checkpoint{Start: 1, StartTime: t0}}
+	if got, want := r.window(r.cp), window.Of(es, r.cp); !reflect.DeepEqual(got, want) {
+		t.Fatalf("window %+v, want %+v", got, want)
+	}
+	if len(r.counts) != len(es) {
+		t.Fatalf("%d counted of %d", len(r.counts), len(es))
+	}
+	r.keep(func() time.Time { return t0 })
+
+	next := reader{c: c, hist: hs}
+	next.resume()
+	if len(next.events) != len(es) || len(next.counts) != len(es) {
+		t.Fatalf("the next turn took %d events and %d counts, want %d of each", len(next.events), len(next.counts), len(es))
+	}
+	next.follows(store.Event{Seq: 7, Time: t0, Kind: store.KindMessage, Text: "and more"})
+	all := append(append([]store.Event(nil), es...), store.Event{Seq: 7, Time: t0, Kind: store.KindMessage, Text: "and more"})
+	for _, start := range []int64{1, 4} {
+		cp := store.Checkpoint{Start: start, StartTime: t0}
+		if got, want := next.window(cp), window.Of(all, cp); !reflect.DeepEqual(got, want) {
+			t.Fatalf("from %d: window %+v, want %+v", start, got, want)
+		}
+	}
+	if len(next.counts) != len(all) {
+		t.Fatalf("%d counted of %d", len(next.counts), len(all))
 	}
 }

@@ -17,6 +17,9 @@ type reader struct {
 	hist *history
 
 	events []store.Event // the conversation, as read so far
+	// counts are the events' window counts (window.Count), the first
+	// len(counts) of them, kept with them from turn to turn (window).
+	counts []int
 	// readTo is how many of events, from the first, are as the store
 	// holds them: read from it, or the turn's own, each added right after
 	// those (follows), which a read gives back the same (every driver's
@@ -45,11 +48,11 @@ type reader struct {
 // resume begins the events with those the harness kept of the
 // conversation after its last turn here, if any.
 func (r *reader) resume() {
-	r.events = r.hist.take(r.c.agent, r.c.thread)
+	r.events, r.counts = r.hist.take(r.c.agent, r.c.thread)
 	if cp, ok := window.Latest(r.events); ok {
 		r.cp = cp
 	} else {
-		r.events = nil
+		r.events, r.counts = nil, nil
 	}
 	r.readTo = len(r.events)
 	r.anchored = len(r.events) > 0
@@ -63,7 +66,8 @@ func (r *reader) keep(now func() time.Time) {
 	for i < len(read) && read[i].Seq < r.cp.Start {
 		i++
 	}
-	r.hist.put(r.c.agent, r.c.thread, read[i:], now())
+	counts := r.counts[:min(len(r.counts), r.readTo)]
+	r.hist.put(r.c.agent, r.c.thread, read[i:], counts[min(i, len(counts)):], now())
 }
 
 // begun notes e, the message that began the turn, just written: when it
@@ -127,7 +131,7 @@ func (r *reader) refresh(ctx context.Context) error {
 		} else {
 			// Not the conversation kept (made again since): read its window
 			// afresh.
-			r.events, r.readTo, n = nil, 0, 0
+			r.events, r.counts, r.readTo, n = nil, nil, 0, 0
 			if more, err = r.readWindow(ctx); err != nil {
 				return fmt.Errorf("read %s: %w", r.c.thread, err)
 			}
@@ -199,4 +203,14 @@ func (r *reader) lastSeq() int64 {
 		return r.events[n-1].Seq
 	}
 	return 0
+}
+
+// window is the conversation's window at cp (window.Of), the events'
+// counts kept with them: only those added since they were last counted
+// are counted.
+func (r *reader) window(cp store.Checkpoint) window.View {
+	for i := len(r.counts); i < len(r.events); i++ {
+		r.counts = append(r.counts, window.Count(r.events[i]))
+	}
+	return window.OfCounted(r.events, r.counts, cp)
 }

@@ -94,7 +94,7 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 	set := t.c.settings.Window
 	sz := t.size(ctx, name, system, tools)
 	t.room = sz.room
-	v := window.Of(t.events, t.cp)
+	v := t.window(t.cp) // reader.window
 	if v.Tokens > sz.room {
 		reserve := 0
 		if !set.Never {
@@ -112,7 +112,7 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 				}
 			}
 			t.cp = next
-			v = window.Of(t.events, next)
+			v = t.window(next)
 		}
 	}
 	t.sent = t.cp
@@ -143,7 +143,7 @@ func (t *turn) compactDue() (store.Checkpoint, bool) {
 	if t.last == nil || set.Never || t.room <= 0 {
 		return store.Checkpoint{}, false
 	}
-	v := window.Of(t.events, t.cp)
+	v := t.window(t.cp)
 	if !set.Due(v.Tokens, t.room) {
 		return store.Checkpoint{}, false
 	}
