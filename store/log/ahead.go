@@ -36,6 +36,8 @@ type ahead struct {
 
 	want atomic.Bool // one is to be made at the next Release
 
+	spread sync.Once // the conversations folder marked (spreadFolders)
+
 	mu     sync.Mutex
 	making bool
 	closed bool // by Close, or where this file system can't rename so
@@ -94,9 +96,12 @@ func (s *synced) wait() error {
 // each time one is taken, when a lease is next let go (Release, at a
 // turn's end): made as soon as one was taken, its changes went to the
 // file system while the turn that took it waited for its first event's
-// sync, which then took twice as long under load. Where a rename can't
-// refuse to replace (off Linux) nothing is made ahead. Call it before
-// d's first use; Close waits for a folder being made. It returns d.
+// sync, which then took twice as long under load. Before the first, the
+// conversations folder is marked as holding unrelated folders
+// (spreadFolders), so the file system may put each in a block group of
+// its own choosing. Where a rename can't refuse to replace (off Linux)
+// nothing is made ahead. Call it before d's first use; Close waits for a
+// folder being made. It returns d.
 func (d *Driver) MakeAhead(files ...string) *Driver {
 	for _, f := range files {
 		if f == "" || strings.ContainsAny(f, `/\`) || f == EventsFile || f == LeaseFile || f[0] == '.' {
@@ -242,6 +247,7 @@ func (a *ahead) refill(chats string) {
 	a.wg.Add(1)
 	go func() {
 		defer a.wg.Done()
+		a.spread.Do(func() { spreadFolders(chats) })
 		// A folder not made (a full disk, a folder gone) is made when it's
 		// needed, as without one.
 		made, err := makeSpare(chats, a.files)

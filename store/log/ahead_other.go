@@ -7,3 +7,6 @@ package log
 var renameNoReplace func(from, to string) error
 
 func unsupported(error) bool { return true }
+
+// spreadFolders does nothing here: no folder is made ahead.
+func spreadFolders(string) {}

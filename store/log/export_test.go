@@ -60,3 +60,16 @@ func CountOpens(t interface{ Cleanup(func()) }) (opened func() int) {
 	t.Cleanup(func() { openFile = was })
 	return func() int { return n }
 }
+
+// SpreadFolders and MakeSpare, for their test and benchmark.
+var (
+	SpreadFolders = spreadFolders
+	MakeSpare     = func(chats string, files ...string) error {
+		made, err := makeSpare(chats, files)
+		if made != nil {
+			made.sync()
+			made.close()
+		}
+		return err
+	}
+)
