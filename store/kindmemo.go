@@ -15,8 +15,9 @@ import (
 // are as they were before it was listed: any file made, removed or
 // renamed in the folder (a marker, compact's files, a convert's move)
 // changes its times, another folder in its place has another identity,
-// and a folder changed in the last kindSettle is listed again (a file
-// system keeps times to a clock's tick). A sign that must hold an event
+// and a folder changed in the last kindSettle (kindSettleFine where its
+// times are kept finer than a second) is listed again (a file system
+// keeps times to a clock's tick). A sign that must hold an event
 // (the log's events.jsonl) is looked at each time, as the listing does:
 // a file's size changes no folder's times. Off Linux nothing is
 // remembered. Safe for concurrent use.
@@ -34,8 +35,13 @@ type kindSeen struct {
 }
 
 // kindSettle is how long after its last change a folder's times are
-// trusted to change with its next one.
-const kindSettle = 2 * time.Second
+// trusted to change with its next one; kindSettleFine where the folder's
+// times show the file system keeps them finer than a second (to the
+// kernel's clock tick, at most 10 ms): ten ticks of the coarsest.
+const (
+	kindSettle     = 2 * time.Second
+	kindSettleFine = 100 * time.Millisecond
+)
 
 // maxKindMemo bounds the folders remembered.
 const maxKindMemo = 4096

@@ -34,10 +34,25 @@ func stampDir(dir string) (dirStamp, error) {
 	return dirStamp{known: true, dev: st.Dev, ino: st.Ino, mtime: st.Mtim, ctime: st.Ctim}, nil
 }
 
-// settled says the folder last changed at least kindSettle before now.
+// settled says the folder last changed at least kindSettle before now,
+// or kindSettleFine on a file system that keeps times finer than a
+// second, as its times show (finer).
 func (s dirStamp) settled(now time.Time) bool {
 	last := max(time.Unix(s.mtime.Unix()).UnixNano(), time.Unix(s.ctime.Unix()).UnixNano())
-	return now.UnixNano()-last >= int64(kindSettle)
+	wait := kindSettle
+	if finer(s.mtime, s.ctime) {
+		wait = kindSettleFine
+	}
+	return now.UnixNano()-last >= int64(wait)
+}
+
+// finer says a folder's times show a part of a second, both of them: its
+// file system keeps times finer than a second (ext4, xfs, btrfs, tmpfs:
+// to the kernel's clock tick, at most 10 ms). One that keeps whole
+// seconds (or FAT's two) never shows a part; a time that falls on a whole
+// second by chance is taken for one, the longer wait.
+func finer(mtime, ctime unix.Timespec) bool {
+	return mtime.Nsec != 0 && ctime.Nsec != 0
 }
 
 // regularNonEmpty says name is a regular file (not a link) holding bytes.

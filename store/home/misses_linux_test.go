@@ -3,6 +3,7 @@ package home
 import (
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -10,7 +11,6 @@ import (
 	"errors"
 	"io/fs"
 	"testing"
-	"time"
 )
 
 // TestMissesRemember: on Linux a miss in a settled folder is remembered
@@ -18,7 +18,7 @@ import (
 // not remembered.
 func TestMissesRemember(t *testing.T) {
 	ctx := context.Background()
-	f, _ := agentHome(t, map[string]string{"memory/other.md": "x"})
+	f, root := agentHome(t, map[string]string{"memory/other.md": "x"})
 	m := &Misses{Files: f, Now: later}
 	if _, err := m.ReadFile(ctx, "main", "memory/notes.md", 10); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
@@ -27,7 +27,12 @@ func TestMissesRemember(t *testing.T) {
 		t.Fatal("a miss in a settled folder is not remembered")
 	}
 
-	fresh := &Misses{Files: f, Now: time.Now} // the folder was made just now
+	// A clock at the folder's last change: changed within SettleFine.
+	fi, err := os.Stat(filepath.Join(root, "memory"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh := &Misses{Files: f, Now: fi.ModTime}
 	if _, err := fresh.ReadFile(ctx, "main", "memory/notes.md", 10); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatal(err)
 	}
@@ -103,5 +108,33 @@ func TestLookOneLstatPerFolder(t *testing.T) {
 	}
 	if found := pass(); len(found) != 1 || found[0] != "instructions/owner.md=Ada" {
 		t.Fatalf("after owner.md was made: found %v", found)
+	}
+}
+
+// A folder is trusted SettleFine after its last change where its times
+// show a part of a second (its file system keeps them finer), Settle
+// after where they don't.
+func TestSettled(t *testing.T) {
+	at := func(sec, nsec int64) unix.Timespec { return unix.Timespec{Sec: sec, Nsec: nsec} }
+	fine := stamp{known: true, mtime: at(1000, 5e8), ctime: at(1000, 6e8)}
+	whole := stamp{known: true, mtime: at(1000, 0), ctime: at(1000, 0)}
+	half := stamp{known: true, mtime: at(1000, 0), ctime: at(1000, 6e8)} // FAT: its mtime in whole seconds
+	last := time.Unix(1000, 6e8)                                         // the latest of each stamp's times but whole's, 1000.0
+	for _, c := range []struct {
+		name  string
+		s     stamp
+		after time.Duration
+		want  bool
+	}{
+		{"fine, just changed", fine, SettleFine - time.Millisecond, false},
+		{"fine, settled", fine, SettleFine, true},
+		{"whole seconds, past SettleFine", whole, Settle - 6e8 - time.Millisecond, false},
+		{"whole seconds, settled", whole, Settle - 6e8, true},
+		{"an mtime in whole seconds", half, Settle - time.Millisecond, false},
+		{"an mtime in whole seconds, settled", half, Settle, true},
+	} {
+		if got := c.s.settled(last.Add(c.after)); got != c.want {
+			t.Errorf("%s: settled %v, want %v", c.name, got, c.want)
+		}
 	}
 }

@@ -1,0 +1,33 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A folder's kind is trusted kindSettleFine after its last change where
+// its times show a part of a second (its file system keeps them finer),
+// kindSettle after where they don't.
+func TestKindSettled(t *testing.T) {
+	at := func(sec, nsec int64) unix.Timespec { return unix.Timespec{Sec: sec, Nsec: nsec} }
+	fine := dirStamp{known: true, mtime: at(1000, 5e8), ctime: at(1000, 6e8)}
+	whole := dirStamp{known: true, mtime: at(1000, 0), ctime: at(1000, 0)}
+	last := time.Unix(1000, 6e8) // the latest of each stamp's times but whole's, 1000.0
+	for _, c := range []struct {
+		name  string
+		s     dirStamp
+		after time.Duration
+		want  bool
+	}{
+		{"fine, just changed", fine, kindSettleFine - time.Millisecond, false},
+		{"fine, settled", fine, kindSettleFine, true},
+		{"whole seconds, past kindSettleFine", whole, kindSettle - 6e8 - time.Millisecond, false},
+		{"whole seconds, settled", whole, kindSettle - 6e8, true},
+	} {
+		if got := c.s.settled(last.Add(c.after)); got != c.want {
+			t.Errorf("%s: settled %v, want %v", c.name, got, c.want)
+		}
+	}
+}
