@@ -25,6 +25,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
 )
 
@@ -89,4 +90,18 @@ func SyncDir(dir string) error {
 		err = cerr
 	}
 	return err
+}
+
+// Join is filepath.Join(dir, name) for a dir already clean and a name of
+// one element (no separator, neither "." nor ".."), as a conversation's
+// folder and its files are named: without Clean's pass over the whole
+// path, which filepath.Join makes at every call.
+func Join(dir, name string) string {
+	if dir == "" {
+		return name
+	}
+	if os.IsPathSeparator(dir[len(dir)-1]) {
+		return dir + name
+	}
+	return dir + string(filepath.Separator) + name
 }

@@ -121,3 +121,13 @@ func TestRename(t *testing.T) {
 		t.Errorf("renamed a name that isn't there: %v", err)
 	}
 }
+
+// Join is filepath.Join for a clean folder and a name of one element.
+func TestJoin(t *testing.T) {
+	sep := string(filepath.Separator)
+	for _, c := range [][2]string{{sep + "a" + sep + "b", "c"}, {sep, "c"}, {"", "c"}, {".", "c"}, {"a", "events.jsonl"}} {
+		if got, want := Join(c[0], c[1]), filepath.Join(c[0], c[1]); got != want && !(c[0] == "." && got == "."+sep+"c") {
+			t.Errorf("Join(%q, %q) = %q, want %q", c[0], c[1], got, want)
+		}
+	}
+}

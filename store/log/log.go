@@ -59,7 +59,7 @@ var (
 // (store.Paths.Chats): each thread's in the folder contract.ThreadFolder
 // names, made at its first append.
 func Open(chats string) *Driver {
-	return &Driver{chats: chats, Now: time.Now}
+	return &Driver{chats: filepath.Clean(chats), Now: time.Now}
 }
 
 // Folder is the folder of thread's conversation.
@@ -68,7 +68,7 @@ func (d *Driver) Folder(thread string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(d.chats, name), nil
+	return fsx.Join(d.chats, name), nil
 }
 
 // writeAt writes the size bytes of line at off in f: at once when small,
@@ -252,13 +252,13 @@ func (d *Driver) openLocked(ctx context.Context, dir string, flag int, exclusive
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := openFile(filepath.Join(dir, EventsFile), flag, 0o600)
+	f, err := openFile(fsx.Join(dir, EventsFile), flag, 0o600)
 	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
 		// The folder first, at a conversation's first lease or event.
 		if err := d.makeFolder(dir); err != nil {
 			return nil, err
 		}
-		f, err = openFile(filepath.Join(dir, EventsFile), flag, 0o600)
+		f, err = openFile(fsx.Join(dir, EventsFile), flag, 0o600)
 	}
 	if err != nil {
 		return nil, err

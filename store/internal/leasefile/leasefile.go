@@ -30,7 +30,7 @@ func Take(dir, holder string, ttl time.Duration, now time.Time) (store.Lease, er
 	if holder == "" {
 		return store.Lease{}, errors.New("a lease has a holder")
 	}
-	lf, err := fsx.OpenFile(filepath.Join(dir, File), os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := fsx.OpenFile(fsx.Join(dir, File), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return store.Lease{}, err
 	}
@@ -55,7 +55,7 @@ func Take(dir, holder string, ttl time.Duration, now time.Time) (store.Lease, er
 // turn's lease is a write in place too: no file is made or removed at any
 // turn but a conversation's first.
 func Release(dir, holder string) error {
-	lf, err := fsx.OpenFile(filepath.Join(dir, File), os.O_RDWR, 0o600)
+	lf, err := fsx.OpenFile(fsx.Join(dir, File), os.O_RDWR, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
