@@ -7,7 +7,6 @@ package leasefile
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,7 +98,7 @@ func readLease(f *fsx.File) (l store.Lease, ok bool, size int64, err error) {
 	if len(bytes.Trim(b, " \t\r\n\x00")) == 0 {
 		return store.Lease{}, false, int64(len(b)), nil
 	}
-	if err := json.Unmarshal(b, &l); err != nil || l.Holder == "" {
+	if l, err = decode(b); err != nil || l.Holder == "" {
 		// Written in one write or whole by rename, so this is no writer's
 		// leftover.
 		return store.Lease{}, false, 0, fmt.Errorf("%s: %w: not a lease", f.Name(), store.ErrCorrupt)
@@ -116,7 +115,7 @@ func readLease(f *fsx.File) (l store.Lease, ok bool, size int64, err error) {
 // synced: a lease lost with the machine is a lease nobody holds, as after
 // its holder's end.
 func writeLease(dir string, f *fsx.File, size int64, l store.Lease) error {
-	b, err := json.Marshal(l)
+	b, err := encode(l)
 	if err != nil {
 		return err
 	}
