@@ -5,8 +5,10 @@
 // unfinished final line left by a writer that stopped is cut off before
 // the next append, and an append is on the disk before it returns. The
 // latest events are read backwards from the file's end, so a turn's read
-// costs the same however long the conversation. The lease that says a
-// turn runs is lease.json beside the events, changed under the same lock.
+// costs the same however long the conversation: each call opens the file
+// once (fsx.File) and reads where its complete lines end and the last of
+// them in one read. The lease that says a turn runs is lease.json beside
+// the events, changed under the same lock.
 package log
 
 import (
