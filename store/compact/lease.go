@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/lnk-dev/link/internal/fsx"
@@ -62,7 +61,8 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 	if err != nil {
 		return err
 	}
-	tail, err := fsx.Open(filepath.Join(dir, tailName), os.O_RDONLY, 0)
+	// Opened for its lock alone: a File, without an *os.File's costs.
+	tail, err := fsx.OpenFile(fsx.Join(dir, tailName), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // never begun, so never leased
 	}
