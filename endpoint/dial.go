@@ -124,8 +124,10 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 		raw.Close()
 		return nil, &DialError{Step: StepConnect, Err: err}
 	}
-	if tc, ok := raw.(*net.TCPConn); ok {
-		if err := tc.SetNoDelay(!o.NoDelayOff); err != nil {
+	// TCP_NODELAY is on already: Go turns it on for every TCP connection
+	// it dials. It is set only to turn it off.
+	if tc, ok := raw.(*net.TCPConn); ok && o.NoDelayOff {
+		if err := tc.SetNoDelay(false); err != nil {
 			raw.Close()
 			return nil, &DialError{Step: StepConnect, Err: fmt.Errorf("set TCP_NODELAY: %w", err)}
 		}

@@ -66,7 +66,7 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve answers the connections ln accepts, setting TCP_NODELAY on each,
+// Serve answers the connections ln accepts, TCP_NODELAY on on each,
 // until ctx is done (every connection is then ended, and the turns'
 // contexts cancelled) or Close (the connections still open are let run
 // to their end). It returns nil once stopped either way.
