@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 
 	"github.com/lnk-dev/link/contract"
 )
@@ -92,14 +94,14 @@ func DecodeMessage(b []byte) (*Message, error) {
 		id, params, result json.RawMessage
 		rpcErr             *Error
 	)
-	err := eachMember(b, func(key string, v []byte) error {
+	err := eachMember(b, func(key string, v []byte) (err error) {
 		switch key {
 		case "jsonrpc":
-			return json.Unmarshal(v, &version)
+			version, err = stringMember(v)
 		case "id":
 			id = v
 		case "method":
-			return json.Unmarshal(v, &method)
+			method, err = stringMember(v)
 		case "params":
 			params = v
 		case "result":
@@ -108,7 +110,7 @@ func DecodeMessage(b []byte) (*Message, error) {
 			rpcErr = nil
 			return json.Unmarshal(v, &rpcErr)
 		}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "a message's members have JSON-RPC's types: " + err.Error()}
@@ -148,17 +150,54 @@ func DecodeMessage(b []byte) (*Message, error) {
 // validID says whether id is a JSON string or an integer.
 func validID(id json.RawMessage) bool {
 	switch {
+	case len(id) == 0:
+		return false
 	case id[0] == '"':
+		if plainString(id) {
+			return true
+		}
 		var s string
 		return json.Unmarshal(id, &s) == nil
 	default:
-		var n json.Number
-		if json.Unmarshal(id, &n) != nil {
+		// json.Number's Int64 is strconv.ParseInt of the literal.
+		if !json.Valid(id) {
 			return false
 		}
-		_, err := n.Int64()
+		_, err := strconv.ParseInt(string(bytes.TrimRight(id, " \t\r\n")), 10, 64)
 		return err == nil
 	}
+}
+
+// plainString says whether lit is a JSON string literal without escapes
+// or control characters, in valid UTF-8: one encoding/json reads as its
+// bytes between the quotes.
+func plainString(lit []byte) bool {
+	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
+		return false
+	}
+	for _, c := range lit[1 : len(lit)-1] {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.Valid(lit)
+}
+
+// stringMember reads a member's value, valid JSON, as json.Unmarshal
+// into a *string does: nil for null, else the string, or an error for a
+// value of another type. Messages are decoded without reflection.
+func stringMember(v []byte) (*string, error) {
+	if string(v) == "null" {
+		return nil, nil
+	}
+	if len(v) == 0 || v[0] != '"' {
+		return nil, errors.New("a string member holds another type")
+	}
+	s, err := unquote(v)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
 }
 
 // Encode writes m as JSON. Params and Result go out byte for byte as they

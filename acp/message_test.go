@@ -108,3 +108,63 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeWithoutReflection: validID and stringMember, which read a
+// message's id, jsonrpc and method without encoding/json's reflection,
+// say what json.Unmarshal says of the same bytes, a value as it lies in
+// a message (no space before it).
+func FuzzDecodeWithoutReflection(f *testing.F) {
+	for _, s := range []string{`"2.0"`, `"session/prompt"`, `1`, `-0`, `1e3`, `1.5`, `9223372036854775808`, `"a\u00e9"`, `"\u0000"`, `null`, `true`, `{}`, `"x`, ` 7 `, "\"\xff\"", "\"a\tb\""} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if len(b) > 0 && !bytes.ContainsRune([]byte(" \t\r\n"), rune(b[0])) {
+			var want bool
+			if b[0] == '"' {
+				var s string
+				want = json.Unmarshal(b, &s) == nil
+			} else {
+				var n json.Number
+				if json.Unmarshal(b, &n) == nil {
+					_, err := n.Int64()
+					want = err == nil
+				}
+			}
+			if validID(b) != want {
+				t.Errorf("validID(%q) = %v, encoding/json says %v", b, !want, want)
+			}
+		}
+		if !json.Valid(b) {
+			return // stringMember reads members of a valid message
+		}
+		v := bytes.TrimSpace(b)
+		var want *string
+		werr := json.Unmarshal(v, &want)
+		got, err := stringMember(v)
+		if (err != nil) != (werr != nil) || err == nil && ((got == nil) != (want == nil) || got != nil && *got != *want) {
+			t.Errorf("stringMember(%q) = %v, %v; encoding/json: %v, %v", v, got, err, want, werr)
+		}
+	})
+}
+
+// BenchmarkDecodeMessage decodes the messages of one turn's connection
+// as its two sides read them: requests with a method and an id, a
+// notification, responses.
+func BenchmarkDecodeMessage(b *testing.B) {
+	msgs := [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientCapabilities":{},"clientInfo":{"name":"link","version":"1"},"protocolVersion":1}}`),
+		[]byte(`{"jsonrpc":"2.0","id":2,"method":"session/resume","params":{"sessionId":"link:at-once-0","cwd":"/","mcpServers":[]}}`),
+		[]byte(`{"jsonrpc":"2.0","id":3,"method":"session/prompt","params":{"sessionId":"link:at-once-0","prompt":[{"type":"text","text":"hello"}]}}`),
+		[]byte(`{"jsonrpc":"2.0","id":2,"result":{}}`),
+		[]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"link:at-once-0","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ok"}}}}`),
+		[]byte(`{"jsonrpc":"2.0","id":3,"result":{"stopReason":"end_turn"}}`),
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, m := range msgs {
+			if _, err := DecodeMessage(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
