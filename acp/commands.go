@@ -1,6 +1,9 @@
 package acp
 
-import "context"
+import (
+	"context"
+	"encoding/json"
+)
 
 // UpdateAvailableCommands is the session/update that lists the commands a
 // session takes (ACP's available_commands_update).
@@ -35,20 +38,36 @@ type commandsUpdate struct {
 	AvailableCommands []Command `json:"availableCommands"`
 }
 
-// advertise sends thread's session the agent's commands, when it is a
-// Commander; a write that fails is the connection's end, which its read
-// loop meets.
-func (s *server) advertise(ctx context.Context, thread string) {
+// commandsMessage is the available_commands_update that lists thread's
+// session the agent's commands, nil when it is no Commander.
+func (s *server) commandsMessage(thread string) (*Message, error) {
 	c, ok := s.a.(Commander)
 	if !ok {
-		return
+		return nil, nil
 	}
 	cmds := c.Commands(s.agent)
 	if cmds == nil {
 		cmds = []Command{}
 	}
-	s.conn.Notify(ctx, MethodSessionUpdate, struct {
+	params, err := json.Marshal(struct {
 		SessionID string         `json:"sessionId"`
 		Update    commandsUpdate `json:"update"`
 	}{thread, commandsUpdate{SessionUpdate: UpdateAvailableCommands, AvailableCommands: cmds}})
+	if err != nil {
+		return nil, err
+	}
+	return &Message{Method: MethodSessionUpdate, Params: params}, nil
+}
+
+// opened answers r, a request that opened thread's session, with result,
+// and lists the session the agent's commands right after, in the same
+// write (a Batcher's); a write that fails is the connection's end, which
+// its read loop meets.
+func (s *server) opened(ctx context.Context, r *Request, result any, thread string) {
+	cmds, err := s.commandsMessage(thread)
+	if err != nil || cmds == nil {
+		r.Reply(ctx, result)
+		return
+	}
+	r.replyThen(ctx, result, cmds)
 }

@@ -77,18 +77,40 @@ func (r *Request) IsNotification() bool { return r.ID == nil }
 // anything else marshalled. Replying to a notification, or twice, does
 // nothing.
 func (r *Request) Reply(ctx context.Context, result any) error {
+	m := r.answer(result)
+	if m == nil {
+		return nil
+	}
+	return r.conn.send(ctx, m)
+}
+
+// replyThen answers r with result as Reply does, then sends then, all
+// in one write when the framer can (a Batcher's): a response and the
+// notifications that follow it at once.
+func (r *Request) replyThen(ctx context.Context, result any, then ...*Message) error {
+	m := r.answer(result)
+	if m == nil {
+		return nil
+	}
+	return r.conn.send(ctx, append([]*Message{m}, then...)...)
+}
+
+// answer is r's response with result, nil when r takes none (a
+// notification, or one answered already); what Charge kept is given
+// back.
+func (r *Request) answer(result any) *Message {
 	r.Release()
 	if r.ID == nil || r.replied.Swap(true) {
 		return nil
 	}
 	raw, err := rawOf(result)
 	if err != nil {
-		return r.conn.send(ctx, &Message{ID: r.ID, Error: r.conn.told(ErrorOf(fmt.Errorf("encode result of %s: %w", r.Method, err)))})
+		return &Message{ID: r.ID, Error: r.conn.told(ErrorOf(fmt.Errorf("encode result of %s: %w", r.Method, err)))}
 	}
 	if raw == nil {
 		raw = json.RawMessage("null")
 	}
-	return r.conn.send(ctx, &Message{ID: r.ID, Result: raw})
+	return &Message{ID: r.ID, Result: raw}
 }
 
 // Fail answers r with err, as ErrorOf maps it.
@@ -378,13 +400,22 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	return nil
 }
 
-// send writes m. ctx bounds only the wait for the write's turn: the write
-// itself runs under the connection's own life, since a cancelled write
-// context would end the whole WebSocket.
-func (c *Conn) send(ctx context.Context, m *Message) error {
-	b, err := m.Encode()
-	if err != nil {
-		return err
+// send writes ms, in order, in one write when the framer is a Batcher.
+// ctx bounds only the wait for the write's turn: the write itself runs
+// under the connection's own life, since a cancelled write context would
+// end the whole WebSocket.
+func (c *Conn) send(ctx context.Context, ms ...*Message) error {
+	var one [1][]byte // a message alone: no slice of its own
+	bs := one[:0]
+	if len(ms) > 1 {
+		bs = make([][]byte, 0, len(ms))
+	}
+	for _, m := range ms {
+		b, err := m.Encode()
+		if err != nil {
+			return err
+		}
+		bs = append(bs, b)
 	}
 	if c.life.Err() != nil {
 		return ErrClosed
@@ -400,11 +431,28 @@ func (c *Conn) send(ctx context.Context, m *Message) error {
 	if c.life.Err() != nil {
 		return ErrClosed
 	}
-	if err := c.f.WriteMessage(c.life, b); err != nil {
+	if err := c.write(bs); err != nil {
 		if c.life.Err() != nil {
 			return ErrClosed
 		}
 		return err
+	}
+	return nil
+}
+
+// write writes bs, each a message, in one write when the framer is a
+// Batcher.
+func (c *Conn) write(bs [][]byte) error {
+	if len(bs) == 1 {
+		return c.f.WriteMessage(c.life, bs[0])
+	}
+	if b, ok := c.f.(Batcher); ok {
+		return b.WriteMessages(c.life, append([][]byte(nil), bs...))
+	}
+	for _, b := range bs {
+		if err := c.f.WriteMessage(c.life, b); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -21,6 +21,15 @@ type Framer interface {
 	Close() error
 }
 
+// Batcher is a Framer that can send several messages in one write to
+// its connection: a response and the notifications that follow it at
+// once cost one system call, and wake the peer once.
+type Batcher interface {
+	Framer
+	// WriteMessages sends msgs in order, each a message of its own.
+	WriteMessages(ctx context.Context, msgs [][]byte) error
+}
+
 // MaxMessage is the default bound of one message read: prompts carry
 // images, voice notes and documents in base64.
 const MaxMessage = 32 << 20

@@ -91,9 +91,7 @@ func (s *server) handle(ctx context.Context, r *Request) {
 		}
 		// Nothing of the thread's history is replayed: a bridge sends the
 		// message alone, and the harness holds the rest.
-		if r.Reply(ctx, json.RawMessage("{}")) == nil {
-			s.advertise(ctx, thread)
-		}
+		s.opened(ctx, r, json.RawMessage("{}"), thread)
 	case MethodSessionNew:
 		if err := s.needInit(); err != nil {
 			r.Fail(ctx, err)
@@ -102,9 +100,7 @@ func (s *server) handle(ctx context.Context, r *Request) {
 		s.mu.Lock()
 		s.sessions[contract.DefaultThread] = true
 		s.mu.Unlock()
-		if r.Reply(ctx, NewSessionResult{SessionID: contract.DefaultThread}) == nil {
-			s.advertise(ctx, contract.DefaultThread)
-		}
+		s.opened(ctx, r, NewSessionResult{SessionID: contract.DefaultThread}, contract.DefaultThread)
 	case MethodSessionPrompt:
 		s.prompt(ctx, r)
 	case MethodSessionCancel:

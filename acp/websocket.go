@@ -27,7 +27,24 @@ type WebSocket struct {
 	mu      sync.Mutex
 	watched context.Context
 	unwatch func() bool
+
+	holder Holder // nil: WriteMessages writes each message on its own
 }
+
+var _ Batcher = (*WebSocket)(nil)
+
+// Holder holds a connection's writes until Send sends them, together, in
+// one write: the connection under a WebSocket, so that several of its
+// frames go in one system call.
+type Holder interface {
+	Hold()
+	Send() error
+}
+
+// SetHolder has WriteMessages send its messages' frames in one write
+// through h, the connection the WebSocket writes to. Call it before the
+// WebSocket is used.
+func (w *WebSocket) SetHolder(h Holder) { w.holder = h }
 
 // NewWebSocket frames c, reading messages of up to limit bytes
 // (MaxMessage when limit <= 0).
@@ -254,6 +271,33 @@ func chargeOf(charge func(int64) error, n int) error {
 // as the connection.
 func (w *WebSocket) WriteMessage(ctx context.Context, msg []byte) error {
 	if err := w.c.Write(w.watch(ctx), websocket.MessageText, msg); err != nil {
+		return fmt.Errorf("write websocket message: %w", err)
+	}
+	return nil
+}
+
+// WriteMessages sends msgs as text frames, one each, in order: in one
+// write to the connection when it has a Holder. A write that fails
+// closes the connection, as coder/websocket does.
+func (w *WebSocket) WriteMessages(ctx context.Context, msgs [][]byte) error {
+	if w.holder == nil {
+		for _, m := range msgs {
+			if err := w.WriteMessage(ctx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	wctx := w.watch(ctx)
+	w.holder.Hold()
+	for _, m := range msgs {
+		if err := w.c.Write(wctx, websocket.MessageText, m); err != nil {
+			w.holder.Send()
+			return fmt.Errorf("write websocket message: %w", err)
+		}
+	}
+	if err := w.holder.Send(); err != nil {
+		w.c.CloseNow()
 		return fmt.Errorf("write websocket message: %w", err)
 	}
 	return nil

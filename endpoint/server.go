@@ -207,11 +207,15 @@ func (s *Server) upgrade(w http.ResponseWriter, r *http.Request) {
 	// the hijack Accept makes clears the connection's deadlines: the
 	// upgraded connection is bounded by its pings instead
 	// (TestUpgradedOutlivesReadTimeout).
-	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
+	hw := &holdingWriter{ResponseWriter: w}
+	c, err := websocket.Accept(hw, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
 	if err != nil {
 		return // Accept answered the request
 	}
 	f := acp.NewWebSocket(c, s.cfg.ReadLimit)
+	if hw.conn != nil {
+		f.SetHolder(hw.conn) // a response and what follows it at once in one write
+	}
 	ctx := r.Context()
 	defer s.ping(ctx, c)()
 	s.cfg.Handler.ServeACP(ctx, Request{Agent: a.Name, AgentID: a.ID, Tools: tools, RemoteAddr: r.RemoteAddr, Budget: s.budgets[routed{a.Name, a.ID}]}, f)

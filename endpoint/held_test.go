@@ -1,0 +1,116 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"sync"
+	"testing"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+)
+
+// writesListener wraps each connection it accepts in a writesConn.
+type writesListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*writesConn
+}
+
+func (l *writesListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	wc := &writesConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, wc)
+	l.mu.Unlock()
+	return wc, nil
+}
+
+// writesConn records each write made to it, as one system call makes it.
+type writesConn struct {
+	net.Conn
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (c *writesConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, bytes.Clone(p))
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// commander is the tests' agent with commands of its own.
+type commander struct{ echo }
+
+func (*commander) Commands(agent string) []acp.Command {
+	return []acp.Command{{Name: "model:set", Description: "run on a model"}}
+}
+
+// TestResumeAndCommandsOneWrite: session/resume's answer and the
+// available_commands_update that follows it at once go to the client in
+// one write, not two.
+func TestResumeAndCommandsOneWrite(t *testing.T) {
+	s, err := New(Config{Agents: testAgents, Handler: AgentHandler{Agent: &commander{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &writesListener{Listener: tcp}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, ln) }()
+
+	tctx := testCtx(t)
+	conn, err := Dial(tctx, DialOptions{URL: "http://" + tcp.Addr().String() + contract.ACPPath, Key: []byte("key-main")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := make(chan struct{}, 1)
+	c := acp.NewClient(tctx, conn, func(method string, params json.RawMessage) {
+		if bytes.Contains(params, []byte(acp.UpdateAvailableCommands)) {
+			listed <- struct{}{}
+		}
+	})
+	if _, err := c.Initialize(tctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resume(tctx, "link:one-write"); err != nil {
+		t.Fatal(err)
+	}
+	<-listed
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	if len(ln.conns) != 1 {
+		t.Fatalf("%d connections accepted, want 1", len(ln.conns))
+	}
+	var resumed, both int
+	for _, w := range ln.conns[0].writes {
+		answer := bytes.Contains(w, []byte(`"id":2,"result":{}`))
+		listing := bytes.Contains(w, []byte(acp.UpdateAvailableCommands))
+		if answer {
+			resumed++
+		}
+		if answer && listing {
+			both++
+		}
+	}
+	if resumed != 1 || both != 1 {
+		t.Errorf("session/resume's answer went in %d writes, %d of them with the commands' list, want 1 with it", resumed, both)
+	}
+}
