@@ -259,6 +259,9 @@ func TestPromptBytesBounded(t *testing.T) {
 	const size = 3 << 20
 	h := &held{started: make(chan struct{}, 4), release: make(chan struct{})}
 	ts := start(t, Config{MaxPromptBytes: 2*size + size/2, Handler: AgentHandler{Agent: h}})
+	var release sync.Once
+	free := func() { release.Do(func() { close(h.release) }) }
+	t.Cleanup(free) // a test that fails early ends its held turns, not hangs on them
 	ctx := testCtx(t)
 	big := []acp.Block{{Type: "text", Text: strings.Repeat("a", size)}}
 	send := func(thread string) (*acp.Client, chan error) {
@@ -294,7 +297,7 @@ func TestPromptBytesBounded(t *testing.T) {
 	if got := len(h.got()); got != 2 {
 		t.Fatalf("the agent had %d prompts, want 2: the refused one never reaches it", got)
 	}
-	close(h.release)
+	free()
 	for _, done := range []chan error{first, second} {
 		if err := <-done; err != nil {
 			t.Fatal(err)
