@@ -163,6 +163,15 @@ func (f *File) SyscallConn() (syscall.RawConn, error) {
 	return (*fileConn)(f), nil
 }
 
+// descriptor is h's descriptor when h is an open File, handed over as it
+// is: no RawConn, and no closure made for it.
+func descriptor(h Handle) (uintptr, bool) {
+	if f, ok := h.(*File); ok && f.fd >= 0 {
+		return uintptr(f.fd), true
+	}
+	return 0, false
+}
+
 // fileConn is a File as a syscall.RawConn: a regular file is always ready,
 // so a read or write is tried until it says it is done.
 type fileConn File

@@ -40,6 +40,9 @@ func Lock(ctx context.Context, f Handle, exclusive bool) error {
 
 // lock takes f's lock (lockFile) on its descriptor.
 func lock(f Handle, exclusive, wait bool) (got bool, err error) {
+	if fd, ok := descriptor(f); ok {
+		return lockFile(fd, exclusive, wait)
+	}
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false, err
