@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,30 +30,72 @@ var errNoDiag = errors.New("no answer from the socket diagnostics")
 // listenerUID is the uid of the socket listening where addr, a loopback
 // address, is reached, as the kernel's socket diagnostics say; an error
 // where they don't answer (or find no such socket), so the caller reads
-// the tables instead.
+// the tables instead. The diagnostics' socket is kept open between dials
+// (diag), one lookup at a time: a dial costs the lookup's two calls, not
+// a socket's opening and closing too.
 func listenerUID(addr *net.TCPAddr) (int, error) {
-	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
-	if err != nil {
-		return 0, err
-	}
-	defer unix.Close(fd)
 	req, err := diagRequest(addr)
 	if err != nil {
 		return 0, err
 	}
-	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+	diag.mu.Lock()
+	defer diag.mu.Unlock()
+	uid, err := diag.ask(req)
+	if err != nil && !errors.Is(err, errNoDiag) {
+		diag.close() // the next lookup opens a new one
+	}
+	return uid, err
+}
+
+// diag is the process's socket diagnostics socket, opened at its first
+// lookup and again after one that failed.
+var diag diagSocket
+
+// diagSocket is a socket diagnostics (NETLINK_SOCK_DIAG) socket, asked
+// one lookup at a time under mu.
+type diagSocket struct {
+	mu   sync.Mutex
+	fd   int
+	open bool
+	seq  uint32
+}
+
+// ask sends req, numbered anew, and reads its answer, passing over any
+// answer of an earlier lookup's number.
+func (d *diagSocket) ask(req []byte) (int, error) {
+	if !d.open {
+		fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+		if err != nil {
+			return 0, err
+		}
+		d.fd, d.open = fd, true
+	}
+	d.seq++
+	binary.NativeEndian.PutUint32(req[8:], d.seq)
+	if err := unix.Sendto(d.fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
 		return 0, err
 	}
 	var buf [512]byte
 	for {
-		n, _, err := unix.Recvfrom(fd, buf[:], 0)
+		n, _, err := unix.Recvfrom(d.fd, buf[:], 0)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return 0, err
 		}
+		if n >= nlHeaderLen && binary.NativeEndian.Uint32(buf[8:]) != d.seq {
+			continue // an earlier lookup's answer
+		}
 		return diagAnswer(buf[:n])
+	}
+}
+
+// close closes the socket; the next lookup opens another.
+func (d *diagSocket) close() {
+	if d.open {
+		unix.Close(d.fd)
+		d.open = false
 	}
 }
 
@@ -71,7 +114,7 @@ func diagRequest(addr *net.TCPAddr) ([]byte, error) {
 	ne.PutUint32(b[0:], uint32(len(b)))
 	ne.PutUint16(b[4:], unix.SOCK_DIAG_BY_FAMILY)
 	ne.PutUint16(b[6:], unix.NLM_F_REQUEST)
-	ne.PutUint32(b[8:], 1) // sequence
+	ne.PutUint32(b[8:], 1) // sequence, numbered anew by diagSocket.ask
 	r := b[nlHeaderLen:]
 	r[0], r[1] = family, unix.IPPROTO_TCP
 	ne.PutUint32(r[4:], 1<<tcpListen)

@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net"
 	"os"
 	"testing"
@@ -75,5 +76,51 @@ func TestDiagAnswerShort(t *testing.T) {
 		if uid, err := diagAnswer(b); err == nil {
 			t.Errorf("%s: uid %d, no error", name, uid)
 		}
+	}
+}
+
+// TestListenerUIDShared: lookups at once over the one diagnostics
+// socket each get their own answer, this user's listener's uid or no
+// socket where none listens, and a socket closed after a failure is
+// opened again.
+func TestListenerUIDShared(t *testing.T) {
+	own, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer own.Close()
+	gone, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	none := gone.Addr().(*net.TCPAddr)
+	gone.Close()
+	errs := make(chan error, 8)
+	for g := range 8 {
+		go func() {
+			for i := range 50 {
+				if (g+i)%2 == 0 {
+					if uid, err := listenerUID(own.Addr().(*net.TCPAddr)); err != nil || uid != os.Getuid() {
+						errs <- fmt.Errorf("this user's listener: uid %d, %v", uid, err)
+						return
+					}
+				} else if uid, err := listenerUID(none); err == nil {
+					errs <- fmt.Errorf("no listener at %s: uid %d, no error", none, uid)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	diag.mu.Lock()
+	diag.close()
+	diag.mu.Unlock()
+	if uid, err := listenerUID(own.Addr().(*net.TCPAddr)); err != nil || uid != os.Getuid() {
+		t.Fatalf("after the socket was closed: uid %d, %v", uid, err)
 	}
 }
