@@ -262,7 +262,10 @@ func TestPromptBytesBounded(t *testing.T) {
 	var release sync.Once
 	free := func() { release.Do(func() { close(h.release) }) }
 	t.Cleanup(free) // a test that fails early ends its held turns, not hangs on them
-	ctx := testCtx(t)
+	// Three prompts of 3 MiB take seconds under -race on a loaded
+	// machine: a minute, not testCtx's ten seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	big := []acp.Block{{Type: "text", Text: strings.Repeat("a", size)}}
 	send := func(thread string) (*acp.Client, chan error) {
 		c, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main")})
