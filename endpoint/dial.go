@@ -238,14 +238,17 @@ func prove(ctx context.Context, conn net.Conn, br *bufio.Reader, host string, o 
 	if err != nil {
 		return &DialError{Step: StepProof, Err: ctxErr(ctx, err)}
 	}
-	body := readBody(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		e := &DialError{Step: StepProof, Status: resp.StatusCode, Body: body, Err: statusErr(resp.StatusCode)}
+		e := &DialError{Step: StepProof, Status: resp.StatusCode, Body: readBody(resp.Body), Err: statusErr(resp.StatusCode)}
 		if e.Err == nil {
 			e.Err = errors.New("the endpoint refused the proof")
 		}
 		return e
 	}
+	// The proof's answer has no body: read past one up to readBody's
+	// bound, kept nowhere (io.Discard's pooled buffer).
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 512))
+	resp.Body.Close()
 	if !contract.VerifyProof(o.Key, challenge, resp.Header.Get(contract.HeaderProof)) {
 		return &DialError{Step: StepProof, Status: resp.StatusCode, Err: ErrBadProof}
 	}
