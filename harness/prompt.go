@@ -46,9 +46,13 @@ func buildRequest(events []store.Event, apiModel string, system []model.Section,
 // may have come between); a call without a result is answered as
 // unanswered. With no tools offered, calls and their answers go as text.
 func messages(events []store.Event, withTools bool) []model.Message {
-	results := map[string]store.Event{}
-	for _, e := range events {
+	var results map[string]*store.Event // made at the first result
+	for i := range events {
+		e := &events[i]
 		if e.Kind == store.KindToolResult {
+			if results == nil {
+				results = map[string]*store.Event{}
+			}
 			if _, ok := results[e.CallID]; !ok {
 				results[e.CallID] = e
 			}
@@ -57,15 +61,20 @@ func messages(events []store.Event, withTools bool) []model.Message {
 	// A message that joined the turn while the model answered (written
 	// after what the answer saw, before the answer) is read after that
 	// answer and its calls' results, where the model first met it.
-	after := map[int64][]store.Event{}
-	held := map[int64]bool{}
-	for i, e := range events {
+	var after map[int64][]*store.Event // made at the first such message
+	var held map[int64]bool
+	for i := range events {
+		e := &events[i]
 		if e.Kind != store.KindMessage {
 			continue
 		}
-		for _, a := range events[i+1:] {
+		for j := i + 1; j < len(events); j++ {
+			a := &events[j]
 			if a.Kind == store.KindAnswer {
 				if a.Seen > 0 && a.Seen < e.Seq {
+					if after == nil {
+						after, held = map[int64][]*store.Event{}, map[int64]bool{}
+					}
 					after[a.Seq] = append(after[a.Seq], e)
 					held[e.Seq] = true
 				}
@@ -73,7 +82,7 @@ func messages(events []store.Event, withTools bool) []model.Message {
 			}
 		}
 	}
-	var out []model.Message
+	out := make([]model.Message, 0, len(events))
 	add := func(role model.Role, parts ...model.Part) {
 		if len(parts) == 0 {
 			return
@@ -84,14 +93,15 @@ func messages(events []store.Event, withTools bool) []model.Message {
 		}
 		out = append(out, model.Message{Role: role, Parts: parts})
 	}
-	for _, e := range events {
+	for i := range events {
+		e := &events[i]
 		switch e.Kind {
 		case store.KindMessage:
 			if !held[e.Seq] {
 				add(model.RoleUser, messageParts(e)...)
 			}
 		case store.KindAnswer:
-			var parts []model.Part
+			parts := make([]model.Part, 0, len(e.Thinking)+1+len(e.Calls))
 			for _, t := range e.Thinking {
 				parts = append(parts, model.ThinkingPart(model.Thinking{Text: t.Text, Signature: t.Signature, Redacted: t.Redacted}))
 			}
@@ -100,10 +110,9 @@ func messages(events []store.Event, withTools bool) []model.Message {
 			}
 			var answers []model.Part
 			for _, c := range e.Calls {
-				r, ok := results[c.ID]
-				text, isErr := r.Text, r.IsError
-				if !ok {
-					text, isErr = unanswered, true
+				text, isErr := unanswered, true
+				if r := results[c.ID]; r != nil {
+					text, isErr = r.Text, r.IsError
 				}
 				if withTools {
 					parts = append(parts, model.ToolUse(c.ID, c.Name, c.Input))
@@ -132,12 +141,12 @@ func messages(events []store.Event, withTools bool) []model.Message {
 // (when it isn't the owner's, after a line saying who wrote it, quoted:
 // Quoted), each a text part of its own, so the text stays the message's
 // last text part (the offline model repeats it), then its attachments.
-func messageParts(e store.Event) []model.Part {
+func messageParts(e *store.Event) []model.Part {
 	text := e.Text
 	if e.From != "" {
 		text = Quoted(e.From, e.FromName, e.Hops, text)
 	}
-	var parts []model.Part
+	parts := make([]model.Part, 0, 2+len(e.Parts))
 	if e.Header != "" {
 		parts = append(parts, model.Text(e.Header))
 	}
