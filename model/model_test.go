@@ -184,6 +184,16 @@ func TestSubstitute(t *testing.T) {
 	if p := out[2].Parts[1]; p.Kind != KindDocument {
 		t.Errorf("a text document was replaced: %+v", p)
 	}
+	takesAll := func(Modality) bool { return true }
+	if allocs := testing.AllocsPerRun(100, func() { out = Substitute(in, takesAll) }); allocs != 0 {
+		t.Errorf("Substitute of parts all taken made %v allocations, want 0 (msgs itself)", allocs)
+	}
+	if len(out) != len(in) || &out[0] != &in[0] || cap(out) != len(in) {
+		t.Errorf("Substitute of parts all taken: len %d cap %d, want msgs itself, capacity its length %d", len(out), cap(out), len(in))
+	}
+	if out := Substitute(nil, takesAll); out == nil || len(out) != 0 {
+		t.Errorf("Substitute(nil) = %#v, want empty, not nil", out)
+	}
 	if got := Unsent(Image("image/jpeg", strings.Repeat("A", 1398104))); !strings.Contains(got, "An image (image/jpeg, 1.0 MB)") {
 		t.Errorf("Unsent(1 MB image) = %q", got)
 	}

@@ -68,16 +68,25 @@ func PartModality(p Part) (m Modality, ok bool) {
 
 // Substitute returns msgs with each part the model doesn't take (takes
 // says false for its modality) replaced by a text part saying what was
-// sent (Unsent). A document given as its text is kept. msgs is unchanged.
+// sent (Unsent). A document given as its text is kept. msgs is unchanged:
+// when a part is replaced, the messages and that message's parts are
+// copied first; when none is, msgs itself is returned, nothing copied
+// (its capacity cut to its length, so an append to it copies as to a copy).
 func Substitute(msgs []Message, takes func(Modality) bool) []Message {
-	out := make([]Message, len(msgs))
+	if len(msgs) == 0 {
+		return []Message{} // as before: empty, not nil
+	}
+	out := msgs[:len(msgs):len(msgs)]
+	fresh := false
 	for i, msg := range msgs {
-		out[i] = Message{Role: msg.Role, Parts: msg.Parts}
 		copied := false
 		for j, p := range msg.Parts {
 			m, ok := PartModality(p)
 			if !ok || takes(m) {
 				continue
+			}
+			if !fresh {
+				out, fresh = append([]Message(nil), msgs...), true
 			}
 			if !copied {
 				out[i].Parts = append([]Part(nil), msg.Parts...)
