@@ -2,11 +2,11 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"sync"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/internal/jsonx"
 )
 
 // cutNote ends an answer cut at the bridge's limit, saying why.
@@ -145,10 +145,10 @@ func (a *answer) Text() string {
 	return a.text.String()
 }
 
-// wireLen is how many bytes s takes as a JSON string.
+// wireLen is how many bytes s takes as a JSON string, counted without
+// encoding it (jsonx.StringLen: what json.Marshal writes, fuzzed).
 func wireLen(s string) int {
-	b, _ := json.Marshal(s)
-	return len(b)
+	return jsonx.StringLen(s)
 }
 
 // fitWire is the longest prefix of s, at a rune boundary, whose JSON
