@@ -85,8 +85,30 @@ func (m *Misses) look() *Look { return &Look{m: m} }
 type Look struct {
 	m *Misses
 
-	mu     sync.Mutex
-	folder map[string]looked // a folder's path, as first looked at in the pass
+	mu sync.Mutex
+	// The folders first looked at in the pass, by path: the first few
+	// in few (a pass looks at a few, and so makes no map), the rest in
+	// folder.
+	few    [4]lookedAt
+	nFew   int
+	folder map[string]looked
+}
+
+// lookedAt is a look at the folder dir.
+type lookedAt struct {
+	dir string
+	looked
+}
+
+// seen is the pass's look at dir, if any. l.mu is held.
+func (l *Look) seen(dir string) (looked, bool) {
+	for _, a := range l.few[:l.nFew] {
+		if a.dir == dir {
+			return a.looked, true
+		}
+	}
+	got, ok := l.folder[dir]
+	return got, ok
 }
 
 // looked is one look at a folder: its stamp, or the error, and when.
@@ -133,7 +155,7 @@ func notExist(name string) error {
 // look was made before this call (by an earlier read of the pass).
 func (l *Look) look(dir string) (_ looked, before bool) {
 	l.mu.Lock()
-	got, ok := l.folder[dir]
+	got, ok := l.seen(dir)
 	l.mu.Unlock()
 	if ok {
 		return got, true
@@ -142,6 +164,17 @@ func (l *Look) look(dir string) (_ looked, before bool) {
 	got = looked{s: s, err: err, at: l.m.now()}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for i := range l.few[:l.nFew] {
+		if l.few[i].dir == dir { // looked at meanwhile: the latest kept, as in folder
+			l.few[i].looked = got
+			return got, false
+		}
+	}
+	if l.nFew < len(l.few) {
+		l.few[l.nFew] = lookedAt{dir, got}
+		l.nFew++
+		return got, false
+	}
 	if l.folder == nil {
 		l.folder = map[string]looked{}
 	}
