@@ -165,23 +165,11 @@ func (r *reader) follows(e store.Event) bool {
 	case n > 0 && r.events[n-1].Seq+1 != e.Seq:
 		return false
 	}
-	r.events = append(r.events, asStored(e))
+	r.events = append(r.events, store.InUTC(e))
 	if r.readTo == n {
 		r.readTo++
 	}
 	return true
-}
-
-// asStored is e, just appended, as a read gives it back: its times in
-// UTC (store/storetest compares a driver's events read back so).
-func asStored(e store.Event) store.Event {
-	e.Time = e.Time.UTC()
-	if e.Window != nil {
-		w := *e.Window
-		w.StartTime = w.StartTime.UTC()
-		e.Window = &w
-	}
-	return e
 }
 
 // noteJoined notes whether a message of lnk agent chat send (a link:

@@ -123,3 +123,15 @@ type Checkpoint struct {
 // FinalAnswer says whether e is an answer that ends a turn: one that makes
 // no call.
 func FinalAnswer(e Event) bool { return e.Kind == KindAnswer && len(e.Calls) == 0 }
+
+// InUTC is e with its times in UTC, as a driver writes them and a read
+// gives them back.
+func InUTC(e Event) Event {
+	e.Time = e.Time.UTC()
+	if e.Window != nil {
+		w := *e.Window
+		w.StartTime = w.StartTime.UTC()
+		e.Window = &w
+	}
+	return e
+}

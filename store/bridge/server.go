@@ -196,25 +196,15 @@ func (s *Server) append(ctx context.Context, thread string, e store.Event) error
 // sameLine says whether two events have the same line, their times
 // compared in UTC, as a driver may keep them.
 func sameLine(a, b store.Event) (bool, error) {
-	la, err := store.MarshalLine(utc(a))
+	la, err := store.MarshalLine(store.InUTC(a))
 	if err != nil {
 		return false, err
 	}
-	lb, err := store.MarshalLine(utc(b))
+	lb, err := store.MarshalLine(store.InUTC(b))
 	if err != nil {
 		return false, err
 	}
 	return string(la) == string(lb), nil
-}
-
-func utc(e store.Event) store.Event {
-	e.Time = e.Time.UTC()
-	if e.Window != nil {
-		w := *e.Window
-		w.StartTime = w.StartTime.UTC()
-		e.Window = &w
-	}
-	return e
 }
 
 // fail writes err's code, status and words, the code as the client of r

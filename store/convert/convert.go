@@ -391,11 +391,11 @@ func sameEvents(want, got []store.Event) error {
 		return fmt.Errorf("read back %d events of %d written", len(got), len(want))
 	}
 	for i := range want {
-		a, err := store.MarshalLine(inUTC(want[i]))
+		a, err := store.MarshalLine(store.InUTC(want[i]))
 		if err != nil {
 			return err
 		}
-		b, err := store.MarshalLine(inUTC(got[i]))
+		b, err := store.MarshalLine(store.InUTC(got[i]))
 		if err != nil {
 			return err
 		}
@@ -404,17 +404,6 @@ func sameEvents(want, got []store.Event) error {
 		}
 	}
 	return nil
-}
-
-// inUTC is e with its times in UTC.
-func inUTC(e store.Event) store.Event {
-	e.Time = e.Time.UTC()
-	if e.Window != nil {
-		w := *e.Window
-		w.StartTime = w.StartTime.UTC()
-		e.Window = &w
-	}
-	return e
 }
 
 // inFolder says whether kind keeps its events in the conversation's

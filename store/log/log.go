@@ -107,13 +107,7 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 	if e.Seq < 1 {
 		return fmt.Errorf("%w: numbers start at 1", store.ErrSeqTaken)
 	}
-	e.Time = e.Time.UTC()
-	if e.Window != nil {
-		w := *e.Window
-		w.StartTime = w.StartTime.UTC()
-		e.Window = &w
-	}
-	size, line, err := store.LineBody(e)
+	size, line, err := store.LineBody(store.InUTC(e))
 	if err != nil {
 		return err
 	}

@@ -74,21 +74,10 @@ func Events(n int, tag string) []store.Event {
 	return es
 }
 
-// normal gives e with its times in UTC, for comparing events read back.
-func normal(e store.Event) store.Event {
-	e.Time = e.Time.UTC()
-	if e.Window != nil {
-		w := *e.Window
-		w.StartTime = w.StartTime.UTC()
-		e.Window = &w
-	}
-	return e
-}
-
 // Equal says whether two events are the same, their times compared as
 // instants.
 func Equal(a, b store.Event) bool {
-	return reflect.DeepEqual(normal(a), normal(b))
+	return reflect.DeepEqual(store.InUTC(a), store.InUTC(b))
 }
 
 // Same fails t unless got holds the events want, in order.
@@ -99,7 +88,7 @@ func Same(t testing.TB, what string, got, want []store.Event) {
 	}
 	for i := range want {
 		if !Equal(got[i], want[i]) {
-			t.Fatalf("%s: event %d is\n%+v\nwant\n%+v", what, i, normal(got[i]), normal(want[i]))
+			t.Fatalf("%s: event %d is\n%+v\nwant\n%+v", what, i, store.InUTC(got[i]), store.InUTC(want[i]))
 		}
 	}
 }

@@ -142,11 +142,11 @@ func sameLines(t testing.TB, what string, got, want []store.Event) {
 		t.Fatalf("%s: %d events (%s), want %d (%s)", what, len(got), seqs(got), len(want), seqs(want))
 	}
 	for i := range want {
-		a, err := store.MarshalLine(normal(got[i]))
+		a, err := store.MarshalLine(store.InUTC(got[i]))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := store.MarshalLine(normal(want[i]))
+		b, err := store.MarshalLine(store.InUTC(want[i]))
 		if err != nil {
 			t.Fatal(err)
 		}
