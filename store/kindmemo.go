@@ -15,7 +15,7 @@ import (
 // are as they were before it was listed: any file made, removed or
 // renamed in the folder (a marker, compact's files, a convert's move)
 // changes its times, another folder in its place has another identity,
-// and a folder changed in the last kindSettle (kindSettleFine where its
+// and a folder changed in the last FolderSettle (FolderSettleFine where its
 // times are kept finer than a second) is listed again (a file system
 // keeps times to a clock's tick). A sign that must hold an event
 // (the log's events.jsonl) is looked at each time, as the listing does:
@@ -34,13 +34,15 @@ type kindSeen struct {
 	sized []string
 }
 
-// kindSettle is how long after its last change a folder's times are
-// trusted to change with its next one; kindSettleFine where the folder's
-// times show the file system keeps them finer than a second (to the
-// kernel's clock tick, at most 10 ms): ten ticks of the coarsest.
+// FolderSettle is how long after its last change a folder's times are
+// trusted to change with its next one (a file system keeps them to a
+// clock's tick); FolderSettleFine where the folder's times show the file
+// system keeps them finer than a second (to the kernel's clock tick, at
+// most 10 ms): ten ticks of the coarsest. The router's kinds and
+// store/home's misses both trust a folder so.
 const (
-	kindSettle     = 2 * time.Second
-	kindSettleFine = 100 * time.Millisecond
+	FolderSettle     = 2 * time.Second
+	FolderSettleFine = 100 * time.Millisecond
 )
 
 // maxKindMemo bounds the folders remembered.

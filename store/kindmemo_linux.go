@@ -34,14 +34,19 @@ func stampDir(dir string) (dirStamp, error) {
 	return dirStamp{known: true, dev: st.Dev, ino: st.Ino, mtime: st.Mtim, ctime: st.Ctim}, nil
 }
 
-// settled says the folder last changed at least kindSettle before now,
-// or kindSettleFine on a file system that keeps times finer than a
-// second, as its times show (finer).
-func (s dirStamp) settled(now time.Time) bool {
-	last := max(time.Unix(s.mtime.Unix()).UnixNano(), time.Unix(s.ctime.Unix()).UnixNano())
-	wait := kindSettle
-	if finer(s.mtime, s.ctime) {
-		wait = kindSettleFine
+// settled says the folder last changed long enough before now to be
+// trusted (FolderSettled).
+func (s dirStamp) settled(now time.Time) bool { return FolderSettled(s.mtime, s.ctime, now) }
+
+// FolderSettled says a folder whose times are mtime and ctime last
+// changed at least FolderSettle before now, or FolderSettleFine on a
+// file system that keeps times finer than a second, as its times show
+// (finer).
+func FolderSettled(mtime, ctime unix.Timespec, now time.Time) bool {
+	last := max(time.Unix(mtime.Unix()).UnixNano(), time.Unix(ctime.Unix()).UnixNano())
+	wait := FolderSettle
+	if finer(mtime, ctime) {
+		wait = FolderSettleFine
 	}
 	return now.UnixNano()-last >= int64(wait)
 }

@@ -20,11 +20,11 @@ import (
 // folder finds them the same. Anything made on the way to the name (the
 // file, or a folder of its path) changes that folder's times, or makes
 // another folder the one found; so the next read after a file is made
-// sees it. A folder changed in the last Settle (SettleFine where its
-// times are kept finer than a second) is not trusted to show the next
-// change in its times (a file system keeps them to a clock's tick) and
-// its misses are looked for again. Where no folder's identity
-// is known (off Linux), nothing is remembered. Safe for concurrent use.
+// sees it. A folder changed in the last store.FolderSettle
+// (store.FolderSettleFine where its times are kept finer than a second)
+// is not trusted to show the next change in its times (a file system
+// keeps them to a clock's tick) and its misses are looked for again.
+// Where no folder's identity is known (off Linux), nothing is remembered. Safe for concurrent use.
 //
 // Each read looks at the folders afresh; reads made through one Look
 // share their looks, so a prompt's compose, whose names are mostly under
@@ -38,15 +38,6 @@ type Misses struct {
 	mu      sync.Mutex
 	missing map[missKey]stamp
 }
-
-// Settle is how long after its last change a folder's times are trusted
-// to change with its next one; SettleFine where the folder's times show
-// its file system keeps them finer than a second (to the kernel's clock
-// tick, at most 10 ms): ten ticks of the coarsest.
-const (
-	Settle     = 2 * time.Second
-	SettleFine = 100 * time.Millisecond
-)
 
 // maxMisses bounds the names remembered.
 const maxMisses = 1024

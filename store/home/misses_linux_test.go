@@ -7,6 +7,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lnk-dev/link/store"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -14,8 +16,8 @@ import (
 )
 
 // TestMissesRemember: on Linux a miss in a settled folder is remembered
-// and answered from memory; one in a folder changed within Settle is
-// not remembered.
+// and answered from memory; one in a folder changed within
+// store.FolderSettle is not remembered.
 func TestMissesRemember(t *testing.T) {
 	ctx := context.Background()
 	f, root := agentHome(t, map[string]string{"memory/other.md": "x"})
@@ -27,7 +29,7 @@ func TestMissesRemember(t *testing.T) {
 		t.Fatal("a miss in a settled folder is not remembered")
 	}
 
-	// A clock at the folder's last change: changed within SettleFine.
+	// A clock at the folder's last change: changed within store.FolderSettleFine.
 	fi, err := os.Stat(filepath.Join(root, "memory"))
 	if err != nil {
 		t.Fatal(err)
@@ -111,9 +113,9 @@ func TestLookOneLstatPerFolder(t *testing.T) {
 	}
 }
 
-// A folder is trusted SettleFine after its last change where its times
-// show a part of a second (its file system keeps them finer), Settle
-// after where they don't.
+// A folder is trusted store.FolderSettleFine after its last change where
+// its times show a part of a second (its file system keeps them finer),
+// store.FolderSettle after where they don't.
 func TestSettled(t *testing.T) {
 	at := func(sec, nsec int64) unix.Timespec { return unix.Timespec{Sec: sec, Nsec: nsec} }
 	fine := stamp{known: true, mtime: at(1000, 5e8), ctime: at(1000, 6e8)}
@@ -126,12 +128,12 @@ func TestSettled(t *testing.T) {
 		after time.Duration
 		want  bool
 	}{
-		{"fine, just changed", fine, SettleFine - time.Millisecond, false},
-		{"fine, settled", fine, SettleFine, true},
-		{"whole seconds, past SettleFine", whole, Settle - 6e8 - time.Millisecond, false},
-		{"whole seconds, settled", whole, Settle - 6e8, true},
-		{"an mtime in whole seconds", half, Settle - time.Millisecond, false},
-		{"an mtime in whole seconds, settled", half, Settle, true},
+		{"fine, just changed", fine, store.FolderSettleFine - time.Millisecond, false},
+		{"fine, settled", fine, store.FolderSettleFine, true},
+		{"whole seconds, past store.FolderSettleFine", whole, store.FolderSettle - 6e8 - time.Millisecond, false},
+		{"whole seconds, settled", whole, store.FolderSettle - 6e8, true},
+		{"an mtime in whole seconds", half, store.FolderSettle - time.Millisecond, false},
+		{"an mtime in whole seconds, settled", half, store.FolderSettle, true},
 	} {
 		if got := c.s.settled(last.Add(c.after)); got != c.want {
 			t.Errorf("%s: settled %v, want %v", c.name, got, c.want)

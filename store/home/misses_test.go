@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// later is a clock past Settle of every folder just made, so Misses
-// trusts their times at once.
+// later is a clock past store.FolderSettle of every folder just made, so
+// Misses trusts their times at once.
 func later() time.Time { return time.Now().Add(time.Hour) }
 
 // TestMissesSeeFileMadeLater: a file found missing, remembered, is read

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/lnk-dev/link/store"
 )
 
 // stamp is a folder's identity and times, as lstat(2) gives them: any
@@ -39,17 +41,6 @@ func stampOf(dir string) (stamp, error) {
 	return stamp{dir: dir, known: true, dev: st.Dev, ino: st.Ino, mtime: st.Mtim, ctime: st.Ctim}, nil
 }
 
-// settled says the folder last changed at least Settle before now, or
-// SettleFine where its times show a part of a second, both of them (its
-// file system keeps times finer than a second: ext4, xfs, btrfs, tmpfs,
-// to the kernel's clock tick, at most 10 ms; one that keeps whole
-// seconds, or FAT's two, never shows a part, and a time that falls on a
-// whole second by chance is taken for one, the longer wait).
-func (s stamp) settled(now time.Time) bool {
-	last := max(time.Unix(s.mtime.Unix()).UnixNano(), time.Unix(s.ctime.Unix()).UnixNano())
-	wait := Settle
-	if s.mtime.Nsec != 0 && s.ctime.Nsec != 0 {
-		wait = SettleFine
-	}
-	return now.UnixNano()-last >= int64(wait)
-}
+// settled says the folder last changed long enough before now for its
+// times to be trusted (store.FolderSettled).
+func (s stamp) settled(now time.Time) bool { return store.FolderSettled(s.mtime, s.ctime, now) }
