@@ -19,11 +19,10 @@ const DefaultKeepEvents = 8 << 20
 // nothing that matters: each event is as read from the store, or as a
 // turn here appended it right after the events before it, which a read
 // gives back the same (reader.follows); events are never changed once
-// written, and a turn
-// proves the conversation is the one kept by reading its last kept event
-// again, byte for byte (history.check); one that isn't is read whole. An
-// entry unused for a sweep's time goes, and the oldest go first past
-// max, so an idle harness holds none.
+// written, and a turn proves the conversation is the one kept by reading
+// its last kept event again, byte for byte (history.check); one that
+// isn't is read whole. An entry unused for a sweep's time goes, and the
+// oldest go first past max, so an idle harness holds none.
 type history struct {
 	mu   sync.Mutex
 	kept map[histKey]*histEntry
