@@ -3,6 +3,8 @@
 package fsx
 
 import (
+	"log/slog"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -40,15 +42,21 @@ func Datasync(f Handle) error { return syncFile(f, iocbCmdFdsync) }
 func Fsync(f Handle) error { return syncFile(f, iocbCmdFsync) }
 
 func syncFile(f Handle, cmd uint16) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
 	s := aio()
 	if inFlight.Add(1) == 1 {
 		s = nil // alone: fdatasync(2) itself
 	}
 	defer inFlight.Add(-1)
+	return syncVia(s, f, cmd)
+}
+
+// syncVia flushes f (cmd) by a request to s, or by fdatasync(2) or
+// fsync(2) itself where s is nil or refuses it.
+func syncVia(s *syncer, f Handle, cmd uint16) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
 	var done chan int64
 	cerr := rc.Control(func(fd uintptr) {
 		if s != nil {
@@ -64,7 +72,13 @@ func syncFile(f Handle, cmd uint16) error {
 	if done != nil {
 		// The kernel holds its own reference to the file until the
 		// request completes; f is kept open for it regardless.
-		if res := <-done; res < 0 {
+		switch res := <-done; {
+		case res == redo:
+			// The completions can't be read: flush it here instead.
+			if cerr := rc.Control(func(fd uintptr) { err = blockingSync(fd, cmd) }); cerr != nil {
+				err = cerr
+			}
+		case res < 0:
 			err = syscall.Errno(-res)
 		}
 		<-s.places
@@ -124,6 +138,10 @@ const (
 	// aioDepth is how many flushes the process has waiting at once; one
 	// more waits for a place.
 	aioDepth = 128
+
+	// redo is the result handed to a request whose completion can't be
+	// read (io_getevents failed): its waiter flushes the file itself.
+	redo = math.MinInt64
 )
 
 // syncer is the process's AIO context, whose completions one goroutine
@@ -137,6 +155,10 @@ type syncer struct {
 	mu      sync.Mutex
 	next    uint64
 	waiting map[uint64]chan int64 // by request
+	broken  bool                  // completions can't be read: no more requests
+
+	// getEvents is io_getevents(2) on ctx, set before reap starts.
+	getEvents func(minNr int, events []ioEvent, timeout *unix.Timespec) (int, syscall.Errno)
 }
 
 // inFlight is how many flushes this process has under way, by either
@@ -157,6 +179,15 @@ func aio() *syncer {
 // newSyncer sets up an AIO context and its eventfd and starts the
 // goroutine that reaps completions; nil where the kernel refuses either.
 func newSyncer() *syncer {
+	s := setUpSyncer()
+	if s != nil {
+		go s.reap()
+	}
+	return s
+}
+
+// setUpSyncer is newSyncer without the reaping goroutine started.
+func setUpSyncer() *syncer {
 	var ctx uintptr
 	if _, _, e := unix.Syscall(unix.SYS_IO_SETUP, aioDepth, uintptr(unsafe.Pointer(&ctx)), 0); e != 0 {
 		return nil
@@ -173,7 +204,11 @@ func newSyncer() *syncer {
 		places:  make(chan struct{}, aioDepth),
 		waiting: make(map[uint64]chan int64),
 	}
-	go s.reap()
+	s.getEvents = func(minNr int, events []ioEvent, timeout *unix.Timespec) (int, syscall.Errno) {
+		n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, s.ctx, uintptr(minNr), uintptr(len(events)),
+			uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(timeout)), 0)
+		return int(n), e
+	}
 	return s
 }
 
@@ -186,6 +221,11 @@ func (s *syncer) submit(fd uintptr, cmd uint16) chan int64 {
 	s.places <- struct{}{}
 	done := make(chan int64, 1)
 	s.mu.Lock()
+	if s.broken {
+		s.mu.Unlock()
+		<-s.places
+		return nil
+	}
 	s.next++
 	id := s.next
 	s.waiting[id] = done
@@ -209,6 +249,23 @@ func (s *syncer) submit(fd uintptr, cmd uint16) chan int64 {
 	}
 }
 
+// stop gives up on s after io_getevents failed with e (never seen: only
+// a bad context or buffer fails it). Every request waiting is handed redo,
+// its waiter flushing the file with fdatasync(2) itself, which is safe
+// whether or not the kernel also did, and no request is made again: one
+// failure costs the process its flushes by AIO, never a flush or the
+// process.
+func (s *syncer) stop(e syscall.Errno) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.broken = true
+	for id, done := range s.waiting {
+		delete(s.waiting, id)
+		done <- redo
+	}
+	slog.Warn("fsx: AIO completions can't be read; flushing with fdatasync(2) from now on", "io_getevents", e.Error())
+}
+
 // reap waits, in the poller, for the eventfd to count completions, then
 // takes them from the context without waiting (io_getevents with a zero
 // timeout) and hands each its waiter.
@@ -225,18 +282,18 @@ func (s *syncer) reap() {
 				wait = nil
 			}
 		}
-		minNr := uintptr(0)
+		minNr := 0
 		if wait == nil {
 			minNr = 1
 		}
 		for {
-			n, _, e := unix.Syscall6(unix.SYS_IO_GETEVENTS, s.ctx, minNr, uintptr(len(events)),
-				uintptr(unsafe.Pointer(&events[0])), uintptr(unsafe.Pointer(wait)), 0)
+			n, e := s.getEvents(minNr, events, wait)
 			if e == unix.EINTR {
 				continue
 			}
 			if e != 0 {
-				panic("fsx: io_getevents: " + e.Error())
+				s.stop(e)
+				return
 			}
 			s.mu.Lock()
 			for _, ev := range events[:n] {
@@ -246,7 +303,7 @@ func (s *syncer) reap() {
 				}
 			}
 			s.mu.Unlock()
-			if int(n) < len(events) {
+			if n < len(events) {
 				break
 			}
 		}

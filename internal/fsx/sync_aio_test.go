@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -153,5 +154,42 @@ func TestDatasyncRefused(t *testing.T) {
 		if busy {
 			inFlight.Add(-1)
 		}
+	}
+}
+
+// TestDatasyncCompletionsUnread: when io_getevents fails, the flush
+// waiting on it is done by fdatasync(2) instead and returns no error, its
+// pages on the disk; later flushes skip AIO; the process goes on.
+func TestDatasyncCompletionsUnread(t *testing.T) {
+	s := setUpSyncer()
+	if s == nil {
+		t.Skip("the kernel refused AIO")
+	}
+	failed := make(chan struct{})
+	s.getEvents = func(int, []ioEvent, *unix.Timespec) (int, syscall.Errno) {
+		close(failed)
+		return 0, unix.EINVAL
+	}
+	go s.reap()
+	f := writeDirty(t, filepath.Join(t.TempDir(), "events.jsonl"), 1<<20)
+	if err := syncVia(s, f, iocbCmdFdsync); err != nil {
+		t.Fatalf("a flush whose completion can't be read: %v, want it done by fdatasync(2)", err)
+	}
+	<-failed
+	if n := unflushed(t, f); n != 0 {
+		t.Fatalf("%d pages not on the disk after Datasync", n)
+	}
+	asked := s.next
+	g := writeDirty(t, filepath.Join(t.TempDir(), "events.jsonl"), 1<<20)
+	if err := syncVia(s, g, iocbCmdFdsync); err != nil {
+		t.Fatal(err)
+	}
+	if n := unflushed(t, g); n != 0 {
+		t.Fatalf("%d pages not on the disk after the next Datasync", n)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.next != asked {
+		t.Errorf("%d flushes asked by AIO after its completions couldn't be read", s.next-asked)
 	}
 }
