@@ -192,7 +192,8 @@ func findNote(notes []Note, name string) (int, error) {
 // changeNotes changes the notes under the memory folder's lock: it reads
 // the file, lets change make the new notes, refuses them past MaxNotes,
 // and writes the file whole beside it, synced, then renames it in
-// place. Once it returns without an error the notes are on the disk.
+// place. Once it returns without an error the notes are on the disk. A
+// change that leaves them past MaxNotes is refused unless it shrinks them.
 func (m *Memory) changeNotes(ctx context.Context, change func([]Note) ([]Note, error)) (NotesChange, error) {
 	path := m.paths.Notes()
 	dir := filepath.Dir(path)
@@ -218,7 +219,9 @@ func (m *Memory) changeNotes(ctx context.Context, change func([]Note) ([]Note, e
 		return NotesChange{}, err
 	}
 	b := renderNotes(next)
-	if len(b) > MaxNotes {
+	// Notes already past the cap (written by hand) may still shrink: the
+	// refusal's own advice is to forget or merge notes.
+	if len(b) > MaxNotes && len(b) > len(old) {
 		return NotesChange{}, fmt.Errorf("%s: %w", overCap(notes, len(old), len(b)), ErrRefused)
 	}
 	if err := fsx.Replace(path, b, true); err != nil {

@@ -144,3 +144,38 @@ func TestNotesNotThroughALink(t *testing.T) {
 		}
 	}
 }
+
+// Notes already past the cap (written by hand, or under a cap since
+// lowered) can still be made smaller: forget, or remember in the place of
+// longer notes, is taken, since the refusal's own advice is to forget or
+// merge notes; only a change that grows them past the cap is refused.
+func TestNotesPastCapShrink(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	var b strings.Builder
+	for i := range 50 {
+		b.WriteString("- 2026-11-01: a note written by hand, number " + strings.Repeat("n", 60) + string(rune('A'+i)) + "\n")
+	}
+	if err := os.MkdirAll(filepath.Dir(p.Notes()), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.Notes(), []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b.Len() <= memory.MaxNotes {
+		t.Fatalf("the notes are %d bytes, not past the cap", b.Len())
+	}
+	ch, err := m.Forget(ctx, []string{strings.Repeat("n", 60) + "A"})
+	if err != nil {
+		t.Fatalf("forget a note of notes past the cap: %v", err)
+	}
+	if ch.Size >= b.Len() || len(ch.Notes) != 49 {
+		t.Fatalf("forget left %d notes, %d bytes", len(ch.Notes), ch.Size)
+	}
+	if _, err := m.Remember(ctx, "merged: two hand notes", []string{strings.Repeat("n", 60) + "B", strings.Repeat("n", 60) + "C"}); err != nil {
+		t.Fatalf("remember in the place of two longer notes past the cap: %v", err)
+	}
+	if _, err := m.Remember(ctx, "one more", nil); !errors.Is(err, memory.ErrRefused) {
+		t.Fatalf("a note that grows notes past the cap: %v, want a refusal", err)
+	}
+}
