@@ -278,17 +278,24 @@ func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as
 	if kind == "" {
 		return fmt.Errorf("%s of %s has no conversation", thread, p.Agent)
 	}
-	r, closeAll, err := cf.router(p, kind)
+	ds, err := cf.driversWith(environ.Map()).Open(p)
 	if err != nil {
 		return err
 	}
-	defer closeAll()
+	defer closeDrivers(ds)
+	r, err := store.NewRouter(p, kind, ds)
+	if err != nil {
+		return err
+	}
+	// The driver that keeps the source, and the fork, may keep the tools
+	// it was narrowed to (gcs, in the bucket): they go with it.
+	keeper, _ := ds[kind].(store.ToolsKeeper)
 	if as == "" {
 		if as, err = chatForkName(ctx, r, thread, before); err != nil {
 			return err
 		}
 	}
-	if err := fork.Thread(ctx, p, r, thread, as, before); err != nil {
+	if err := fork.Thread(ctx, p, r, keeper, thread, as, before); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s\n", as)

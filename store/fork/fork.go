@@ -5,11 +5,13 @@ package fork
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/folder"
 )
@@ -24,17 +26,19 @@ var ErrBegun = errors.New("thread already begun")
 // before event beforeSeq, a message from the owner (the one being
 // edited): every event copied as it is, its number and time included, so
 // the new conversation's prompt is the old one's up to there and the
-// provider's cache holds. The tools thread was narrowed to go with it.
+// provider's cache holds. The tools thread was narrowed to go with it:
+// those its folder keeps, and those keeper (the driver that keeps both
+// conversations, when it keeps tools, such as gcs; else nil) keeps.
 // Only events are copied, never a visible transcript: calls, their
 // answers, thinking, summaries and window marks are all kept.
-func Thread(ctx context.Context, p store.Paths, conv store.Conversations, thread, newThread string, beforeSeq int64) error {
-	if err := fork(ctx, p, conv, thread, newThread, beforeSeq); err != nil {
+func Thread(ctx context.Context, p store.Paths, conv store.Conversations, keeper store.ToolsKeeper, thread, newThread string, beforeSeq int64) error {
+	if err := fork(ctx, p, conv, keeper, thread, newThread, beforeSeq); err != nil {
 		return fmt.Errorf("fork %s before #%d as %s: %w", thread, beforeSeq, newThread, err)
 	}
 	return nil
 }
 
-func fork(ctx context.Context, p store.Paths, conv store.Conversations, thread, newThread string, beforeSeq int64) error {
+func fork(ctx context.Context, p store.Paths, conv store.Conversations, keeper store.ToolsKeeper, thread, newThread string, beforeSeq int64) error {
 	if thread == newThread {
 		return fmt.Errorf("%w: a fork is a new thread", ErrBegun)
 	}
@@ -70,19 +74,25 @@ func fork(ctx context.Context, p store.Paths, conv store.Conversations, thread, 
 	}
 	// The tools first: a conversation begun is never one with every tool
 	// when its source had fewer.
-	b, err := folder.Read(filepath.Join(src, folder.Tools))
+	tools, err := narrowed(ctx, keeper, src, thread)
 	if err != nil {
 		return err
 	}
-	if b != nil {
-		if _, err := folder.ParseTools(b); err != nil {
+	if tools != nil {
+		b, err := json.Marshal(*tools)
+		if err != nil {
 			return err
 		}
 		if err := os.MkdirAll(dst, 0o700); err != nil {
 			return err
 		}
-		if err := folder.Write(filepath.Join(dst, folder.Tools), b); err != nil {
+		if err := folder.Write(filepath.Join(dst, folder.Tools), append(b, '\n')); err != nil {
 			return err
+		}
+		if keeper != nil {
+			if _, err := keeper.NarrowTools(ctx, newThread, tools); err != nil && !errors.Is(err, store.ErrToolsUnsupported) {
+				return err
+			}
 		}
 	}
 	for _, e := range all[:at] {
@@ -91,4 +101,31 @@ func fork(ctx context.Context, p store.Paths, conv store.Conversations, thread, 
 		}
 	}
 	return nil
+}
+
+// narrowed is the tools thread, in its folder src, was narrowed to: its
+// folder's tools.json narrowed by what keeper keeps of it; nil for every
+// tool.
+func narrowed(ctx context.Context, keeper store.ToolsKeeper, src, thread string) (*[]string, error) {
+	var tools *[]string
+	b, err := folder.Read(filepath.Join(src, folder.Tools))
+	if err != nil {
+		return nil, err
+	}
+	if b != nil {
+		if tools, err = folder.ParseTools(b); err != nil {
+			return nil, err
+		}
+	}
+	if keeper == nil {
+		return tools, nil
+	}
+	kept, err := keeper.ReadTools(ctx, thread)
+	if errors.Is(err, store.ErrToolsUnsupported) {
+		return tools, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return contract.Narrow(tools, kept), nil
 }

@@ -32,7 +32,7 @@ func TestFork(t *testing.T) {
 			if es[12].Kind != store.KindMessage || es[12].From != "" {
 				t.Fatalf("test data: #13 is %+v", es[12])
 			}
-			if err := fork.Thread(ctx, p, r, "telegram:42", "link:edit", 13); err != nil {
+			if err := fork.Thread(ctx, p, r, nil, "telegram:42", "link:edit", 13); err != nil {
 				t.Fatal(err)
 			}
 			fixture.SameLines(t, "fork", fixture.ReadAll(t, r, "link:edit"), es[:12])
@@ -70,14 +70,14 @@ func TestForkRefuses(t *testing.T) {
 		{"a thread begun", "telegram:43", 5, fork.ErrBegun},
 		{"itself", "telegram:42", 5, fork.ErrBegun},
 	} {
-		if err := fork.Thread(ctx, p, r, "telegram:42", c.to, c.before); !errors.Is(err, c.want) {
+		if err := fork.Thread(ctx, p, r, nil, "telegram:42", c.to, c.before); !errors.Is(err, c.want) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
 	if _, err := os.Stat(p.Chats() + "/link-a"); !os.IsNotExist(err) {
 		t.Fatalf("a refused fork left a folder: %v", err)
 	}
-	if err := fork.Thread(ctx, p, r, "telegram:42", "../x", 5); err == nil {
+	if err := fork.Thread(ctx, p, r, nil, "telegram:42", "../x", 5); err == nil {
 		t.Fatal("a bad new thread: no error")
 	}
 }
