@@ -357,3 +357,35 @@ func TestConfigValidate(t *testing.T) {
 		t.Error("a config without a handler was taken")
 	}
 }
+
+// TestRoutingIDNotKnown: an endpoint that doesn't know an agent's ID (the
+// hub, Link Harness without --agent-id) answers a bridge that sends it,
+// as Link's does whenever the agent has one, by the agent's name; an ID
+// that is another agent's, or that disagrees with the named agent's
+// known ID, is still refused (404).
+func TestRoutingIDNotKnown(t *testing.T) {
+	ts := start(t, Config{})
+	ctx := testCtx(t)
+	c, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main"), Agent: "main", AgentID: "link-7f3a9c"})
+	if err != nil {
+		t.Fatalf("main, whose ID the endpoint doesn't know, named with an ID: %v, want answered", err)
+	}
+	if _, _, err := message(ctx, c, "telegram:1", "hi"); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main"), AgentID: "link-7f3a9c"}); err != nil {
+		t.Fatalf("an ID alone, the own agent's ID not known: %v, want answered", err)
+	}
+	c.CloseNow()
+	for _, id := range []string{"owner-a/solo", "owner-a/shared"} {
+		if _, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main"), Agent: "main", AgentID: id}); !errors.Is(err, ErrUnknownAgent) {
+			t.Errorf("main with another agent's ID %s: %v, want a 404", id, err)
+		}
+	}
+	if _, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-solo"), Agent: "solo", AgentID: "link-7f3a9c"}); !errors.Is(err, ErrUnknownAgent) {
+		t.Errorf("solo, whose ID is known, with another: %v, want a 404", err)
+	}
+	if _, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-shared-a"), Agent: "shared", AgentID: "link-7f3a9c"}); !errors.Is(err, ErrUnknownAgent) {
+		t.Errorf("a shared name with an ID neither has: %v, want a 404", err)
+	}
+}

@@ -30,9 +30,14 @@ var (
 
 // Route finds the agent a connection names: name is its Link-Agent
 // ("" is own, the process's own agent), id its Link-Agent-Id ("" for
-// none). An invalid name, a name no agent has, or an ID whose agent is
-// absent or has another name is ErrUnknownAgent; a name more than one
-// agent has, given without an ID, is ErrAgentShared.
+// none). An invalid name, a name no agent has, or an ID that is another
+// agent's or disagrees with the named agent's is ErrUnknownAgent; a name
+// more than one agent has, given without an ID or with one none of them
+// has, is ErrAgentShared or ErrUnknownAgent. An ID no agent has, naming
+// the one agent of that name whose ID the endpoint wasn't told, is
+// routed by the name: Link's bridge sends the ID whenever the agent has
+// one, and an endpoint answering one owner's agents (the hub, Link
+// Harness without --agent-id) needn't know it.
 func Route(agents []Agent, own, name, id string) (Agent, error) {
 	if name == "" {
 		name = own
@@ -51,6 +56,15 @@ func Route(agents []Agent, own, name, id string) (Agent, error) {
 				}
 				return a, nil
 			}
+		}
+		var named []Agent
+		for _, a := range agents {
+			if a.Name == name {
+				named = append(named, a)
+			}
+		}
+		if len(named) == 1 && named[0].ID == "" {
+			return named[0], nil
 		}
 		return Agent{}, fmt.Errorf("route %q: no agent of that name has that Link-Agent-Id: %w", name, ErrUnknownAgent)
 	}
