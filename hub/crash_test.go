@@ -1,6 +1,7 @@
 package hub
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/endpoint"
 )
 
 // TestCrashMidTurn: a harness that dies mid-turn ends the turn within 2 s
@@ -187,5 +189,52 @@ func TestRecoverPending(t *testing.T) {
 	}
 	if none := r.hub.answers.recover(contract.RecoverParams{}); len(none.Answers) != 0 {
 		t.Errorf("handed over twice: %+v", none.Answers)
+	}
+}
+
+// recoverAsk asks _link/recover with p on a connection of its own, as a
+// bridge does.
+func (r *rig) recoverAsk(ctx context.Context, p contract.RecoverParams) (contract.RecoverResult, error) {
+	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.url, Key: r.key, Agent: "main"})
+	if err != nil {
+		return contract.RecoverResult{}, err
+	}
+	c := acp.NewClient(ctx, f, nil)
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		return contract.RecoverResult{}, err
+	}
+	return c.Recover(ctx, p)
+}
+
+// TestRecoverDoneOfOthersKeepsKept: a done naming no answer the hub kept
+// (an id that isn't one, or a harness's own) is passed over: it lets
+// none of the hub's kept answers go, and answers {"answers": []}.
+func TestRecoverDoneOfOthersKeepsKept(t *testing.T) {
+	r := newRig(t, nil, nil)
+	ctx := testCtx(t, 30*time.Second)
+	s, err := r.open(ctx, "telegram:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.prompt(ctx, "slow", nil)
+	waitFor(t, ctx, func() bool { return len(r.agentLog("prompt ")) == 1 })
+	s.close()
+	waitFor(t, ctx, func() bool {
+		r.hub.answers.mu.Lock()
+		defer r.hub.answers.mu.Unlock()
+		return len(r.hub.answers.list) == 1
+	})
+	two, err := r.recoverAsk(ctx, contract.RecoverParams{TwoPhase: true})
+	if err != nil || len(two.Answers) != 1 || two.Answers[0].ID == "" {
+		t.Fatalf("two-phase recover: %+v, %v", two.Answers, err)
+	}
+	done, err := r.recoverAsk(ctx, contract.RecoverParams{Done: []string{"not-one"}})
+	if err != nil || len(done.Answers) != 0 {
+		t.Fatalf("done of an id that isn't one: %+v, %v; want {\"answers\": []}", done.Answers, err)
+	}
+	again, err := r.recoverAsk(ctx, contract.RecoverParams{TwoPhase: true})
+	if err != nil || len(again.Answers) != 1 || again.Answers[0].ID != two.Answers[0].ID {
+		t.Fatalf("after a done of an id that isn't one: %+v, %v; want %s still kept", again.Answers, err, two.Answers[0].ID)
 	}
 }

@@ -175,7 +175,12 @@ func (b *bridge) recover(ctx context.Context, r *acp.Request) {
 			theirs.Done = append(theirs.Done, id)
 		}
 	}
-	res := hb.answers.recover(own)
+	res := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}
+	if len(p.Done) == 0 || len(own.Done) > 0 {
+		// A done naming none of the hub's lets none of them go: asked
+		// with no done, its own would be handed over, and forgotten.
+		res = hb.answers.recover(own)
+	}
 	if len(p.Done) > 0 && len(own.Done) > 0 && len(theirs.Done) == 0 {
 		r.Reply(ctx, res)
 		return
