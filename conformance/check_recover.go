@@ -164,8 +164,22 @@ func checkRecoverTwoPhase(ctx context.Context, k *kit) error {
 		return fmt.Errorf("the answer %s of %s was not handed over again before done", got.ID, thread)
 	}
 	unknown := "conformance-no-such-id-" + k.run
+	res, raw, err := k.recoverOnce(ctx, map[string]any{"done": []string{unknown}})
+	if err != nil {
+		return fmt.Errorf("done with an id that isn't one: %w", err)
+	}
+	if len(res.Answers) != 0 || !emptyAnswers(raw) {
+		return fmt.Errorf("done with an id that isn't one answered %s, not {\"answers\": []}", truncate(string(raw), 120))
+	}
+	kept, _, err := k.recoverOnce(ctx, twoPhase)
+	if err != nil {
+		return err
+	}
+	if a, ok := find(kept, thread); !ok || a.ID != got.ID {
+		return fmt.Errorf("a done naming only an id that isn't one let the answer %s of %s go", got.ID, thread)
+	}
 	done := map[string]any{"done": []string{got.ID, unknown}}
-	res, raw, err := k.recoverOnce(ctx, done)
+	res, raw, err = k.recoverOnce(ctx, done)
 	if err != nil {
 		return fmt.Errorf("done with its id and an id that isn't one: %w", err)
 	}
