@@ -81,7 +81,7 @@ func (b *bridge) handle(ctx context.Context, r *acp.Request) {
 // initialize answers for the harness, starting it when none runs; while a
 // failed start's wait runs, it is refused with the failure's reason.
 func (b *bridge) initialize(ctx context.Context, r *acp.Request) {
-	wctx, cancel := context.WithTimeout(b.gone, b.hb.cfg.CallTimeout)
+	wctx, cancel := context.WithTimeout(b.gone, b.hb.startBound())
 	defer cancel()
 	h, err := b.hb.ready(wctx)
 	if err != nil {

@@ -26,6 +26,7 @@ type harness struct {
 	good     bool
 	agreedAt time.Time
 	caps     capabilities
+	initErr  error // why it didn't agree on ACP, when it answered wrong or not in time
 
 	mu       sync.Mutex
 	why      string                     // how it ended, once ended
@@ -115,6 +116,9 @@ func (h *harness) run() {
 	h.initialize()
 	<-runDone
 	why := "its output ended: " + p.why()
+	if h.initErr != nil { // the reason its output ended
+		why = h.initErr.Error() + "; " + why
+	}
 	h.mu.Lock()
 	h.why = why
 	h.mu.Unlock()
@@ -149,9 +153,14 @@ func (h *harness) initialize() {
 	})
 	if err == nil {
 		err = h.readCaps(raw)
+	} else if errors.Is(err, context.DeadlineExceeded) {
+		err = fmt.Errorf("initialize: no answer within %s", hb.cfg.CallTimeout)
+	} else {
+		err = fmt.Errorf("initialize: %w", err)
 	}
 	if err != nil {
 		hb.cfg.Logger.Warn("harness did not agree on ACP", "err", err)
+		h.initErr = err
 		h.conn.Close()
 		return
 	}

@@ -119,6 +119,13 @@ func (hb *Hub) ready(ctx context.Context) (*harness, error) {
 	}
 }
 
+// startBound is how long a message waits for a harness starting. A start
+// is bounded itself, by the call timeout for the store's readying and
+// again for initialize, and ends a little after (its process's last
+// words read): waiting past that, a message whose start fails is refused
+// with the failure's reason, not its own wait's end.
+func (hb *Hub) startBound() time.Duration { return 2*hb.cfg.CallTimeout + time.Second }
+
 // refusal is the error of a message while a failed start's wait runs:
 // hb.mu is held.
 func (hb *Hub) refusal(now time.Time) error {

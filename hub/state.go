@@ -263,9 +263,9 @@ func (hb *Hub) freeThread(old string, taken map[string]bool) string {
 }
 
 // readyFor is the running harness for a state method, started when none
-// runs, waited for up to the call timeout.
+// runs, waited for as long as a start may take (startBound).
 func (hb *Hub) readyFor(ctx context.Context) (*harness, error) {
-	ctx, cancel := context.WithTimeout(ctx, hb.cfg.CallTimeout)
+	ctx, cancel := context.WithTimeout(ctx, hb.startBound())
 	defer cancel()
 	return hb.ready(ctx)
 }
