@@ -238,3 +238,35 @@ func TestRecoverDoneOfOthersKeepsKept(t *testing.T) {
 		t.Fatalf("after a done of an id that isn't one: %+v, %v; want %s still kept", again.Answers, err, two.Answers[0].ID)
 	}
 }
+
+// TestKeptAnswerCutWhole: an answer kept for _link/recover that passes
+// what a bridge reads of one (16 MiB) is kept up to where it passed, with
+// a note saying it was cut, and nothing streamed after that: no chunk
+// that fits after one that didn't, which would leave a hole in its words.
+func TestKeptAnswerCutWhole(t *testing.T) {
+	r := newRig(t, nil, nil)
+	ctx := testCtx(t, 60*time.Second)
+	s, err := r.open(ctx, "telegram:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.prompt(ctx, "slowbig "+strconv.Itoa(maxAnswerText+1), nil)
+	waitFor(t, ctx, func() bool { return len(r.agentLog("prompt ")) == 1 })
+	s.close()
+	waitFor(t, ctx, func() bool {
+		r.hub.answers.mu.Lock()
+		defer r.hub.answers.mu.Unlock()
+		return len(r.hub.answers.list) == 1
+	})
+	got, err := r.recoverAsk(ctx, contract.RecoverParams{})
+	if err != nil || len(got.Answers) != 1 {
+		t.Fatalf("recover: %d answers, %v", len(got.Answers), err)
+	}
+	text := got.Answers[0].Text
+	if strings.Contains(text, "tail") {
+		t.Errorf("the kept answer holds the chunk after one that didn't fit: %q...%q", text[:min(len(text), 40)], text[max(0, len(text)-40):])
+	}
+	if !strings.HasSuffix(text, keptCutNote) || len(text) > maxAnswerText {
+		t.Errorf("the kept answer (%d bytes) doesn't end with the note that it was cut, within %d bytes", len(text), maxAnswerText)
+	}
+}

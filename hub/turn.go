@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/lnk-dev/link/acp"
 )
@@ -32,6 +33,7 @@ type turn struct {
 	size  int
 	gone  bool            // the bridge went or fell too far behind: nothing more is sent
 	text  strings.Builder // the answer's text, kept should its bridge go
+	cut   bool            // text passed maxAnswerText: cut there, nothing more kept
 	wake  chan struct{}
 	shut  bool
 	done  chan struct{} // closed once the queue is sent (or dropped) and shut
@@ -63,9 +65,7 @@ func (t *turn) update(params json.RawMessage, commands bool, chunk string) {
 	}
 	if chunk != "" {
 		t.mu.Lock()
-		if t.text.Len()+len(chunk) <= maxAnswerText {
-			t.text.WriteString(chunk)
-		}
+		t.keep(chunk)
 		t.mu.Unlock()
 	}
 	if commands {
@@ -77,6 +77,30 @@ func (t *turn) update(params json.RawMessage, commands bool, chunk string) {
 // maxAnswerText bounds the answer text a turn keeps for recover: what a
 // bridge reads of one.
 const maxAnswerText = 16 << 20
+
+// keptCutNote ends a kept answer cut at maxAnswerText, saying why.
+const keptCutNote = "\n\n[The answer was cut here: it passed 16 MiB, the most a chat's bridge reads of one.]"
+
+// keep adds chunk to the answer's text kept should its bridge go, up to
+// maxAnswerText: the part of the chunk that passes it is cut, at a
+// character's start, with keptCutNote, and nothing after is kept. t.mu
+// is held.
+func (t *turn) keep(chunk string) {
+	if t.cut {
+		return
+	}
+	room := maxAnswerText - len(keptCutNote) - t.text.Len()
+	if len(chunk) <= room {
+		t.text.WriteString(chunk)
+		return
+	}
+	for room > 0 && !utf8.RuneStart(chunk[room]) {
+		room--
+	}
+	t.text.WriteString(chunk[:room])
+	t.text.WriteString(keptCutNote)
+	t.cut = true
+}
 
 // answerText is the text the turn's agent_message_chunks streamed.
 func (t *turn) answerText() string {

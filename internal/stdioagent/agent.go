@@ -447,6 +447,12 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	case "slow":
 		time.Sleep(time.Second)
 		a.chunk(ctx, s, "slow done")
+	case "slowbig":
+		// As slow, then a chunk of N bytes and a short one after it.
+		n, _ := strconv.Atoi(arg)
+		time.Sleep(time.Second)
+		a.chunk(ctx, s, strings.Repeat("a", n))
+		a.chunk(ctx, s, "tail")
 	default:
 		echo := "echo: " + all
 		if link, ok := p.Meta["link"]; ok {
