@@ -25,7 +25,8 @@ import (
 // people in a chat the agent is shared with (person:), and the agent's
 // answers: each the last answer of a turn, one that makes no call. Never a
 // tool's call or answer, a summary, a message from a schedule, task,
-// agent, command or webhook, or a message not yet answered. Each answer
+// agent, command or webhook, or a message not yet answered (one that
+// joined a running turn is answered by an answer that saw it). Each answer
 // ends with a trailer, an HTML comment people don't see rendered, naming
 // its event, so the transcript is known to end with the last answer. Each
 // heading says who, when, and the event's number (which lnk agent chat
@@ -52,7 +53,8 @@ func Includes(e store.Event) bool {
 }
 
 // Render renders events as the transcript: every event it includes up to
-// the last final answer among them, none after it.
+// the last final answer among them that answered every message before
+// it, none after it.
 func Render(events []store.Event) []byte {
 	var b bytes.Buffer
 	render(&b, events)
@@ -66,11 +68,20 @@ type writer interface {
 	io.StringWriter
 }
 
-// lastFinal is the index of events' last final answer, -1 for none.
+// lastFinal is the index of events' last final answer that answered
+// every message of the transcript's before it, -1 for none: a message
+// that joined a running turn (written while the model answered, so
+// after what its answer saw, store.Event.Seen) is still being answered
+// after that answer, and the transcript, which memory searches, ends
+// before it until an answer that saw it.
 func lastFinal(events []store.Event) int {
 	last := -1
+	var asked int64 // the last message of the transcript's so far
 	for i, e := range events {
-		if store.FinalAnswer(e) {
+		switch {
+		case e.Kind == store.KindMessage && Includes(e):
+			asked = e.Seq
+		case store.FinalAnswer(e) && (e.Seen == 0 || e.Seen >= asked):
 			last = i
 		}
 	}
@@ -227,10 +238,8 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 		return nil
 	}
 	lastAnswer := int64(0)
-	for _, e := range turn {
-		if store.FinalAnswer(e) {
-			lastAnswer = e.Seq
-		}
+	if i := lastFinal(turn); i >= 0 {
+		lastAnswer = turn[i].Seq
 	}
 	if lastAnswer == 0 {
 		return nil // nothing said since the transcript's last answer is final yet

@@ -180,3 +180,84 @@ func TestNoCopyBesideCompact(t *testing.T) {
 		t.Fatalf("a copy beside a compact conversation: %v", err)
 	}
 }
+
+// A message that joined a running turn (written while the model answered,
+// before that answer, which didn't see it) is still being answered after
+// that answer: the copy, which memory searches, ends before both until an
+// answer that saw it comes, so a search in the round answering it doesn't
+// find the question itself.
+func TestRenderJoinedStillAnswered(t *testing.T) {
+	at := fixture.T0
+	es := []store.Event{
+		{Seq: 1, Time: at, Kind: store.KindMessage, Text: "first question"},
+		{Seq: 2, Time: at, Kind: store.KindAnswer, Text: "first answer", Seen: 1},
+		{Seq: 3, Time: at, Kind: store.KindMessage, Text: "second question"},
+		{Seq: 4, Time: at, Kind: store.KindMessage, Text: "joined while answered", Steered: true},
+		{Seq: 5, Time: at, Kind: store.KindAnswer, Text: "second answer", Seen: 3},
+	}
+	got := string(transcript.Render(es))
+	for _, never := range []string{"joined while answered", "second question", "second answer"} {
+		if strings.Contains(got, never) {
+			t.Errorf("the copy holds %q while a message before its answer is still answered:\n%s", never, got)
+		}
+	}
+	if !strings.HasSuffix(got, "first answer\n\n<!-- seq 2 -->\n\n") {
+		t.Fatalf("the copy doesn't end with the last answer that answered all before it:\n%s", got)
+	}
+	// Answered: everything is in it.
+	es = append(es, store.Event{Seq: 6, Time: at, Kind: store.KindAnswer, Text: "answer to the joined", Seen: 5})
+	got = string(transcript.Render(es))
+	for _, want := range []string{"second question", "joined while answered", "second answer", "answer to the joined"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the copy lacks %q once answered:\n%s", want, got)
+		}
+	}
+	// A message from a schedule (not in the copy) joining doesn't hold the
+	// copy back.
+	es = append(es,
+		store.Event{Seq: 7, Time: at, Kind: store.KindMessage, Text: "third"},
+		store.Event{Seq: 8, Time: at, Kind: store.KindMessage, From: "schedule:daily", Text: "tick", Steered: true},
+		store.Event{Seq: 9, Time: at, Kind: store.KindAnswer, Text: "third answer", Seen: 7},
+	)
+	if got := string(transcript.Render(es)); !strings.HasSuffix(got, "<!-- seq 9 -->\n\n") {
+		t.Fatalf("a schedule's joined message held the copy back:\n%s", got)
+	}
+}
+
+// Append, from a turn's events, ends the copy as Render does: not past a
+// message still being answered.
+func TestAppendJoinedStillAnswered(t *testing.T) {
+	ctx := context.Background()
+	p := fixture.Agent(t)
+	r := fixture.Router(t, p, store.Log)
+	at := fixture.T0
+	es := []store.Event{
+		{Seq: 1, Time: at, Kind: store.KindMessage, Text: "question"},
+		{Seq: 2, Time: at, Kind: store.KindMessage, Text: "joined while answered", Steered: true},
+		{Seq: 3, Time: at, Kind: store.KindAnswer, Text: "answer", Seen: 1},
+	}
+	fixture.AppendAll(t, r, "telegram:42", es)
+	if err := transcript.Append(ctx, p, r, "telegram:42", store.Log, es); err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := p.Conversation("telegram:42")
+	b, err := os.ReadFile(filepath.Join(dir, transcript.File))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "joined while answered") {
+		t.Fatalf("the copy holds a message still being answered:\n%s", b)
+	}
+	more := store.Event{Seq: 4, Time: at, Kind: store.KindAnswer, Text: "the joined answered", Seen: 3}
+	fixture.AppendAll(t, r, "telegram:42", []store.Event{more})
+	if err := transcript.Append(ctx, p, r, "telegram:42", store.Log, append(es, more)); err != nil {
+		t.Fatal(err)
+	}
+	b, err = os.ReadFile(filepath.Join(dir, transcript.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); !strings.Contains(got, "joined while answered") || !strings.HasSuffix(got, "<!-- seq 4 -->\n\n") || strings.Count(got, "## Owner") != 2 {
+		t.Fatalf("the copy once answered:\n%s", got)
+	}
+}
