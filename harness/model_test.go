@@ -84,6 +84,21 @@ func TestModelSet(t *testing.T) {
 	if len(r.Events("telegram:3")) != n {
 		t.Fatal("a refused message was stored")
 	}
+	// Refused for its model, a message narrows no tools either.
+	before := r.offered("telegram:3")
+	if len(before) < 2 {
+		t.Fatalf("offered %q, want two tools or more to narrow", before)
+	}
+	_, _, err = r.Say("telegram:3", "z", json.RawMessage(`{"link":{"model":"nope/model","tools":["`+before[0]+`"]}}`))
+	if !errors.As(err, &rpc) || rpc.Code != acp.CodeInvalidParams {
+		t.Fatalf("an unknown model with tools: %v", err)
+	}
+	if _, _, err := r.Say("telegram:3", "w", nil); err != nil {
+		t.Fatal(err)
+	}
+	if after := r.offered("telegram:3"); !slices.Equal(after, before) {
+		t.Fatalf("offered %q after a message refused for its model, want %q as before", after, before)
+	}
 }
 
 // Images, voice notes and documents reach a model that takes them; for

@@ -109,6 +109,17 @@ func (h *Harness) prepare(ctx context.Context, p acp.Prompt) (*conv, *command, e
 	if err != nil {
 		return nil, nil, err
 	}
+	// The model the message names or aliases is kept as a model_set event
+	// from its sender, after the tools it narrows to. A name no provider
+	// serves is refused before anything is kept, the tools too.
+	var modelSet store.Event
+	if p.Link.Model != "" {
+		name, provider, err := h.resolveModel(c, p.Link.Model)
+		if err != nil {
+			return nil, nil, err
+		}
+		modelSet = store.Event{Kind: store.KindModelSet, Model: name, Provider: provider, From: p.Link.From}
+	}
 	if p.Link.Tools == nil && p.Tools == nil {
 		if _, err := c.readTools(ctx); err != nil { // tools_narrowed.go
 			return nil, nil, err
@@ -122,8 +133,8 @@ func (h *Harness) prepare(ctx context.Context, p acp.Prompt) (*conv, *command, e
 			return nil, nil, err
 		}
 	}
-	if p.Link.Model != "" {
-		if err := h.setModel(ctx, c, p.Link.Model, p.Link.From); err != nil {
+	if modelSet.Kind != "" {
+		if _, err := h.append(ctx, c, modelSet); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -180,18 +191,6 @@ func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()
 		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 	}
 	return delivered
-}
-
-// setModel keeps the conversation's model, named or aliased by the
-// message, as a model_set event from its sender. A name no provider
-// serves is refused before anything is stored.
-func (h *Harness) setModel(ctx context.Context, c *conv, asked, from string) error {
-	name, provider, err := h.resolveModel(c, asked)
-	if err != nil {
-		return err
-	}
-	_, err = h.append(ctx, c, store.Event{Kind: store.KindModelSet, Model: name, Provider: provider, From: from})
-	return err
 }
 
 // hold is the append hook (appendHook) of an answer that ends a round
