@@ -24,4 +24,5 @@ const (
 	envNoResume   = stdioagent.EnvNoResume
 	envLateList   = stdioagent.EnvLateList
 	envLateReplay = stdioagent.EnvLateReplay
+	envSlowTake   = stdioagent.EnvSlowTake
 )

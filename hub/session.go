@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -11,7 +12,8 @@ import (
 // up when it has none yet: session/resume of the session the file keeps,
 // else session/load when that is all the harness has (or resume failed),
 // else a new session, kept in the file before anything is sent in it.
-// reset says a session the thread had could not be taken up.
+// reset says a session the thread had could not be taken up; one the
+// harness doesn't answer in time fails the turn instead, kept.
 func (h *harness) session(ctx context.Context, thread string) (session string, reset bool, err error) {
 	hb := h.hb
 	if h.caps.threads {
@@ -42,6 +44,11 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 				}
 				if ctx.Err() != nil {
 					return "", false, err
+				}
+				if errors.Is(err, context.DeadlineExceeded) {
+					// Slow is not refused: the session is kept for the
+					// next message, never replaced by a new one.
+					return "", false, fmt.Errorf("%s: no answer within %s; the thread keeps its session, and its next message takes it up", m.method, hb.cfg.CallTimeout)
 				}
 				hb.cfg.Logger.Warn("harness could not take up a session", "thread", thread, "method", m.method, "err", err)
 				continue

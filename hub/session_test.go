@@ -98,6 +98,31 @@ func TestSessionLost(t *testing.T) {
 	}
 }
 
+// TestSessionSlowTakeUp: a kept session the harness doesn't take up
+// within the call timeout is no session lost: the turn fails saying so,
+// the thread keeps its session (in the file too), and the next message
+// takes it up, the conversation going on where it was.
+func TestSessionSlowTakeUp(t *testing.T) {
+	slow := filepath.Join(t.TempDir(), "slow")
+	r := newRig(t, []string{envCaps + "=resume,load", envSlowTake + "=" + slow}, func(c *Config) { c.CallTimeout = 300 * time.Millisecond })
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	old := r.hub.sessions.get("telegram:1")
+	os.WriteFile(slow, nil, 0o600)
+	r.restart()
+	e := r.message(ctx, "telegram:1", "two", nil)
+	if e.err == nil || !strings.Contains(e.err.Error(), "no answer within") {
+		t.Errorf("a slow take-up was answered %q, %v; want an error saying no answer came in time", e.chunks(), e.err)
+	}
+	if s := r.hub.sessions.get("telegram:1"); s != old {
+		t.Fatalf("after a slow take-up the thread keeps %q, want its session %q", s, old)
+	}
+	os.Remove(slow)
+	if got := r.message(ctx, "telegram:1", "history", nil).must(t); !strings.Contains(got, `"one"`) || strings.Contains(got, resetNote) {
+		t.Errorf("the next message was answered %q, want the thread's session's history", got)
+	}
+}
+
 // TestSessionFileWhole: the file is replaced whole, never written in
 // place, and a hub reads what the last one wrote.
 func TestSessionFileWhole(t *testing.T) {

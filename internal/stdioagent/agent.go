@@ -49,6 +49,10 @@ const (
 	// EnvLateReplay has session/load answer first and replay its history
 	// after, as Gemini CLI 0.61.0 does (its streamHistory not awaited).
 	EnvLateReplay = "HUB_AGENT_LATEREPLAY"
+	// EnvSlowTake names a file: while it exists, session/resume and
+	// session/load answer only after a second, as a harness taking up a
+	// long session on a loaded machine may.
+	EnvSlowTake = "HUB_AGENT_SLOWTAKE"
 	// EnvQuoteMCP has session/resume refused with an error quoting the
 	// URL of each MCP server it was given, on standard error too, as an
 	// agent that couldn't reach them might.
@@ -292,6 +296,7 @@ func (a *agent) replay(ctx context.Context, session, history string) {
 
 func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	a.log("load " + string(p.SessionId))
+	a.slowTake()
 	h, err := a.history(string(p.SessionId))
 	if err != nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
@@ -314,6 +319,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 
 func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	a.log("resume " + string(p.SessionId))
+	a.slowTake()
 	if os.Getenv(EnvQuoteMCP) != "" {
 		var quoted []string
 		for _, m := range p.McpServers {
@@ -336,6 +342,13 @@ func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 	a.replay(ctx, string(p.SessionId), h) // against the protocol, as some agents do
 	a.commands(ctx, string(p.SessionId))
 	return sdk.ResumeSessionResponse{}, nil
+}
+
+// slowTake waits a second while EnvSlowTake's file exists.
+func (a *agent) slowTake() {
+	if _, err := os.Stat(os.Getenv(EnvSlowTake)); err == nil {
+		time.Sleep(time.Second)
+	}
 }
 
 func (a *agent) chunk(ctx context.Context, session sdk.SessionId, text string) {
