@@ -9,18 +9,25 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
+// callMeta is what a call of the turn's tells its tool: the thread, its
+// hops, the tools the conversation has this round (link.local/tools) and
+// their spec, and the model.
+func (t *turn) callMeta() CallMeta {
+	narrowed := t.tools.narrowed
+	return CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName(), Specs: t.specs(narrowed)}
+}
+
 // call makes a round's calls, all at once. Each is streamed as a
 // tool_call titled with the tool's name, then its tool_call_update; each
 // answer, kept up to 32 KiB, is an event of its own, written as it comes.
 // A call to a tool the round didn't offer is answered as one there
 // isn't, and never made.
 func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
-	narrowed := t.tools.narrowed
 	names := make([]string, len(t.tools.tools))
 	for i, o := range t.tools.tools {
 		names[i] = o.Name
 	}
-	meta := CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName(), Specs: t.specs(narrowed)}
+	meta := t.callMeta()
 	t.out.setActivity(t.verbose()) // the conversation's /chat:verbose, as of now
 	errs := make([]error, len(calls))
 	var wg sync.WaitGroup

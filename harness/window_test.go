@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -349,13 +350,19 @@ func TestSaveNotes(t *testing.T) {
 	r := winRig(t, w, set)
 	r.Tools.Add("memory__remember")
 	notes := filepath.Join(r.Home, "agents", testAgent, "memory", "notes.md")
-	r.Tools.OnCall(func(c model.ToolCall) { // memory__remember, as Link Memory writes it
+	var told *[]string                                             // the tools memory__remember was told the conversation has
+	r.Tools.OnCall(func(c model.ToolCall, meta harness.CallMeta) { // memory__remember, as Link Memory writes it
 		if c.Name == "memory__remember" {
+			told = meta.Tools
 			os.MkdirAll(filepath.Dir(notes), 0o755)
 			os.WriteFile(notes, []byte("2026-12-01: likes tea\n"), 0o644)
 		}
 	})
 	const thread = "telegram:54"
+	narrowed := []string{"memory__remember", "memory__search", "web__fetch"}
+	if _, _, err := r.Say(thread, "only these", json.RawMessage(`{"link":{"tools":["memory__remember","memory__search","web__fetch"]}}`)); err != nil {
+		t.Fatal(err)
+	}
 	r.talk(thread, 0, 8)
 	var sum *store.Event
 	for _, e := range r.Events(thread) {
@@ -371,6 +378,9 @@ func TestSaveNotes(t *testing.T) {
 	if made != 1 || fetched != 0 {
 		t.Fatalf("memory__remember made %d times, web__fetch %d", made, fetched)
 	}
+	if told == nil || !slices.Equal(*told, narrowed) {
+		t.Fatalf("memory__remember told the conversation's tools are %v, want %q (link.local/tools)", told, narrowed)
+	}
 	var ask model.Request
 	for _, q := range w.requests() {
 		if isAsk(q) {
@@ -378,7 +388,7 @@ func TestSaveNotes(t *testing.T) {
 			break
 		}
 	}
-	if !strings.Contains(msgJSON(t, ask.Messages), "memory__remember") || len(ask.Tools) != len(r.Tools.Names()) {
+	if !strings.Contains(msgJSON(t, ask.Messages), "memory__remember") || len(ask.Tools) != len(narrowed) {
 		t.Fatalf("the ask doesn't ask for notes, or its tools aren't all offered (%d)", len(ask.Tools))
 	}
 	// The note saved is in the prompt of the requests after the summary,

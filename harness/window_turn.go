@@ -237,7 +237,7 @@ func (t *turn) ask(ctx context.Context, prov model.Provider, route model.Route, 
 				results = append(results, model.ToolResult(c.ID, "Only "+rememberCall+" may be called while the conversation is summarized.", true))
 				continue
 			}
-			text, isErr := t.h.cfg.Tools.Call(ctx, t.c.agent, c, CallMeta{Thread: t.c.thread, Hops: t.hops(), Model: t.modelName()})
+			text, isErr := t.h.cfg.Tools.Call(ctx, t.c.agent, c, t.callMeta())
 			results = append(results, model.ToolResult(c.ID, text, isErr))
 			kept = append(kept, store.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input})
 			t.recompose() // the notes changed: the next request's prompt is composed again

@@ -21,8 +21,9 @@ type Tools struct {
 	made  map[string]int
 	names []string
 	gate  chan struct{}
-	// onCall, when not nil, is told of each call before it is answered.
-	onCall func(model.ToolCall)
+	// onCall, when not nil, is told of each call and its meta before it
+	// is answered.
+	onCall func(model.ToolCall, harness.CallMeta)
 }
 
 var _ harness.Tools = (*Tools)(nil)
@@ -54,8 +55,9 @@ func (tt *Tools) Hold(gate chan struct{}) {
 	tt.gate = gate
 }
 
-// OnCall has f told of each call before it is answered.
-func (tt *Tools) OnCall(f func(model.ToolCall)) {
+// OnCall has f told of each call, and what the harness told the tool
+// with it, before it is answered.
+func (tt *Tools) OnCall(f func(model.ToolCall, harness.CallMeta)) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	tt.onCall = f
@@ -79,7 +81,7 @@ func (tt *Tools) Call(ctx context.Context, agent string, call model.ToolCall, me
 	gate, onCall := tt.gate, tt.onCall
 	tt.mu.Unlock()
 	if onCall != nil {
-		onCall(call)
+		onCall(call, meta)
 	}
 	if gate != nil {
 		select {
