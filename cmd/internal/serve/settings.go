@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/harness"
 	prompts "github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/harness/window"
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -128,7 +130,7 @@ const maxConfig = 1 << 20
 // missing file is defaults. model, when not "", is --model's, and wins.
 func ReadSettings(ctx context.Context, p store.Paths, model string) (harness.Settings, error) {
 	s := harness.Settings{Model: model, Window: window.Defaults()}
-	b, err := os.ReadFile(p.Config())
+	b, err := readConfig(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -138,10 +140,29 @@ func ReadSettings(ctx context.Context, p store.Paths, model string) (harness.Set
 	return ParseSettings(b, model)
 }
 
+// readConfig reads the agent's config.json as every file of its own is
+// read: never through a symbolic link (fsx.ErrLink), and no more than
+// maxConfig bytes and one past it (ParseSettings refuses those).
+func readConfig(p store.Paths) ([]byte, error) {
+	f, err := fsx.Open(p.Config(), os.O_RDONLY, 0)
+	if errors.Is(err, fsx.ErrLink) {
+		return nil, fmt.Errorf("config.json is a symbolic link, refused: never followed: %w", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxConfig+1))
+	if err != nil {
+		return nil, fmt.Errorf("read config.json: %w", err)
+	}
+	return b, nil
+}
+
 // ReadAgentID reads the agent's ID from its config.json's "id": "" when
 // the file or the key is absent.
 func ReadAgentID(p store.Paths) (string, error) {
-	b, err := os.ReadFile(p.Config())
+	b, err := readConfig(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -222,3 +222,55 @@ func TestWindowSettings(t *testing.T) {
 		}
 	}
 }
+
+// config.json is read as every file of the agent's is, never through a
+// link (spec: "Everything, a file of yours too, is read through the
+// store, ... never through a link") and never past its bound: another
+// agent's settings linked in are refused, naming the link, as is a file
+// past 1 MiB; the agent ID is read the same way.
+func TestReadSettingsNotThroughALink(t *testing.T) {
+	ctx := t.Context()
+	home := t.TempDir()
+	a, err := store.For(home, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := store.For(home, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []store.Paths{a, b} {
+		if err := os.MkdirAll(p.Root, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(a.Config(), []byte(`{"id":"agent-a","model":{"name":"acme/a-secret-model"}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := ReadSettings(ctx, a, ""); err != nil || s.Model != "acme/a-secret-model" {
+		t.Fatalf("a's own settings: %+v, %v", s, err)
+	}
+	if err := os.Symlink(a.Config(), b.Config()); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	s, err := ReadSettings(ctx, b, "")
+	if err == nil || !strings.Contains(err.Error(), "link") {
+		t.Fatalf("b's config.json, a link to a's: %+v, %v; want a refusal naming the link", s, err)
+	}
+	if id, err := ReadAgentID(b); err == nil || id != "" {
+		t.Fatalf("b's ID through a link to a's config.json: %q, %v; want a refusal", id, err)
+	}
+	if err := os.Remove(b.Config()); err != nil {
+		t.Fatal(err)
+	}
+	big := `{"x":"` + strings.Repeat("x", maxConfig) + `"}`
+	if err := os.WriteFile(b.Config(), []byte(big), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSettings(ctx, b, ""); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Fatalf("a config.json past its bound: %v", err)
+	}
+	if _, err := ReadAgentID(b); err == nil || !strings.Contains(err.Error(), "over") {
+		t.Fatalf("a config.json past its bound, for the ID: %v", err)
+	}
+}
