@@ -40,6 +40,9 @@ func main() {
 
 // run is the program with its arguments; it returns the exit code.
 func run(ctx context.Context, args []string) int {
+	if len(args) > 0 && args[0] == "endpoint" {
+		return runEndpoint(args[1:], environ.Map(), os.Stdout, os.Stderr)
+	}
 	m := NewMain(os.Stdout, os.Stderr, environ.Map())
 	if err := m.ParseFlags(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -112,12 +115,14 @@ func NewMain(stdout, stderr io.Writer, env map[string]string) *Main {
 }
 
 const usage = `usage: lnk-acp [--preset claude|codex|gemini] [flags] [-- COMMAND ARGS...]
+       lnk-acp endpoint [--port N]
 
 Serves an agent that speaks ACP over stdio at one agent's endpoint (ACP
 over a WebSocket per message), and prints the endpoint's address once it
 listens. The agent is COMMAND, or the preset's (claude-agent-acp,
 codex-acp, gemini --acp). Each flag may also come from the environment
-variable named beside it.
+variable named beside it. lnk-acp endpoint prints the address where it
+serves, as a JSON string, for Link to find it.
 
 `
 
