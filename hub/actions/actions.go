@@ -7,6 +7,7 @@ import (
 	"bytes"
 	_ "embed"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/BurntSushi/toml"
@@ -57,7 +58,7 @@ func Load(path string) ([]hub.Action, error) {
 	}
 	defer f.Close()
 	var b bytes.Buffer
-	if _, err := b.ReadFrom(&limited{f, MaxFile + 1}); err != nil {
+	if _, err := b.ReadFrom(io.LimitReader(f, MaxFile+1)); err != nil { // one byte over, for Parse to refuse
 		return nil, fmt.Errorf("read actions %s: %w", path, err)
 	}
 	a, err := Parse(b.Bytes())
@@ -66,28 +67,6 @@ func Load(path string) ([]hub.Action, error) {
 	}
 	return a, nil
 }
-
-// limited reads at most n bytes.
-type limited struct {
-	f interface{ Read([]byte) (int, error) }
-	n int
-}
-
-func (l *limited) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, errEOF{}
-	}
-	if len(p) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.f.Read(p)
-	l.n -= n
-	return n, err
-}
-
-type errEOF struct{}
-
-func (errEOF) Error() string { return "EOF" }
 
 // Parse reads an actions.toml, each rule of docs/actions.md checked: a
 // broken one is refused naming the rule.

@@ -60,8 +60,9 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("%v, %d actions", err, len(a))
 	}
 	os.WriteFile(p, []byte(strings.Repeat("#", MaxFile+10)), 0o600)
-	if _, err := Load(p); err == nil {
-		t.Error("an oversized file was read")
+	var r *contract.RuleError
+	if _, err := Load(p); !errors.As(err, &r) || !strings.Contains(r.Rule, "at most") {
+		t.Errorf("an oversized file was refused with %v, want the rule it breaks", err)
 	}
 }
 
