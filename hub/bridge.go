@@ -25,12 +25,18 @@ type bridge struct {
 	initialized bool
 	threads     map[string]bool // sessions opened on this connection
 	turns       map[string]*turn
+	// queued counts each thread's prompts waiting for the thread's turn,
+	// and cancelled says which of those threads were cancelled meanwhile:
+	// a prompt cancelled before it is forwarded is answered cancelled,
+	// and the harness never sees it.
+	queued    map[string]int
+	cancelled map[string]bool
 }
 
 // ServeACP serves one bridge connection until it ends and every turn it
 // began has ended: a turn whose bridge went runs on to its end.
 func (hb *Hub) ServeACP(ctx context.Context, req endpoint.Request, f acp.Framer) {
-	b := &bridge{hb: hb, req: req, threads: map[string]bool{}, turns: map[string]*turn{}}
+	b := &bridge{hb: hb, req: req, threads: map[string]bool{}, turns: map[string]*turn{}, queued: map[string]int{}, cancelled: map[string]bool{}}
 	b.conn = acp.NewConn(f, b.handle)
 	b.conn.SetLogger(hb.cfg.Logger)
 	b.conn.SetBudget(req.Budget) // charged as each message is read
@@ -232,6 +238,12 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 		return
 	}
 	taken = false // the turn gives it back
+	b.mu.Lock()
+	b.queued[*p.SessionID]++
+	b.mu.Unlock()
+	if queuedHook != nil {
+		queuedHook(*p.SessionID)
+	}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -247,6 +259,12 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, prompt json.RawMessage) {
 	hb := b.hb
 	wctx := context.WithoutCancel(b.gone)
+	counted := true // in b.queued
+	defer func() {
+		if counted {
+			b.unqueue(thread)
+		}
+	}()
 	th := hb.thread(thread)
 	if err := th.acquire(b.gone); err != nil {
 		return // the bridge went before the thread's turn came
@@ -301,9 +319,18 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 		return
 	}
 	t := newTurn(h, thread, session, b.conn)
+	counted = false
 	b.mu.Lock()
-	b.turns[thread] = t
+	cancelled := b.unqueueLocked(thread)
+	if !cancelled {
+		b.turns[thread] = t // a cancel from now on is the running turn's
+	}
 	b.mu.Unlock()
+	if cancelled {
+		t.close()
+		r.Reply(wctx, acp.PromptResult{StopReason: acp.StopCancelled})
+		return
+	}
 	defer func() {
 		b.mu.Lock()
 		if b.turns[thread] == t {
@@ -339,6 +366,29 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 		// Its caller went before it was told: kept for _link/recover.
 		hb.answers.keep(thread, t.answerText())
 	}
+}
+
+// queuedHook, when set (by a test, before the hub starts), is told of
+// each prompt counted as waiting for its thread's turn.
+var queuedHook func(thread string)
+
+// unqueue counts a prompt of thread out of the waiting ones, as it is
+// forwarded or ends before, and says whether the thread was cancelled
+// while it waited.
+func (b *bridge) unqueue(thread string) (cancelled bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.unqueueLocked(thread)
+}
+
+// unqueueLocked is unqueue, b.mu held.
+func (b *bridge) unqueueLocked(thread string) (cancelled bool) {
+	cancelled = b.cancelled[thread]
+	if b.queued[thread]--; b.queued[thread] <= 0 {
+		delete(b.queued, thread)
+		delete(b.cancelled, thread)
+	}
+	return cancelled
 }
 
 // runOwned runs a Link-owned action's route in the thread's turn, and
@@ -429,10 +479,14 @@ func (b *bridge) forwarded(params json.RawMessage, session string, meta contract
 
 // cancel answers session/cancel of a thread opened on this connection:
 // its running turn's session is sent exactly one session/cancel, and
-// the permissions it asks from then on are answered cancelled.
+// the permissions it asks from then on are answered cancelled; a prompt
+// of the thread still waiting for its turn is never forwarded.
 func (b *bridge) cancel(ctx context.Context, thread string) {
 	b.mu.Lock()
 	t := b.turns[thread]
+	if b.queued[thread] > 0 {
+		b.cancelled[thread] = true
+	}
 	b.mu.Unlock()
 	if t == nil || t.cancelled.Swap(true) {
 		return

@@ -177,3 +177,52 @@ func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
 		}
 	}
 }
+
+// TestCancelQueued: a prompt cancelled while it waits for its thread's
+// turn (another connection's turn running there) is answered cancelled
+// and never reaches the harness; the thread goes on after.
+func TestCancelQueued(t *testing.T) {
+	queued := make(chan string, 4)
+	queuedHook = func(thread string) { queued <- thread }
+	t.Cleanup(func() { queuedHook = nil })
+	r := newRig(t, nil, nil)
+	ctx := testCtx(t, 20*time.Second)
+	s1, err := r.open(ctx, "telegram:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s1.close()
+	s2, err := r.open(ctx, "telegram:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s2.close()
+	first := make(chan *exchange, 1)
+	go func() { first <- s1.prompt(ctx, "wait", nil) }()
+	if err := s1.waitChunk(ctx, "waiting"); err != nil {
+		t.Fatal(err)
+	}
+	<-queued // the first prompt's, running now
+	second := make(chan *exchange, 1)
+	go func() { second <- s2.prompt(ctx, "queued behind", nil) }()
+	<-queued // the second's, waiting for the thread's turn
+	s2.c.Cancel(ctx, "telegram:1")
+	s1.c.Cancel(ctx, "telegram:1") // the running turn ends
+	(<-first).must(t)
+	e := <-second
+	if e.err != nil {
+		t.Fatalf("the prompt cancelled while queued: %v, want answered cancelled", e.err)
+	}
+	var res acp.PromptResult
+	if json.Unmarshal(e.result, &res); res.StopReason != acp.StopCancelled {
+		t.Errorf("the prompt cancelled while queued was answered %s, want cancelled", e.result)
+	}
+	for _, l := range r.agentLog("prompt ") {
+		if strings.Contains(l, "queued behind") {
+			t.Errorf("the harness was sent the prompt cancelled while queued: %s", l)
+		}
+	}
+	if got := r.message(ctx, "telegram:1", "after", nil).must(t); got != "echo: after" {
+		t.Errorf("the thread's next message: %q", got)
+	}
+}
