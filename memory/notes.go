@@ -221,7 +221,7 @@ func (m *Memory) changeNotes(ctx context.Context, change func([]Note) ([]Note, e
 	b := renderNotes(next)
 	// Notes already past the cap (written by hand) may still shrink: the
 	// refusal's own advice is to forget or merge notes.
-	if len(b) > MaxNotes && len(b) > len(old) {
+	if len(b) > MaxNotes && len(b) > len(renderNotes(notes)) {
 		return NotesChange{}, fmt.Errorf("%s: %w", overCap(notes, len(old), len(b)), ErrRefused)
 	}
 	if err := fsx.Replace(path, b, true); err != nil {

@@ -179,3 +179,19 @@ func TestNotesPastCapShrink(t *testing.T) {
 		t.Fatalf("a note that grows notes past the cap: %v, want a refusal", err)
 	}
 }
+
+// A hand-written file's blank lines aren't room: a note that grows the
+// notes themselves past the cap is refused though the file, its blank
+// lines dropped, would be shorter than it was.
+func TestNotesPastCapBlankLines(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	var b strings.Builder
+	for i := range 40 {
+		b.WriteString("- 2026-11-01: a note written by hand, number " + strings.Repeat("n", 60) + string(rune('A'+i)) + "\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n\n")
+	}
+	write(t, p.Notes(), b.String())
+	if _, err := m.Remember(ctx, "one more", nil); !errors.Is(err, memory.ErrRefused) {
+		t.Fatalf("a note that grows notes past the cap, beside blank lines: %v, want a refusal", err)
+	}
+}
