@@ -2,13 +2,13 @@ package memory
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/lnk-dev/link/store"
 )
 
 // Search bounds: the results an answer has by default and at most, and
@@ -70,14 +70,9 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 	terms := queryTerms(query)
 	results := make([]Result, 0, len(hits))
 	texts := make([]string, 0, len(hits))
-	files := map[string]*os.File{}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
+	files := map[string][]byte{}
 	for _, h := range hits {
-		text := m.chunkText(files, h)
+		text := m.chunkText(ctx, files, h)
 		if text == "" {
 			continue // gone since it was indexed: the next search forgets it
 		}
@@ -109,23 +104,23 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 }
 
 // chunkText reads a hit's chunk from its file as it is now, through
-// files (opened once each); "" when it can't be read.
-func (m *Memory) chunkText(files map[string]*os.File, h Hit) string {
-	f, ok := files[h.File]
+// Files (each file read once, kept in files), so no link on the way is
+// followed; "" when it can't be read.
+func (m *Memory) chunkText(ctx context.Context, files map[string][]byte, h Hit) string {
+	b, ok := files[h.File]
 	if !ok {
 		var err error
-		f, err = os.Open(filepath.Join(m.paths.Root, filepath.FromSlash(h.File)))
-		if err != nil {
-			return ""
+		b, err = m.files.ReadFile(ctx, m.paths.Agent, h.File, maxFile)
+		if err != nil && !errors.Is(err, store.ErrTooLarge) {
+			b = nil
 		}
-		files[h.File] = f
+		files[h.File] = b
 	}
-	b := make([]byte, min(h.Chunk.Len, maxFile))
-	n, err := f.ReadAt(b, h.Chunk.Off)
-	if err != nil && err != io.EOF {
+	if h.Chunk.Off < 0 || h.Chunk.Off >= int64(len(b)) {
 		return ""
 	}
-	return string(b[:n])
+	b = b[h.Chunk.Off:]
+	return string(b[:min(len(b), h.Chunk.Len, maxFile)])
 }
 
 // queryTerms are the words of a query, in lower case, as a snippet

@@ -226,3 +226,63 @@ func TestSearchDriverConversation(t *testing.T) {
 		t.Fatalf("added to since: %+v", a.Results)
 	}
 }
+
+// swapOnSearch is an Index that, at its next Search, first replaces the
+// file at path with a symbolic link to target: a link put in place after
+// the index was brought up to date, before a hit's text is read.
+type swapOnSearch struct {
+	memory.Index
+	path, target string
+}
+
+func (s *swapOnSearch) Search(ctx context.Context, query string, n int) ([]memory.Hit, error) {
+	if s.path != "" {
+		if err := os.Remove(s.path); err != nil {
+			return nil, err
+		}
+		if err := os.Symlink(s.target, s.path); err != nil {
+			return nil, err
+		}
+		s.path = ""
+	}
+	return s.Index.Search(ctx, query, n)
+}
+
+// A hit's text is read as the agent's other files are, never through a
+// link: a file swapped for a link to another agent's file after the
+// index was brought up to date gives no result, and nothing of the
+// other file.
+func TestSearchNotThroughALink(t *testing.T) {
+	home := t.TempDir()
+	secret := filepath.Join(mustPaths(t, home, "work").Files(), "secret.md")
+	write(t, secret, "apple orchard: the SECRET key is 42, never to be read by main\n")
+	var swap *swapOnSearch
+	m, p := newMemoryWith(t, mustPaths(t, home, "main"), nil, func(c *memory.Config) {
+		swap = &swapOnSearch{Index: c.Index}
+		c.Index = swap
+	})
+	file := filepath.Join(p.Files(), "fruit.md")
+	write(t, file, "apple orchard: we picked apples in the autumn, a fine day out\n")
+	if got := sources(search(t, m, "orchard")); len(got) != 1 {
+		t.Fatalf("before the swap: %v", got)
+	}
+	swap.path, swap.target = file, secret
+	a := search(t, m, "orchard")
+	for _, r := range a.Results {
+		if strings.Contains(r.Snippet, "SECRET") {
+			t.Fatalf("a hit read through a link to another agent's file: %+v", r)
+		}
+	}
+	if len(a.Results) != 0 {
+		t.Errorf("results %v, want none: the file is a link now", sources(a))
+	}
+}
+
+func mustPaths(tb testing.TB, home, agent string) store.Paths {
+	tb.Helper()
+	p, err := store.For(home, agent)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return p
+}
