@@ -1,9 +1,12 @@
 package mcptools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -404,5 +408,35 @@ func TestCloseMidCall(t *testing.T) {
 	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "2", Name: "web__block", Input: "{}"}, harness.CallMeta{Thread: "telegram:2"})
 	if !failed || !strings.Contains(text, errClosed.Error()) {
 		t.Fatalf("a call after Close: %q, %v", text, failed)
+	}
+}
+
+// readLists reads tool-lists.json never through a link, and at most
+// maxListsFile bytes: a link is refused (and the file made again, as a
+// corrupt one is), a longer file is corrupt, none is none.
+func TestReadListsBounded(t *testing.T) {
+	ctx := testCtx(t)
+	dir := t.TempDir()
+	good := encodeLists(map[string]listing{"memory": {Tool: "memory", Address: addressHash("x")}})
+	other := filepath.Join(dir, "other-agent-lists.json")
+	if err := os.WriteFile(other, good, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "tool-lists.json")
+	if lists, b, err := readLists(ctx, path); lists != nil || b != nil || err != nil {
+		t.Fatalf("no file: %v, %q, %v; want none and no error", lists, b, err)
+	}
+	if err := os.Symlink(other, path); err != nil {
+		t.Fatal(err)
+	}
+	if lists, _, err := readLists(ctx, path); !errors.Is(err, fsx.ErrLink) {
+		t.Fatalf("a link to another's file: %v, %v; want it refused, not followed", lists, err)
+	}
+	os.Remove(path)
+	if err := os.WriteFile(path, append(good, bytes.Repeat([]byte(" "), maxListsFile)...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := readLists(ctx, path); !errors.Is(err, errCorruptLists) {
+		t.Fatalf("a file over %d bytes: %v, want it corrupt", maxListsFile, err)
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness/prompt"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // listing is one tool's list, as a session starting gave it: a hash of
@@ -202,19 +202,15 @@ func readLists(ctx context.Context, path string) (map[string]listing, []byte, er
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := fsx.ReadLimit(path, maxListsFile) // never through a link
+	if errors.Is(err, fsx.ErrTooBig) {
+		return nil, nil, fmt.Errorf("read %s: %w: over %d bytes", path, errCorruptLists, maxListsFile)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if b == nil {
 		return nil, nil, nil
-	}
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if fi.Size() > maxListsFile {
-		return nil, nil, fmt.Errorf("read %s: %w: %d bytes, over %d", path, errCorruptLists, fi.Size(), maxListsFile)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	lists, err := parseLists(b)
 	if err != nil {
