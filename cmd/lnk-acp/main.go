@@ -224,13 +224,9 @@ func (m *Main) Run(ctx context.Context) error {
 	m.mu.Unlock()
 	defer cancel()
 
-	b, err := os.ReadFile(m.KeyFile)
+	key, err := contract.ReadKeyFile(m.KeyFile)
 	if err != nil {
-		return fmt.Errorf("read the key file: %w", err)
-	}
-	key, err := contract.ParseKey(b)
-	if err != nil {
-		return fmt.Errorf("key file %s: %w", m.KeyFile, err)
+		return err
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	acts := actions.Chat()

@@ -133,7 +133,7 @@ func connect(ctx context.Context, o chatOptions, env map[string]string, status i
 	keyFile := firstOf(o.keyFile, env["LNK_KEY_FILE"])
 	if o.endpoint != "" {
 		path := firstOf(keyFile, p.KeyFile())
-		key, err := readKeyFile(path)
+		key, err := contract.ReadKeyFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("the key of %s: %w", o.endpoint, keyFileMissing(path, err))
 		}
@@ -146,7 +146,7 @@ func connect(ctx context.Context, o chatOptions, env map[string]string, status i
 			return nil, err
 		}
 		if healthy(ctx, port) {
-			if key, err := readKeyFile(firstOf(keyFile, p.KeyFile())); err == nil {
+			if key, err := contract.ReadKeyFile(firstOf(keyFile, p.KeyFile())); err == nil {
 				url := contract.EndpointURL(port)
 				fmt.Fprintf(status, "lnk: talking to agent %s at %s ($%s)\n", agent, url, contract.EnvPort)
 				return &agentConn{url: url, key: key, agent: agent, paths: p}, nil
@@ -246,24 +246,11 @@ func healthy(ctx context.Context, port int) bool {
 	return resp.StatusCode == http.StatusOK
 }
 
-// readKeyFile reads an endpoint key from its file.
-func readKeyFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	key, err := contract.ParseKey(b)
-	if err != nil {
-		return nil, fmt.Errorf("key file %s: %w", path, err)
-	}
-	return key, nil
-}
-
 // ensureKey reads the key file at path, making it first (a random key,
 // readable by its owner alone) when there is none. Two made at once
 // agree: only the first write wins.
 func ensureKey(path string) ([]byte, error) {
-	if key, err := readKeyFile(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+	if key, err := contract.ReadKeyFile(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
 		return key, err
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
@@ -273,7 +260,7 @@ func ensureKey(path string) ([]byte, error) {
 	rand.Read(b[:])
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrExist) {
-		return readKeyFile(path)
+		return contract.ReadKeyFile(path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("make the key file: %w", err)
@@ -286,7 +273,7 @@ func ensureKey(path string) ([]byte, error) {
 		os.Remove(path)
 		return nil, fmt.Errorf("make the key file: %w", werr)
 	}
-	return readKeyFile(path)
+	return contract.ReadKeyFile(path)
 }
 
 // maxRecoverRead bounds _link/recover's answer, which may hold several

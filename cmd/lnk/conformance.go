@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -130,13 +129,9 @@ func conformanceMain(ctx context.Context, fs *pflag.FlagSet, o conformanceOption
 		case (o.toolPrompt == "") != (o.tool == ""):
 			return bad("--tool-prompt and --tool go together")
 		}
-		raw, err := os.ReadFile(o.keyFile)
+		key, err := contract.ReadKeyFile(o.keyFile)
 		if err != nil {
-			return bad("read key file: %v", err)
-		}
-		key, err := contract.ParseKey(raw)
-		if err != nil {
-			return bad("key file %s: %v", o.keyFile, err)
+			return bad("%v", err)
 		}
 		target = conformance.Target{
 			URL: o.endpointURL, Key: key, Agent: o.agent, AgentID: o.agentID,

@@ -42,7 +42,7 @@ func (m *Main) floorServerCmd() *cobra.Command {
 // no endpoint, acp, store or model code, so what lnk measure times here
 // is the least any harness could cost on this machine.
 func runFloorServer(ctx context.Context, keyFile string, port int, stdout, stderr io.Writer) int {
-	key, err := readKeyFile(keyFile)
+	key, err := contract.ReadKeyFile(keyFile)
 	if err != nil {
 		fmt.Fprintf(stderr, "lnk measure floor-server: %v\n", err)
 		return 2

@@ -111,13 +111,9 @@ func (pl Plugin) Run(ctx context.Context, args []string, getenv func(string) str
 }
 
 func (pl Plugin) serve(ctx context.Context, home, agent, keyFile, socket, laddr string, settings map[string]string, stdout, stderr io.Writer) error {
-	b, err := os.ReadFile(keyFile)
+	key, err := contract.ReadKeyFile(keyFile)
 	if err != nil {
-		return fmt.Errorf("read the key: %w", err)
-	}
-	key, err := contract.ParseKey(b)
-	if err != nil {
-		return fmt.Errorf("read the key of %s: %w", keyFile, err)
+		return err
 	}
 	p, err := AgentPaths(home, agent)
 	if err != nil {

@@ -22,16 +22,12 @@ const MinKey = 16
 // that its group or others can read is warned of, naming it, as ssh
 // does for a private key.
 func ReadKey(path string, logger *slog.Logger) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no key file at %s: make one with `lnk agent key --key-file %s` (a random key, readable by you alone)", path, path)
-		}
-		return nil, fmt.Errorf("read the key file: %w", err)
+	key, err := contract.ReadKeyFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("no key file at %s: make one with `lnk agent key --key-file %s` (a random key, readable by you alone)", path, path)
 	}
-	key, err := contract.ParseKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("key file %s: %w", path, err)
+		return nil, err
 	}
 	if err := checkKeyLen(key); err != nil {
 		return nil, fmt.Errorf("key file %s: %w", path, err)
