@@ -99,7 +99,7 @@ type ImportedConversation struct {
 }
 
 // ParseStateExportParams reads _link/state/export's params: absent, null,
-// {} or {"threads": [...]}, each a thread, at most
+// {} or {"threads": [...]}, each a thread named once, at most
 // MaxStateConversations of them.
 func ParseStateExportParams(raw json.RawMessage) (StateExportParams, error) {
 	var p StateExportParams
@@ -113,10 +113,16 @@ func ParseStateExportParams(raw json.RawMessage) (StateExportParams, error) {
 	if len(p.Threads) > MaxStateConversations {
 		return p, refuse("threads", "an export names at most %d threads", MaxStateConversations)
 	}
+	seen := make(map[string]bool, len(p.Threads))
 	for _, t := range p.Threads {
 		if err := CheckThread(t); err != nil {
 			return p, err
 		}
+		if seen[t] {
+			// Its document would hold the thread twice, which no import takes.
+			return p, refuse("threads", "an export names each thread once: %s is named twice", t)
+		}
+		seen[t] = true
 	}
 	return p, nil
 }

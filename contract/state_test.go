@@ -58,7 +58,7 @@ func TestParseStateExportParams(t *testing.T) {
 	if p, err := ParseStateExportParams(json.RawMessage(`{"threads":["telegram:1","link:x"]}`)); err != nil || len(p.Threads) != 2 {
 		t.Errorf("two threads: %+v %v", p, err)
 	}
-	for _, raw := range []string{`[]`, `{"thread":["telegram:1"]}`, `{"threads":["irc:1"]}`, `{"threads":"telegram:1"}`} {
+	for _, raw := range []string{`[]`, `{"thread":["telegram:1"]}`, `{"threads":["irc:1"]}`, `{"threads":"telegram:1"}`, `{"threads":["telegram:1","telegram:1"]}`} {
 		if _, err := ParseStateExportParams(json.RawMessage(raw)); err == nil {
 			t.Errorf("%q accepted", raw)
 		}

@@ -226,6 +226,21 @@ func TestStateRefused(t *testing.T) {
 	}
 }
 
+// TestStateExportThreadTwice: an export naming a thread twice is refused
+// naming the rule; it gave a document holding that thread twice, which
+// breaks the document's rule (each thread once), so no import took it.
+func TestStateExportThreadTwice(t *testing.T) {
+	edit := func(c *Config) { c.Store = stdioagent.Store{Dir: c.Dir} }
+	r := newRig(t, []string{envCaps + "=resume,load"}, edit)
+	ctx := testCtx(t, 30*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	raw, err := r.stateClient(ctx).Conn().Call(ctx, contract.MethodStateExport, json.RawMessage(`{"threads":["telegram:1","telegram:1"]}`))
+	var rpc *acp.Error
+	if !errors.As(err, &rpc) || rpc.Code != acp.CodeInvalidParams || !strings.Contains(rpc.Message, "once") {
+		t.Errorf("an export naming telegram:1 twice was answered %.200s, %v; want invalid params naming the rule", raw, err)
+	}
+}
+
 // TestStateBetweenTurns: an export waits for the turns running to end,
 // and a turn that outlasts the wait has it refused; the turn is left to
 // run.
