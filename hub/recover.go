@@ -68,11 +68,22 @@ func openAnswers(path string, log *slog.Logger) (*pendingAnswers, error) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return nil, fmt.Errorf("read the answers kept %s: %w", path, err)
 	}
+	if doc.Next < 0 {
+		return nil, fmt.Errorf("read the answers kept %s: next is %d, not a count", path, doc.Next)
+	}
 	k.next = doc.Next
+	ids := make(map[string]bool, len(doc.Answers))
 	for _, a := range doc.Answers {
 		if a.ID == "" || a.Thread == "" {
 			return nil, fmt.Errorf("read the answers kept %s: an answer with no id or thread", path)
 		}
+		// An id the hub would give again, or twice in the file, would let
+		// a done naming one answer let go another never handed over.
+		n, err := strconv.Atoi(strings.TrimPrefix(a.ID, hubIDPrefix))
+		if !strings.HasPrefix(a.ID, hubIDPrefix) || err != nil || n < 1 || n > k.next || ids[a.ID] {
+			return nil, fmt.Errorf("read the answers kept %s: answer id %q is not one the hub gave (%sN, N from 1 to next, %d, each once)", path, a.ID, hubIDPrefix, k.next)
+		}
+		ids[a.ID] = true
 		k.list = append(k.list, a)
 		k.size += len(a.Text)
 	}

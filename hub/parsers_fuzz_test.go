@@ -1,0 +1,197 @@
+package hub
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lnk-dev/link/acp"
+)
+
+// FuzzParseCommand proves a prompt a person typed never panics the hub's
+// parseCommand, and that a command it reads is a word with no space,
+// naming the action it found, that commandPrompt writes back as a prompt
+// read as the same command.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"text","text":"/new"}]`,
+		`[{"type":"text","text":"  /chat:create  a title "}]`,
+		`[{"type":"text","text":"/task:list\nmore"}]`,
+		`[{"type":"text","text":"/"}]`,
+		`[{"type":"text","text":"hi /new"}]`,
+		`[{"type":"text","Text":"/new x","annotations":{"a":1}}]`,
+		`[{"type":"text","text":"/a"},{"type":"text","text":"b"}]`,
+		`[{"type":"image","data":"","mimeType":"image/png"}]`,
+	} {
+		f.Add([]byte(s))
+	}
+	hb := &Hub{cfg: Config{Actions: []Action{
+		{Namespace: "chat", Name: "create", Aliases: []string{"new"}, Names: []string{"clear", "new"}, NewSession: true},
+		{Namespace: "task", Name: "list", Route: "task__list", Hint: "filter"},
+	}}}
+	f.Fuzz(func(t *testing.T, prompt []byte) {
+		if _, err := acp.DecodeBlocks(prompt); err != nil {
+			return // refused before the hub reads it as a command
+		}
+		p, ok := hb.parseCommand(prompt)
+		if !ok {
+			return
+		}
+		if p.word == "" || strings.ContainsAny(p.word, " \n\t") || p.rest != strings.TrimSpace(p.rest) {
+			t.Fatalf("read command %q rest %q", p.word, p.rest)
+		}
+		if p.action != nil && p.action.command() != p.word && !contains(p.action.Aliases, p.word) {
+			t.Fatalf("/%s read as action %s", p.word, p.action.command())
+		}
+		out, err := commandPrompt(prompt, p.word, p.rest)
+		if err != nil {
+			t.Fatalf("command %q not written back: %v", p.word, err)
+		}
+		if _, err := acp.DecodeBlocks(out); err != nil {
+			t.Fatalf("written back as a bad prompt %s: %v", out, err)
+		}
+		again, ok := hb.parseCommand(out)
+		if !ok || again.word != p.word || again.rest != p.rest || again.action != p.action {
+			t.Fatalf("%s written back as %s, read as %+v (was %+v)", prompt, out, again, p)
+		}
+	})
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// FuzzWithOwned proves an available_commands_update from the harness, a
+// child process, never panics withOwned, and that what it writes is the
+// update as sent or valid JSON listing every Link-owned action.
+func FuzzWithOwned(f *testing.F) {
+	for _, s := range []string{
+		`{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"clear","description":"c"}]}}`,
+		`{"sessionId":"s","update":{"sessionUpdate":"available_commands_update","availableCommands":[{"name":"task:list"}]}}`,
+		`{"update":{"availableCommands":null}}`,
+		`{"update":null}`,
+		`{"update":[]}`,
+		`[]`,
+		`{"update":{"availableCommands":[1,"x",null]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	hb := &Hub{cfg: Config{Actions: []Action{
+		{Namespace: "chat", Name: "create", Aliases: []string{"new"}, Names: []string{"clear"}},
+		{Namespace: "task", Name: "list", Route: "task__list", Hint: "filter", Description: "the tasks"},
+	}}}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		out := hb.withOwned(params)
+		if string(out) == string(params) {
+			return
+		}
+		var p struct {
+			Update struct {
+				Commands []json.RawMessage `json:"availableCommands"`
+			} `json:"update"`
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			t.Fatalf("%s written as %s: %v", params, out, err)
+		}
+		listed := false
+		for _, raw := range p.Update.Commands {
+			var c struct {
+				Name string `json:"name"`
+			}
+			listed = listed || json.Unmarshal(raw, &c) == nil && c.Name == "task:list"
+		}
+		if !listed {
+			t.Fatalf("%s written as %s, without task:list", params, out)
+		}
+	})
+}
+
+// FuzzSessionsFile proves a sessions.json in the hub's home, whatever
+// its bytes, never panics openSessions, and that a mapping it reads is
+// written back, with a session set, as the same mapping.
+func FuzzSessionsFile(f *testing.F) {
+	for _, s := range []string{`{"threads":{"telegram:1":"s1"}}`, `{"threads":null}`, `{}`, `null`, `[]`, `{"threads":{"a":1}}`, ``, `{"threads":{"":""}}`} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(dir, "sessions.json")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		s, err := openSessions(path)
+		if err != nil {
+			return
+		}
+		want := maps.Clone(s.threads)
+		want["link:fuzz"] = "fuzz-session"
+		if err := s.set("link:fuzz", "fuzz-session"); err != nil {
+			t.Fatal(err)
+		}
+		again, err := openSessions(path)
+		if err != nil || !maps.Equal(again.threads, want) {
+			t.Fatalf("%q written back and read as %v, %v (want %v)", b, again.threads, err, want)
+		}
+	})
+}
+
+// FuzzAnswersFile proves an answers.json in the hub's home, whatever its
+// bytes, never panics openAnswers, and that once it is read an answer
+// kept gets an id none of those read has, so a done naming one lets go
+// that one alone, and is written back as read.
+func FuzzAnswersFile(f *testing.F) {
+	for _, s := range []string{
+		`{"next":2,"answers":[{"id":"hub-1","thread":"telegram:1","text":"a"},{"id":"hub-2","thread":"telegram:1","text":"b"}]}`,
+		`{"next":0,"answers":[{"id":"hub-1","thread":"telegram:1","text":"a"}]}`,
+		`{"next":1,"answers":[{"id":"hub-1","thread":"t","text":"a"},{"id":"hub-1","thread":"t","text":"b"}]}`,
+		`{"next":1,"answers":[{"id":"x","thread":"t","text":"a"}]}`,
+		`{"next":-1,"answers":[]}`,
+		`{"answers":null}`,
+		`{}`, `null`, ``, `[`,
+	} {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir()
+	f.Fuzz(func(t *testing.T, b []byte) {
+		path := filepath.Join(dir, "answers.json")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		k, err := openAnswers(path, nil)
+		if err != nil {
+			return
+		}
+		read := map[string]bool{}
+		for _, a := range k.list {
+			if read[a.ID] || !strings.HasPrefix(a.ID, hubIDPrefix) {
+				t.Fatalf("read %q: id %q is twice or not the hub's", b, a.ID)
+			}
+			read[a.ID] = true
+		}
+		if len(k.list) >= maxPending {
+			return // the oldest goes at the next keep
+		}
+		k.keep("link:fuzz", "kept")
+		kept := k.list[len(k.list)-1].ID
+		if read[kept] {
+			t.Fatalf("read %q: the answer kept next is given id %s again", b, kept)
+		}
+		again, err := openAnswers(path, nil)
+		if err != nil || len(again.list) != len(k.list) || again.next != k.next {
+			t.Fatalf("%q written back and read as %+v, %v", b, again, err)
+		}
+		for i := range k.list {
+			if again.list[i] != k.list[i] {
+				t.Fatalf("answer %d written back as %+v, was %+v", i, again.list[i], k.list[i])
+			}
+		}
+	})
+}
