@@ -3,7 +3,9 @@
 // serve, or the one lnk agent chat starts), one slog text line each, so
 // that lnk agent status can say the last failure after the process is
 // gone. The file is the owner's alone (0600); past MaxSize at an open it
-// is moved to harness.log.1, one old file kept.
+// is moved to harness.log.1, one old file kept. The file is never opened
+// through a symbolic link, to write or to read: it lies in the agent's
+// folder, where a link could point at another agent's files.
 package agentlog
 
 import (
@@ -17,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -34,10 +37,10 @@ func Open(p store.Paths) (h slog.Handler, close func() error, err error) {
 	if err := os.MkdirAll(p.Root, 0o700); err != nil {
 		return nil, nil, err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.Size() > MaxSize {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > MaxSize {
 		os.Rename(path, path+".1")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := fsx.Open(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -71,7 +74,7 @@ const maxLine = 64 << 10
 // Last reads the log's last warning or error; ok is false when the log
 // holds none or doesn't exist.
 func Last(ctx context.Context, p store.Paths) (Failure, bool, error) {
-	f, err := os.Open(File(p))
+	f, err := fsx.Open(File(p), os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Failure{}, false, nil
 	}

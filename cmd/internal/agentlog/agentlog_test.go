@@ -2,11 +2,14 @@ package agentlog
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -55,4 +58,50 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("line changed")
 		}
 	})
+}
+
+// The log lies in the agent's folder: a harness.log that is a symbolic
+// link (to another agent's file) is neither written through, its target
+// left as it was, nor read by Last, which refuses it, naming why.
+func TestLogNotThroughALink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	home := t.TempDir()
+	p, err := store.For(home, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := store.For(home, "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(other.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	theirs := File(other)
+	const was = "time=2026-12-01T10:00:00Z level=ERROR msg=\"other's failure\" err=secret\n"
+	if err := os.WriteFile(theirs, []byte(was), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(theirs, File(p)); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	l, closeLog := Logger(p, &out, slog.LevelInfo)
+	l.Error("mine", "err", "x")
+	closeLog()
+	if b, _ := os.ReadFile(theirs); string(b) != was {
+		t.Fatalf("written through the link:\n%s", b)
+	}
+	if !strings.Contains(out.String(), "open the agent's log") || !strings.Contains(out.String(), fsx.ErrLink.Error()) {
+		t.Fatalf("the refusal isn't said: %s", out.String())
+	}
+	f, ok, err := Last(context.Background(), p)
+	if ok || !errors.Is(err, fsx.ErrLink) {
+		t.Fatalf("Last read through the link: %+v %v %v", f, ok, err)
+	}
 }
