@@ -158,15 +158,17 @@ func (b *bridge) open(ctx context.Context, r *acp.Request) {
 func (b *bridge) advertise(ctx context.Context, thread string) {
 	hb := b.hb
 	var list json.RawMessage
-	if session := hb.sessions.get(thread); session != "" {
-		hb.mu.Lock()
-		h := hb.cur
-		hb.mu.Unlock()
-		if h != nil {
-			h.mu.Lock()
-			list = h.commands[session]
-			h.mu.Unlock()
+	hb.mu.Lock()
+	h := hb.cur
+	hb.mu.Unlock()
+	if h != nil {
+		session := hb.sessions.get(thread)
+		if h.agreedThreads() {
+			session = thread // its sessions are the threads, kept in no file
 		}
+		h.mu.Lock()
+		list = h.commands[session]
+		h.mu.Unlock()
 	}
 	if list == nil {
 		if len(hb.owned()) == 0 {
