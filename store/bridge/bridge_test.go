@@ -3,8 +3,10 @@ package bridge_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -302,5 +304,60 @@ func TestListen(t *testing.T) {
 	if ln, err := bridge.Listen("unix", plain); err == nil {
 		ln.Close()
 		t.Fatal("listen over a plain file: no error")
+	}
+}
+
+// A peer that sends a call's headers and then too little of its body, or
+// sends nothing more after a call, is let go within the server's bounds
+// (ReadTimeout, IdleTimeout): no proof is checked before the body, so an
+// unproved peer held its connection, and a goroutine, for as long as it
+// liked.
+func TestServerBoundsSlowPeer(t *testing.T) {
+	srv, err := bridge.NewServer(bridge.ServerConfig{Store: log.Open(t.TempDir()), Key: testKey, ReadTimeout: 200 * time.Millisecond, IdleTimeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := listen(t, "tcp", srv)
+	dial := func() net.Conn {
+		c, err := net.Dial("tcp", cfg.Address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		c.SetDeadline(time.Now().Add(20 * time.Second)) // the test's own bound, far past the server's
+		return c
+	}
+	// ended reads c to its end, giving what it read and whether the
+	// server ended it (not the test's own deadline).
+	ended := func(c net.Conn) (string, bool) {
+		b, err := io.ReadAll(c)
+		var ne net.Error
+		return string(b), !(errors.As(err, &ne) && ne.Timeout())
+	}
+
+	slow := dial()
+	if _, err := io.WriteString(slow, "POST /v1/ping HTTP/1.1\r\nHost: store-bridge\r\nContent-Length: 100\r\n\r\n{\"a\":"); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := ended(slow); !ok || !strings.Contains(got, "408") || !strings.Contains(got, "didn't arrive within 200ms") {
+		t.Fatalf("a body that never came: the connection was held (ended by the server: %v): %q", ok, got)
+	}
+
+	idle := dial()
+	if _, err := io.WriteString(idle, "POST /v1/ping HTTP/1.1\r\nHost: store-bridge\r\nContent-Length: 0\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := ended(idle); !ok || !strings.Contains(got, "401") {
+		t.Fatalf("an idle connection after a call was held (ended by the server: %v): %q", ok, got)
+	}
+
+	// A proved call still goes through, the deadline cleared for it.
+	c, err := bridge.Dial(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Append(context.Background(), "telegram:1", store.Event{Seq: 1, Kind: store.KindMessage, Text: "hi", Time: time.Unix(1, 0)}); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -31,7 +31,18 @@ type ServerConfig struct {
 	// Logger says which calls were refused, and why, never with the key
 	// or a proof; nothing is logged if nil.
 	Logger *slog.Logger
+	// ReadTimeout bounds how long a call's request may take to arrive,
+	// its headers and then its body (read whole before its proof is
+	// checked); DefaultTimeout if zero.
+	ReadTimeout time.Duration
+	// IdleTimeout bounds how long a connection waits for its next call;
+	// DefaultIdle if zero.
+	IdleTimeout time.Duration
 }
+
+// DefaultIdle is how long a connection waits for its next call, past
+// the client's own keep (90 s), so the client lets it go first.
+const DefaultIdle = 2 * time.Minute
 
 // Validate says what of the config is missing.
 func (c ServerConfig) Validate() error {
@@ -44,6 +55,9 @@ func (c ServerConfig) Validate() error {
 	if c.Skew < 0 {
 		return errors.New("store bridge: a negative skew")
 	}
+	if c.ReadTimeout < 0 || c.IdleTimeout < 0 {
+		return errors.New("store bridge: a negative timeout")
+	}
 	return nil
 }
 
@@ -52,6 +66,8 @@ type Server struct {
 	store  store.Conversations
 	verify *verifier
 	log    *slog.Logger
+	read   time.Duration // ReadTimeout
+	idle   time.Duration // IdleTimeout
 }
 
 // NewServer makes the server of cfg.
@@ -68,16 +84,25 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = DefaultTimeout
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = DefaultIdle
+	}
 	key := append([]byte(nil), cfg.Key...)
-	return &Server{store: cfg.Store, verify: newVerifier(key, cfg.Now, cfg.Skew), log: cfg.Logger}, nil
+	return &Server{store: cfg.Store, verify: newVerifier(key, cfg.Now, cfg.Skew), log: cfg.Logger, read: cfg.ReadTimeout, idle: cfg.IdleTimeout}, nil
 }
 
 // Serve answers calls on ln until ctx ends, then lets the calls under way
-// finish (for at most 5 seconds) and returns nil.
+// finish (for at most 5 seconds) and returns nil. Every read is bounded
+// in time: a call's request within ReadTimeout, a connection's wait for
+// its next within IdleTimeout.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(s.read, 10*time.Second),
+		IdleTimeout:       s.idle,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
@@ -99,12 +124,19 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 }
 
 // ServeHTTP answers one call: 401 for a proof that fails, else the
-// driver's answer.
+// driver's answer. The body is read within ReadTimeout of the call's
+// start, and the connection's deadline cleared before the driver's call,
+// which its own context bounds.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rc := http.NewResponseController(w)
+	rc.SetReadDeadline(time.Now().Add(s.read)) // fails only where no deadline can be set (not Serve's)
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil {
-		return // the caller went
+	if err != nil { // the caller went, or was too slow: the deadline stays, for the rest of its body
+		w.Header().Set("Connection", "close")
+		http.Error(w, fmt.Sprintf("the call's body didn't arrive within %v", s.read), http.StatusRequestTimeout)
+		return
 	}
+	rc.SetReadDeadline(time.Time{})
 	if len(body) > maxBody {
 		http.Error(w, "", http.StatusRequestEntityTooLarge)
 		return
