@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -285,4 +286,32 @@ func mustPaths(tb testing.TB, home, agent string) store.Paths {
 		tb.Fatal(err)
 	}
 	return p
+}
+
+// An area of the home that is a symbolic link (files/ linked to another
+// agent's files/) is refused whole, naming it: none of the other agent's
+// files is listed, read or named in what a search says it skipped.
+func TestSearchAreaLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("symbolic links need privileges on Windows")
+	}
+	home := t.TempDir()
+	theirs := mustPaths(t, home, "work").Files()
+	write(t, filepath.Join(theirs, "payroll-2027.md"), "apple orchard: the SECRET key is 42, never to be read by main\n")
+	m, p := newMemoryWith(t, mustPaths(t, home, "main"), nil)
+	write(t, filepath.Join(p.Root, "skills", "fruit", "SKILL.md"), "apple orchard: our own skill\n")
+	if err := os.Symlink(theirs, p.Files()); err != nil {
+		t.Fatal(err)
+	}
+	a := search(t, m, "orchard")
+	if got := sources(a); len(got) != 1 || !strings.HasPrefix(got[0], "skills/fruit/SKILL.md") {
+		t.Errorf("results %v, want the skill alone", got)
+	}
+	said := strings.Join(a.Fresh.Skipped, "\n")
+	if strings.Contains(said, "payroll") {
+		t.Fatalf("another agent's file named through a link: %s", said)
+	}
+	if !strings.Contains(said, "files: ") || !strings.Contains(said, "symbolic link") {
+		t.Errorf("the link isn't said: %q", said)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/transcript"
 )
@@ -131,7 +132,13 @@ func (m *Memory) walkFiles(ctx context.Context, name string, srcs []Source, skip
 		return nil, err
 	}
 	m.watch(name)
-	f, err := os.Open(filepath.Join(m.paths.Root, filepath.FromSlash(name)))
+	// Never through a link: an area, or a folder swapped for one since it
+	// was listed, may point at another agent's files.
+	f, err := fsx.Open(filepath.Join(m.paths.Root, filepath.FromSlash(name)), os.O_RDONLY, 0)
+	if errors.Is(err, fsx.ErrLink) {
+		skipped[name] = "a symbolic link, not followed: an agent's files are never read through one"
+		return srcs, nil
+	}
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			skipped[name] = err.Error()
