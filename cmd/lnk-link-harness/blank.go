@@ -157,8 +157,8 @@ func (m *Main) control(ctx context.Context, c net.Conn, bound bool, logger *slog
 		return refuse(err.Error())
 	}
 	c.SetReadDeadline(time.Now().Add(bindReadTime))
-	line, err := bufio.NewReaderSize(c, 4096).ReadSlice('\n')
-	if errors.Is(err, bufio.ErrBufferFull) || len(line) > maxBindLine {
+	line, err := bufio.NewReaderSize(c, maxBindLine).ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
 		return refuse(fmt.Sprintf("a control line is at most %d bytes", maxBindLine))
 	}
 	if err != nil {

@@ -129,6 +129,39 @@ func TestBlank(t *testing.T) {
 	}
 }
 
+// A control line is at most 64 KiB (docs/agents.md): a bind whose
+// settings make it longer than a read buffer's 4 KiB is bound, and one
+// past 64 KiB is refused naming the bound, the unit left blank.
+func TestBlankLongLine(t *testing.T) {
+	_, ctl, _, _ := startBlank(t)
+	port := freeTestPort(t)
+	prefix := `{"agent":"main","home":"` + t.TempDir() + `","port":` + strconv.Itoa(port)
+	aliases := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"alias-` + strconv.Itoa(i) + `":"anthropic/claude-opus-5-5"`)
+		}
+		return `,"settings":{"model":{"aliases":{` + b.String() + `}}}}`
+	}
+	long := prefix + aliases(2000)
+	if len(long) <= maxBindLine {
+		t.Fatalf("the long line is %d bytes, want past %d", len(long), maxBindLine)
+	}
+	if got := bind(t, ctl, long); !strings.Contains(got["error"], "at most 65536 bytes") {
+		t.Fatalf("a line of %d bytes: %v", len(long), got)
+	}
+	line := prefix + aliases(200)
+	if len(line) <= 4096 || len(line) > maxBindLine {
+		t.Fatalf("the line is %d bytes, want 4 KiB to 64 KiB", len(line))
+	}
+	if got := bind(t, ctl, line); got["endpoint"] != "http://127.0.0.1:"+strconv.Itoa(port)+"/acp" || len(got["key"]) != 64 {
+		t.Fatalf("a line of %d bytes: %v", len(line), got)
+	}
+}
+
 // A line from a peer that isn't the socket's owner is refused, and the
 // unit stays blank (run as root: the peer is the helper as nobody).
 func TestBlankPeerNotOwner(t *testing.T) {
