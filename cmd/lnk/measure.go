@@ -29,6 +29,8 @@ figure the median of its runs:
   conversations already begun (warm) and each the first of its own (cold);
   turns a second with 1, 8 and 64 conversations at once (--turns in all,
   each conversation begun first, untimed, so every timed turn is warm);
+  a blank unit (serve --blank), from the line that binds it to its first
+  answer;
   the cached prefix share, once: --prefix-turns messages in one
   conversation over a 24,000-token window against a fake provider in
   Anthropic's format, with compaction and without: the share of the
