@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
 )
 
 // errFullLook says a change is one the watcher's record doesn't say
@@ -163,9 +164,9 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 	if len(threads) == 0 {
 		return nil
 	}
-	chats, err := os.Open(m.paths.Chats())
-	if errors.Is(err, fs.ErrNotExist) {
-		return errFullLook // the chats folder gone: its own removal says so too
+	chats, err := store.OpenChats(m.paths)
+	if chats == nil && err == nil || errors.Is(err, store.ErrChatsLink) {
+		return errFullLook // the chats folder gone (its own removal says so too), or a link now
 	}
 	if err != nil {
 		return err

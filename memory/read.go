@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/lnk-dev/link/store"
@@ -101,8 +100,8 @@ func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, err
 func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	chats, err := os.Open(m.paths.Chats())
-	if errors.Is(err, fs.ErrNotExist) {
+	chats, err := store.OpenChats(m.paths)
+	if chats == nil && err == nil {
 		return "", fmt.Errorf("no conversation has been answered there yet: %w", ErrRefused)
 	}
 	if err != nil {

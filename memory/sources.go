@@ -179,11 +179,15 @@ func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped map[stri
 	skipped = map[string]string{}
 	m.watch(AreaChats)
 	threads, err := store.Threads(ctx, m.paths)
+	if errors.Is(err, store.ErrChatsLink) {
+		skipped[AreaChats] = store.ErrChatsLink.Error()
+		return nil, skipped, nil
+	}
 	if err != nil || len(threads) == 0 {
 		return nil, skipped, err
 	}
-	chats, err := os.Open(m.paths.Chats())
-	if err != nil {
+	chats, err := store.OpenChats(m.paths)
+	if chats == nil || err != nil {
 		return nil, nil, err
 	}
 	defer chats.Close()

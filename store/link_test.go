@@ -76,3 +76,32 @@ func TestListThreadsLinks(t *testing.T) {
 		t.Fatalf("Threads = %q, %v", threads, err)
 	}
 }
+
+// The agent's chats folder that is a symbolic link is refused by every
+// reader that lists it and by the router, never followed.
+func TestChatsLinkRefused(t *testing.T) {
+	root := t.TempDir()
+	p, other := Paths{Agent: "a", Root: filepath.Join(root, "a")}, Paths{Agent: "b", Root: filepath.Join(root, "b")}
+	dir, err := other.Conversation("telegram:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other.Chats(), p.Chats()); err != nil {
+		t.Fatal(err)
+	}
+	if threads, links, err := ListThreads(t.Context(), p); !errors.Is(err, ErrChatsLink) || !errors.Is(err, fsx.ErrLink) || threads != nil || links != nil {
+		t.Fatalf("ListThreads = %q, %q, %v", threads, links, err)
+	}
+	if _, err := NewRouter(p, Log, map[string]Conversations{Log: noDriver{}}); !errors.Is(err, ErrChatsLink) {
+		t.Fatalf("NewRouter: %v", err)
+	}
+}
+
+// noDriver is a driver the router is given and never calls.
+type noDriver struct{ Conversations }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // ErrNoDriver: a conversation is kept by a driver the router wasn't given.
@@ -51,6 +52,9 @@ func NewRouter(p Paths, kind string, drivers map[string]Conversations) (*Router,
 	}
 	if drivers[kind] == nil {
 		return nil, fmt.Errorf("route conversations of %s: new ones are %s: %w", p.Agent, kind, ErrNoDriver)
+	}
+	if err := CheckChats(p); err != nil {
+		return nil, fmt.Errorf("route conversations of %s: %w", p.Agent, err)
 	}
 	return &Router{paths: p, kind: kind, drivers: drivers}, nil
 }
@@ -183,10 +187,12 @@ func Threads(ctx context.Context, p Paths) ([]string, error) {
 // through the link), for a caller that must say a conversation was left
 // out, as an export of every conversation does.
 func ListThreads(ctx context.Context, p Paths) (threads, links []string, err error) {
-	entries, err := os.ReadDir(p.Chats())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, nil
+	chats, err := OpenChats(p)
+	if chats == nil || err != nil {
+		return nil, nil, err
 	}
+	entries, err := chats.ReadDir(-1)
+	chats.Close()
 	if err != nil {
 		return nil, nil, fmt.Errorf("list threads of %s: %w", p.Agent, err)
 	}
@@ -213,4 +219,33 @@ func ListThreads(ctx context.Context, p Paths) (threads, links []string, err err
 	sort.Strings(threads)
 	sort.Strings(links)
 	return threads, links, ctx.Err()
+}
+
+// ErrChatsLink: the agent's conversations folder (chats/) is a symbolic
+// link, refused: none of its conversations is read or written where it
+// points, which may be another agent's. It wraps fsx.ErrLink.
+var ErrChatsLink = fmt.Errorf("the agent's conversations folder (chats) is a symbolic link, refused: never followed: %w", fsx.ErrLink)
+
+// CheckChats refuses the agent's conversations folder when it is a
+// symbolic link (ErrChatsLink); none is no refusal.
+func CheckChats(p Paths) error {
+	if fi, err := os.Lstat(p.Chats()); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("%s: %w", p.Chats(), ErrChatsLink)
+	}
+	return nil
+}
+
+// OpenChats opens the agent's conversations folder to list it, never
+// through a link (ErrChatsLink); nil when there is none.
+func OpenChats(p Paths) (*os.File, error) {
+	d, err := fsx.Open(p.Chats(), os.O_RDONLY, 0)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, nil
+	case errors.Is(err, fsx.ErrLink):
+		return nil, fmt.Errorf("%s: %w", p.Chats(), ErrChatsLink)
+	case err != nil:
+		return nil, fmt.Errorf("list threads of %s: %w", p.Agent, err)
+	}
+	return d, nil
 }

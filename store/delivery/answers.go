@@ -371,13 +371,16 @@ func (a *Answers) setAside(ctx context.Context, thread, path string, why error) 
 // convert's leftovers, events.sqlite). A folder fn fails is named in the
 // log and passed over: the error returned is the agent's folder's alone.
 func (a *Answers) eachFolder(ctx context.Context, fn func(thread, dir string) error) error {
-	entries, err := os.ReadDir(a.Paths.Chats())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	chats, err := store.OpenChats(a.Paths) // never through a link
+	if chats == nil || err != nil {
+		return err
 	}
+	entries, err := chats.ReadDir(-1)
+	chats.Close()
 	if err != nil {
 		return err
 	}
+	slices.SortFunc(entries, func(x, y os.DirEntry) int { return strings.Compare(x.Name(), y.Name()) })
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue

@@ -134,3 +134,41 @@ func TestConversationFolderLink(t *testing.T) {
 		t.Fatalf("written where the links point: %v", entries)
 	}
 }
+
+// TestChatsFolderLink: the agent's conversations folder itself (chats/)
+// a symbolic link to another agent's is refused, saying so without a
+// path of the machine: nothing of the other agent's conversation is
+// answered from, and nothing written where the link points.
+func TestChatsFolderLink(t *testing.T) {
+	s, home := startServed(t, nil)
+	p, err := store.For(home, contract.DefaultAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := store.For(home, "work")
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs, err := other.Conversation("link:x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(theirs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(other.Chats(), p.Chats()); err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	c := dialThread(t, s, "link:x")
+	err = prompt(ctx, c, `{"sessionId":"link:x","prompt":[{"type":"text","text":"hi"}]}`)
+	if err == nil || !strings.Contains(err.Error(), "symbolic link") || strings.Contains(err.Error(), "/") {
+		t.Fatalf("a message through a linked chats folder: %v", err)
+	}
+	if entries, _ := os.ReadDir(theirs); len(entries) != 0 {
+		t.Fatalf("written in the other agent's conversation: %v", entries)
+	}
+}
