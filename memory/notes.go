@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,10 @@ import (
 // MaxNotes bounds memory/notes.md, in bytes of UTF-8, every note's date,
 // mark and newline included: the notes are in every prompt.
 const MaxNotes = 4096
+
+// maxNotesFile bounds what is read of the notes' file, which its owner
+// may have written past MaxNotes by hand: as much as of any file.
+const maxNotesFile = maxFile
 
 // ErrRefused: a call broke one of memory's rules; nothing was changed.
 // The error's text says which rule, and what to do instead.
@@ -209,8 +212,11 @@ func (m *Memory) changeNotes(ctx context.Context, change func([]Note) ([]Note, e
 		return NotesChange{}, fmt.Errorf("notes: %w", err)
 	}
 	defer unlock()
-	old, err := fsx.ReadFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	old, err := fsx.ReadLimit(path, maxNotesFile)
+	if errors.Is(err, fsx.ErrTooBig) {
+		return NotesChange{}, fmt.Errorf("%s is over %s bytes, far past the notes' cap (written by hand?): nothing was changed; the owner must shorten it by hand: %w", NotesName, comma(maxNotesFile), ErrRefused)
+	}
+	if err != nil {
 		return NotesChange{}, fmt.Errorf("notes: %w", err)
 	}
 	notes := parseNotes(old)
@@ -256,10 +262,7 @@ func comma(n int) string {
 
 // ReadNotes reads the notes as they are now.
 func (m *Memory) ReadNotes() ([]Note, error) {
-	b, err := fsx.ReadFile(m.paths.Notes())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := fsx.ReadLimit(m.paths.Notes(), maxNotesFile)
 	if err != nil {
 		return nil, fmt.Errorf("notes: %w", err)
 	}

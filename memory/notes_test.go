@@ -3,6 +3,7 @@ package memory_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,25 @@ func TestNotesPastCapBlankLines(t *testing.T) {
 	write(t, p.Notes(), b.String())
 	if _, err := m.Remember(ctx, "one more", nil); !errors.Is(err, memory.ErrRefused) {
 		t.Fatalf("a note that grows notes past the cap, beside blank lines: %v, want a refusal", err)
+	}
+}
+
+// A notes file written by hand far past any notes (over 1 MiB) is not
+// read whole at a remember or a forget: the change is refused, naming
+// the bound and what to do, and the file is left as it was.
+func TestNotesFileBounded(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	huge := strings.Repeat("- 2026-11-01: a note written by hand "+strings.Repeat("n", 60)+"\n", (2<<20)/100)
+	write(t, p.Notes(), huge)
+	_, err := m.Remember(ctx, "one more", nil)
+	if !errors.Is(err, memory.ErrRefused) || !strings.Contains(err.Error(), "over 1,048,576 bytes") || len(err.Error()) > 1000 {
+		t.Fatalf("remember beside a %d-byte notes file: %.300v (%d bytes), want a short refusal naming the bound", len(huge), err, len(fmt.Sprint(err)))
+	}
+	if _, err := m.Forget(ctx, []string{strings.Repeat("n", 60)}); !errors.Is(err, memory.ErrRefused) {
+		t.Fatalf("forget beside a %d-byte notes file: %.300v", len(huge), err)
+	}
+	if b, _ := os.ReadFile(p.Notes()); string(b) != huge {
+		t.Fatal("the notes file changed")
 	}
 }
