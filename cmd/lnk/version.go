@@ -22,8 +22,8 @@ type build struct {
 }
 
 // buildVersion reads this program's build information. A build without
-// VCS stamping (go build -buildvcs=false, as CI builds, or outside a
-// checkout) has no commit: it is "unknown".
+// VCS stamping (go run, which never stamps; go build -buildvcs=false, as
+// CI builds; or outside a checkout) has no commit: it is "unknown".
 func buildVersion() build {
 	b := build{Module: "github.com/lnk-dev/link", Version: "(devel)", Commit: "unknown", Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	info, ok := debug.ReadBuildInfo()
@@ -59,7 +59,7 @@ func versionLine() string {
 // why it isn't known.
 func (b build) describeCommit() string {
 	if b.Commit == "unknown" {
-		return "unknown (this build carries no VCS stamp: built with -buildvcs=false or outside a checkout)"
+		return "unknown (this build carries no VCS stamp: go run, or built with -buildvcs=false or outside a checkout)"
 	}
 	s := b.Commit
 	if b.Time != "" {
@@ -79,8 +79,8 @@ func (m *Main) versionCmd() *cobra.Command {
 		Long: `Prints lnk's module version (v1.2.3, a pseudo-version, or (devel) for a
 build from a checkout), the VCS commit it was built from, and the Go that
 built it, from the build information Go writes into the program. A build
-without VCS stamping (-buildvcs=false, as CI builds) says its commit is
-unknown.`,
+without VCS stamping (go run; -buildvcs=false, as CI builds) says its
+commit is unknown.`,
 		Example: `  lnk version
   lnk version --json`,
 		GroupID: groupMore,
