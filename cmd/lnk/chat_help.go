@@ -47,9 +47,9 @@ func listCommands(cmds []acp.Command) string {
 	names := make([]string, len(cmds))
 	width := 0
 	for i, cmd := range cmds {
-		names[i] = "/" + cmd.Name
+		names[i] = "/" + oneLine(cmd.Name)
 		if cmd.Input != nil && cmd.Input.Hint != "" {
-			names[i] += " <" + cmd.Input.Hint + ">"
+			names[i] += " <" + oneLine(cmd.Input.Hint) + ">"
 		}
 		width = max(width, len([]rune(names[i])))
 	}
@@ -64,7 +64,8 @@ func listCommands(cmds []acp.Command) string {
 }
 
 // oneLine is s on one line, its control characters made spaces: an
-// agent's description is shown as text, never as the terminal's codes.
+// agent's command name, hint and description are shown as text, never as
+// the terminal's codes.
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) {
