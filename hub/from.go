@@ -27,6 +27,21 @@ func quote(text string) string {
 	return strings.Join(lines, "\n")
 }
 
+// exactType is a block's type read by its exact name, as a harness not
+// in Go may read it, where Go's reader folds case ("tYpe") and takes the
+// last of a name. A block either reads as text is written as text by the
+// exact names, which sort after any other case of them, so Go's reader
+// takes them too: whichever way a harness reads the prompt, the sender's
+// line comes first and no line of the text is unquoted.
+func exactType(raw json.RawMessage) string {
+	var m map[string]json.RawMessage
+	var typ string
+	if json.Unmarshal(raw, &m) != nil || json.Unmarshal(m["type"], &typ) != nil {
+		return ""
+	}
+	return typ
+}
+
 // writeSender is a prompt's content blocks with its sender written into
 // its text, for a harness that reads no _meta: a line of its own saying
 // who and the hops, then each of their lines quoted. Blocks other than
@@ -43,7 +58,7 @@ func writeSender(prompt json.RawMessage, s contract.LinkMeta) ([]byte, error) {
 			Type string `json:"type"`
 			Text string `json:"text"`
 		}
-		if json.Unmarshal(raw, &b) != nil || b.Type != "text" {
+		if json.Unmarshal(raw, &b) != nil || b.Type != "text" && exactType(raw) != "text" {
 			continue
 		}
 		text := quote(b.Text)
@@ -52,6 +67,9 @@ func writeSender(prompt json.RawMessage, s contract.LinkMeta) ([]byte, error) {
 			headed = true
 		}
 		out, err := setMember(raw, "text", appendString(nil, text))
+		if err == nil {
+			out, err = setMember(out, "type", []byte(`"text"`))
+		}
 		if err != nil {
 			return nil, err
 		}
