@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	prompts "github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/harness/window"
@@ -273,4 +274,33 @@ func TestReadSettingsNotThroughALink(t *testing.T) {
 	if _, err := ReadAgentID(b); err == nil || !strings.Contains(err.Error(), "over") {
 		t.Fatalf("a config.json past its bound, for the ID: %v", err)
 	}
+}
+
+// FuzzReadAgentID proves config.json's bytes, as a person or a model
+// wrote them in the agent's home, never panic ReadAgentID, that an id it
+// reads is a good one, and that it reads the id of every file
+// ParseSettings takes.
+func FuzzReadAgentID(f *testing.F) {
+	for _, s := range []string{`{"id":"3f1c9a2e-0b7d-4c1e-9a55-7e2f8d0c4b61"}`, `{"id":""}`, `{}`, `{"id":"../x"}`, `{"id":1}`, `[`, ``, `{"ID":"a","id":"b"}`} {
+		f.Add([]byte(s))
+	}
+	p, err := store.For(f.TempDir(), "main")
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Root, 0o700); err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := os.WriteFile(p.Config(), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		id, err := ReadAgentID(p)
+		if err == nil && id != "" && contract.CheckAgentID(id) != nil {
+			t.Fatalf("read id %q from %q", id, b)
+		}
+		if _, serr := ParseSettings(b, ""); serr == nil && err != nil {
+			t.Fatalf("%q: settings read, its id refused: %v", b, err)
+		}
+	})
 }
