@@ -108,3 +108,25 @@ func FuzzStateExportParams(f *testing.F) {
 		}
 	})
 }
+
+// FuzzKeyMatches proves an Authorization header, as a peer sends it,
+// matches a key exactly when it is the key as a bearer token, and that
+// the endpoint's proof, as a server sends it, verifies exactly when it is
+// Proof's own lower-case hex.
+func FuzzKeyMatches(f *testing.F) {
+	for _, s := range [][3]string{{"secret", "Bearer secret", "x"}, {"secret", "bearer secret", ""}, {"secret", "Bearer secret ", "AB"}, {"", "Bearer ", ""}, {"k", "Bearer  k", "00"}} {
+		f.Add([]byte(s[0]), s[1], "challenge", s[2])
+	}
+	f.Fuzz(func(t *testing.T, key []byte, authorization, challenge, proof string) {
+		want := len(key) > 0 && authorization == BearerPrefix+string(key)
+		if got := KeyMatches(key, authorization); got != want {
+			t.Fatalf("KeyMatches(%q, %q) = %v", key, authorization, got)
+		}
+		if got := VerifyProof(key, challenge, proof); got != (proof == Proof(key, challenge)) {
+			t.Fatalf("VerifyProof(%q, %q, %q) = %v", key, challenge, proof, got)
+		}
+		if !VerifyProof(key, challenge, Proof(key, challenge)) {
+			t.Fatalf("key %q's own proof of %q refused", key, challenge)
+		}
+	})
+}
