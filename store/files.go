@@ -7,12 +7,17 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/lnk-dev/link/internal/fsx"
 )
 
 // Errors of an agent's files, tested with errors.Is.
 var (
 	// ErrLink: a file of an agent's is never read through a link.
 	ErrLink = errors.New("is a link: an agent's files are never read through one")
+	// ErrNotRegular: a file of an agent's that is a named pipe, a socket
+	// or a device is never read: its reads could wait for good.
+	ErrNotRegular = fsx.ErrNotRegular
 	// ErrTooLarge: the file is longer than its reader's most.
 	ErrTooLarge = errors.New("is over its most")
 	// ErrBadName: the name isn't a plain path inside the agent's home.

@@ -33,6 +33,11 @@ import (
 // never follows one out of its folders.
 var ErrLink = errors.New("a symbolic link, not followed")
 
+// ErrNotRegular is OpenRegular's refusal of a name that is not a regular
+// file: a named pipe, whose open and reads could wait for good, a
+// socket or a device.
+var ErrNotRegular = errors.New("not a regular file (a named pipe, a socket or a device), never read")
+
 // WriteFile writes b to name as os.WriteFile does, through Open: a name
 // that is a symbolic link is refused (ErrLink), not written through.
 func WriteFile(name string, b []byte, perm os.FileMode) error {

@@ -18,3 +18,20 @@ func Open(name string, flag int, perm os.FileMode) (*os.File, error) {
 
 // Rename is os.Rename.
 func Rename(oldname, newname string) error { return os.Rename(oldname, newname) }
+
+// OpenRegular opens name for reading as Open does, never through a link,
+// and only when it is a regular file (ErrNotRegular otherwise).
+func OpenRegular(name string) (*os.File, error) {
+	f, err := Open(name, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = ErrNotRegular
+		}
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return f, nil
+}

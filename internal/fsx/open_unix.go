@@ -55,3 +55,32 @@ func Rename(oldname, newname string) error {
 		return nil
 	}
 }
+
+// OpenRegular opens name for reading as Open does, never through a link,
+// and only when it is a regular file: another (a named pipe, whose open
+// waits for a writer, a socket, a device) is ErrNotRegular, refused at
+// once. It opens without waiting (O_NONBLOCK), looks (fstat), and clears
+// O_NONBLOCK again, so the file is read as Open's are.
+func OpenRegular(name string) (*os.File, error) {
+	fd, err := openFD(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	var st unix.Stat_t
+	for {
+		if err = unix.Fstat(fd, &st); err != unix.EINTR {
+			break
+		}
+	}
+	if err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
+		err = ErrNotRegular
+	}
+	if err == nil {
+		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}

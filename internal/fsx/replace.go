@@ -17,7 +17,7 @@ var ErrTooBig = errors.New("file over its bound")
 // ReadLimit reads name whole, at most max bytes: nil and no error when
 // there is no such file, ErrTooBig when it holds more than max.
 func ReadLimit(name string, max int64) ([]byte, error) {
-	fh, err := Open(name, os.O_RDONLY, 0)
+	fh, err := OpenRegular(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

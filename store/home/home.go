@@ -185,6 +185,9 @@ func noLinks(root *os.Root, name string) error {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return refused(name[:i])
 		}
+		if i == len(name) && !fi.Mode().IsRegular() && !fi.IsDir() {
+			return &fs.PathError{Op: "open", Path: name, Err: store.ErrNotRegular}
+		}
 	}
 	return nil
 }

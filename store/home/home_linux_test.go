@@ -11,3 +11,10 @@ func TestPortableWay(t *testing.T) {
 	TestReadFileBounded(t)
 	TestReadDirBounded(t)
 }
+
+// TestPortableWayNamedPipe: the portable way refuses a named pipe too.
+func TestPortableWayNamedPipe(t *testing.T) {
+	noOpenat2.Store(true)
+	defer noOpenat2.Store(false)
+	namedPipeRefused(t)
+}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"sort"
 
 	"github.com/lnk-dev/link/contract"
@@ -144,7 +143,7 @@ func ReadSettings(ctx context.Context, p store.Paths, model string) (harness.Set
 // read: never through a symbolic link (fsx.ErrLink), and no more than
 // maxConfig bytes and one past it (ParseSettings refuses those).
 func readConfig(p store.Paths) ([]byte, error) {
-	f, err := fsx.Open(p.Config(), os.O_RDONLY, 0)
+	f, err := fsx.OpenRegular(p.Config())
 	if errors.Is(err, fsx.ErrLink) {
 		return nil, fmt.Errorf("config.json is a symbolic link, refused: never followed: %w", err)
 	}
