@@ -69,8 +69,10 @@ func fork(ctx context.Context, p store.Paths, conv store.Conversations, keeper s
 	if at < 0 {
 		return fmt.Errorf("%w: %s has no event #%d", ErrNotOwnerMessage, thread, beforeSeq)
 	}
-	if e := all[at]; e.Kind != store.KindMessage || e.From != "" {
-		return fmt.Errorf("%w: #%d is a %s from %q", ErrNotOwnerMessage, beforeSeq, e.Kind, e.From)
+	if e := all[at]; e.Kind != store.KindMessage {
+		return fmt.Errorf("%w: #%d is a %s event, not a message", ErrNotOwnerMessage, beforeSeq, e.Kind)
+	} else if e.From != "" {
+		return fmt.Errorf("%w: #%d is a message from %s", ErrNotOwnerMessage, beforeSeq, e.From)
 	}
 	// The tools first: a conversation begun is never one with every tool
 	// when its source had fewer.
