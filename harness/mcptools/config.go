@@ -22,6 +22,7 @@ type Config struct {
 	Paths func(agent string) (store.Paths, error)
 	// HTTPClient carries every session; nil is a client of its own, with
 	// no timeout of its own (a call lasts as long as its turn lets it).
+	// Either way an answer given as one JSON body is read at most 16 MiB.
 	HTTPClient *http.Client
 	// KeepSession reports whether a tool's MCP session lasts between turns
 	// (shared by all of an agent's conversations) rather than ending with
@@ -89,6 +90,7 @@ func (c *Config) Validate() error {
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}
 	}
+	c.HTTPClient = boundClient(c.HTTPClient)
 	if c.KeepSession == nil {
 		c.KeepSession = DefaultKeepSession
 	}

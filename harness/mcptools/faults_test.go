@@ -5,10 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -438,5 +442,63 @@ func TestReadListsBounded(t *testing.T) {
 	}
 	if _, _, err := readLists(ctx, path); !errors.Is(err, errCorruptLists) {
 		t.Fatalf("a file over %d bytes: %v, want it corrupt", maxListsFile, err)
+	}
+}
+
+// A tool answering with an endless JSON body is given up on once its
+// answer passes 16 MiB, its connection closed: the MCP SDK reads such a
+// body whole, so the harness read it all into memory, for as long as
+// the tool sent it (up to StartTimeout, gigabytes on a loopback).
+func TestAnswerBodyBounded(t *testing.T) {
+	const flood = 96 << 20
+	var wrote atomic.Int64
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		defer func() {
+			select {
+			case <-done:
+			default:
+				close(done)
+			}
+		}()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusOK)
+		n, _ := io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{"x":"`)
+		wrote.Add(int64(n))
+		chunk := strings.Repeat("A", 64<<10)
+		for wrote.Load() < flood {
+			n, err := io.WriteString(w, chunk)
+			wrote.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	mem := newMCPServer(t, "memory", serverOpts{calls: []string{"search"}})
+	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_FLOOD": srv.URL}}
+	tt := newTools(t, t.TempDir(), e)
+	got, err := tt.Offer(testCtx(t), agent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"memory__search"}; strings.Join(names(got), ",") != strings.Join(want, ",") {
+		t.Fatalf("offered %v, want %v", names(got), want)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the flood's answer is still being read after 30 s")
+	}
+	if n := wrote.Load(); n >= flood {
+		t.Fatalf("the harness read the whole %d-byte answer; want it given up on past %d", n, maxJSONAnswer)
 	}
 }
