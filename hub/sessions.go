@@ -2,10 +2,7 @@ package hub
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -32,26 +29,19 @@ type sessionsDoc struct {
 // maxSessionsFile bounds the file read: a hub's threads, each a line.
 const maxSessionsFile = 64 << 20
 
-// openSessions reads path's mapping, none when it doesn't exist yet.
+// openSessions reads path's mapping, none when it doesn't exist yet: a
+// regular file, at most maxSessionsFile bytes, never read through a link.
 func openSessions(path string) (*sessionFile, error) {
 	f := &sessionFile{path: path, threads: map[string]string{}}
 	if path == "" {
 		return f, nil
 	}
-	r, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return f, nil
-	}
+	b, err := fsx.ReadLimit(path, maxSessionsFile) // never through a link, nor a pipe
 	if err != nil {
 		return nil, fmt.Errorf("read sessions: %w", err)
 	}
-	defer r.Close()
-	b, err := io.ReadAll(io.LimitReader(r, maxSessionsFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("read sessions %s: %w", path, err)
-	}
-	if len(b) > maxSessionsFile {
-		return nil, fmt.Errorf("read sessions %s: longer than %d bytes", path, maxSessionsFile)
+	if b == nil {
+		return f, nil
 	}
 	var doc sessionsDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
