@@ -39,11 +39,13 @@ func (a *Answers) MoveOld() error {
 func moveOld(chats string) error {
 	old := filepath.Join(chats, OldSendingDir)
 	dir := filepath.Join(chats, SendingDir)
-	if _, err := os.Lstat(old); err != nil {
+	if fi, err := os.Lstat(old); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		return err
+	} else if fi.Mode()&fs.ModeSymlink != 0 {
+		return &fs.PathError{Op: "open", Path: old, Err: fsx.ErrLink} // never moved in from where it points
 	}
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		err := os.Rename(old, dir)

@@ -64,6 +64,9 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
+	if err := a.sendingNoLink(); err != nil {
+		return 0, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+	}
 	path := a.sendingPath(id)
 	if again {
 		b, err := encodeHold(k, 0)
@@ -108,6 +111,17 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (int, error) {
 	return len(b), nil
 }
 
+// sendingNoLink refuses the folder of the answers sending when it is a
+// symbolic link: held answers are never written or read where it points,
+// which may be another agent's.
+func (a *Answers) sendingNoLink() error {
+	dir := filepath.Join(a.Paths.Chats(), SendingDir)
+	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return &fs.PathError{Op: "open", Path: dir, Err: fsx.ErrLink}
+	}
+	return nil
+}
+
 func (a *Answers) sendingPath(id string) string {
 	return filepath.Join(a.Paths.Chats(), SendingDir, id+".json")
 }
@@ -148,10 +162,15 @@ func (a *Answers) holds() ([]Answer, error) {
 // conversations folder, but those of an id out has already.
 func (a *Answers) holdsIn(name string, out []Answer) ([]Answer, error) {
 	dir := filepath.Join(a.Paths.Chats(), name)
-	entries, err := os.ReadDir(dir)
+	d, err := fsx.Open(dir, os.O_RDONLY, 0) // never through a link
 	if errors.Is(err, fs.ErrNotExist) {
 		return out, nil
 	}
+	if err != nil {
+		return nil, err
+	}
+	entries, err := d.ReadDir(-1)
+	d.Close()
 	if err != nil {
 		return nil, err
 	}
