@@ -65,7 +65,7 @@ func (p *printer) breakLine() {
 func (p *printer) toolCall(id, title string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if title == "" {
+	if title = oneLine(title); title == "" { // a line of its own, never the terminal's codes
 		title = "a tool"
 	}
 	p.titles[id] = title

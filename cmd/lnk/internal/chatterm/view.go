@@ -112,6 +112,7 @@ func (v *View) ticker(stop, stopped chan struct{}) {
 
 // Chunk is more of the answer's text: each block is rendered once whole.
 func (v *View) Chunk(text string) {
+	text = printable(text)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if v.shown == 0 && v.pending == "" {
@@ -158,6 +159,7 @@ func (v *View) flush() string {
 // ToolCall shows a call beginning: a line of its own, running, until it
 // ends.
 func (v *View) ToolCall(id, title string) {
+	title = printable(title)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if title == "" {
@@ -203,6 +205,7 @@ func (v *View) Line(text string) {
 
 // Markdown shows a whole answer, rendered.
 func (v *View) Markdown(text string) {
+	text = printable(text)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	out := v.flush()
@@ -251,6 +254,26 @@ func (v *View) live() []string {
 		lines = append(lines, frame+" "+seconds(waited))
 	}
 	return lines
+}
+
+// printable is an agent's text as the terminal shows it, never as its
+// codes: each control character but a newline and a tab is left out (an
+// ESC begins every code that moves the cursor, recolours, retitles the
+// window or writes the clipboard; a carriage return writes over a line).
+// What the model or a tool wrote is shown as words.
+func printable(s string) string {
+	control := func(r rune) bool {
+		return (r < ' ' && r != '\n' && r != '\t') || r == 0x7f || (r >= 0x80 && r < 0xa0)
+	}
+	if !strings.ContainsFunc(s, control) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if control(r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // fit cuts a line of lnk's to the terminal's width.

@@ -161,3 +161,32 @@ func TestViewTicks(t *testing.T) {
 		t.Fatalf("the end left the spinner: %q", got)
 	}
 }
+
+// An agent's text and its tools' titles reach the terminal as words,
+// never as its codes: a clipboard write (OSC 52), a colour, a carriage
+// return over the line and a C1 control are left out of what is drawn.
+func TestViewNoAgentCodes(t *testing.T) {
+	var w writes
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	v := NewView(&w, ViewOptions{Width: func() int { return 80 }, Tick: time.Hour, Now: func() time.Time { return now }, NoColor: true})
+	v.Begin()
+	v.Chunk("Sure.\x1b]52;c;ZXZpbA==\x07 Done\r\x1b[31mred\u009b2J\n\n")
+	v.ToolCall("c1", "web\x1b]0;owned\x07__fetch")
+	v.ToolDone("c1", false)
+	v.Markdown("whole \x1b[2Janswer")
+	v.End()
+	var all strings.Builder
+	for _, s := range w.w {
+		all.WriteString(s)
+	}
+	for _, code := range []string{"\x1b]52", "\x1b]0", "\x1b[31m", "\x1b[2J", "\r\x1b[31", "\u009b", "\x07"} {
+		if strings.Contains(all.String(), code) {
+			t.Errorf("the agent's code %q reached the terminal: %q", code, all.String())
+		}
+	}
+	for _, word := range []string{"Sure.", "Done", "red", "web]0;owned__fetch", "whole [2Janswer"} {
+		if !strings.Contains(ansi.Strip(all.String()), word) {
+			t.Errorf("%q not shown: %q", word, ansi.Strip(all.String()))
+		}
+	}
+}
