@@ -166,7 +166,9 @@ func (h *Harness) ImportState(ctx context.Context, agent string, doc contract.St
 }
 
 // importOne writes one conversation of an import, under a thread with no
-// conversation, and returns that thread.
+// conversation, and returns that thread. A thread whose conversation is
+// the import's own, event for event (an import asked again after it
+// stopped at a later conversation), is that thread, nothing written.
 func (h *Harness) importOne(ctx context.Context, agent string, a *agentStore, sc contract.StateConversation, taken map[string]bool) (string, error) {
 	for n := 0; n <= contract.MaxStateConversations*2; n++ {
 		thread := sc.Thread
@@ -180,24 +182,27 @@ func (h *Harness) importOne(ctx context.Context, agent string, a *agentStore, sc
 		if err != nil {
 			return "", err
 		}
-		wrote := false
+		ours, wrote := false, false
 		err = h.betweenTurns(ctx, c, func(holder string) error {
 			next, err := store.Next(ctx, c.keeper(), thread)
-			if err != nil || next != 1 {
-				return err // it has a conversation: the next name
+			if err != nil {
+				return err
+			}
+			if next != 1 {
+				// It has a conversation: this one imported already, or
+				// another, and then the next name.
+				if next == int64(len(sc.Entries))+1 {
+					had, err := c.keeper().Read(ctx, thread, 1)
+					if err != nil {
+						return err
+					}
+					ours = importedAlready(had, sc.Entries)
+				}
+				return nil
 			}
 			now := h.cfg.Now().UTC()
 			for i, en := range sc.Entries {
-				e := store.Event{Seq: int64(i + 1), Time: now, Text: en.Text}
-				if en.Time != nil {
-					e.Time = en.Time.UTC()
-				}
-				if en.Role == contract.RoleUser {
-					e.Kind, e.From, e.FromName = store.KindMessage, en.From, en.FromName
-				} else {
-					e.Kind = store.KindAnswer
-				}
-				if err := c.keeper().Append(ctx, thread, e); err != nil {
+				if err := c.keeper().Append(ctx, thread, importEvent(i, en, now)); err != nil {
 					return err
 				}
 				if i == 0 {
@@ -206,7 +211,7 @@ func (h *Harness) importOne(ctx context.Context, agent string, a *agentStore, sc
 					}
 				}
 			}
-			wrote = true
+			ours, wrote = true, true
 			return nil
 		})
 		if err != nil {
@@ -216,10 +221,43 @@ func (h *Harness) importOne(ctx context.Context, agent string, a *agentStore, sc
 			if err := transcript.Make(ctx, a.paths, c.reader(), thread); err != nil {
 				h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "make the copy of an import", slog.String("thread", thread), slog.String("err", err.Error()))
 			}
+		}
+		if ours {
 			return thread, nil
 		}
 	}
 	return "", errors.New("no free thread to import it under")
+}
+
+// importEvent is an import's entry i as the event it is written as: a
+// message or an answer, numbered i+1, at its time or else now.
+func importEvent(i int, en contract.StateEntry, now time.Time) store.Event {
+	e := store.Event{Seq: int64(i + 1), Time: now, Text: en.Text}
+	if en.Time != nil {
+		e.Time = en.Time.UTC()
+	}
+	if en.Role == contract.RoleUser {
+		e.Kind, e.From, e.FromName = store.KindMessage, en.From, en.FromName
+	} else {
+		e.Kind = store.KindAnswer
+	}
+	return e
+}
+
+// importedAlready says whether a conversation's events are entries as an
+// import writes them, one for one: the same conversation, imported
+// before. An entry without a time matches an event of any time.
+func importedAlready(had []store.Event, entries []contract.StateEntry) bool {
+	if len(had) != len(entries) {
+		return false
+	}
+	for i, e := range had {
+		want := importEvent(i, entries[i], e.Time)
+		if e.Seq != want.Seq || e.Kind != want.Kind || e.Text != want.Text || e.From != want.From || e.FromName != want.FromName || !e.Time.Equal(want.Time) {
+			return false
+		}
+	}
+	return true
 }
 
 // betweenTurns runs fn holding c's lease, so no turn runs in the

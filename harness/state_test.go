@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/lnk-dev/link/contract"
@@ -155,4 +156,65 @@ func listing(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	return l
+}
+
+// An import asked again takes nothing in twice: a conversation it wrote
+// whole is that thread again; a conversation under the name that isn't
+// the import's, event for event (another, or one an import stopped
+// partway in), sends it to a link:import-N, as the first time.
+func TestImportAgainNothingTwice(t *testing.T) {
+	r := newRig(t)
+	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	entries := func(prefix string, n int) []contract.StateEntry {
+		var out []contract.StateEntry
+		for i := range n {
+			when := at.Add(time.Duration(i) * time.Minute)
+			role := contract.RoleUser
+			if i%2 == 1 {
+				role = contract.RoleAgent
+			}
+			out = append(out, contract.StateEntry{Role: role, Text: fmt.Sprintf("%s %d", prefix, i), Time: &when})
+		}
+		return out
+	}
+	doc := contract.StateDocument{Conversations: []contract.StateConversation{
+		{Thread: "telegram:1", Entries: entries("trip", 4)},
+		{Thread: "telegram:2", Entries: entries("plans", 2)},
+		{Thread: "telegram:3", Entries: entries("books", 3)},
+	}}
+	// telegram:2 another conversation of the same name; telegram:3 as an
+	// import that stopped after its first entry left it.
+	stored(t, r.Home, "telegram:2", store.Event{Seq: 1, Time: at, Kind: store.KindMessage, Text: "something else"})
+	stored(t, r.Home, "telegram:3", store.Event{Seq: 1, Time: at, Kind: store.KindMessage, Text: "books 0"})
+	want := []contract.ImportedConversation{{From: "telegram:1", Thread: "telegram:1"}, {From: "telegram:2", Thread: "link:import-1"}, {From: "telegram:3", Thread: "link:import-2"}}
+	for try := range 2 {
+		res, err := r.Harness.ImportState(t.Context(), testAgent, doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, res.Conversations); diff != "" {
+			t.Fatalf("import %d (-want +got):\n%s", try+1, diff)
+		}
+		for _, c := range []struct {
+			thread string
+			texts  []string
+		}{
+			{"telegram:1", []string{"trip 0", "trip 1", "trip 2", "trip 3"}},
+			{"link:import-1", []string{"plans 0", "plans 1"}},
+			{"telegram:2", []string{"something else"}},
+			{"telegram:3", []string{"books 0"}},
+			{"link:import-2", []string{"books 0", "books 1", "books 2"}},
+		} {
+			var texts []string
+			for _, e := range r.Events(c.thread) {
+				texts = append(texts, e.Text)
+			}
+			if !slices.Equal(texts, c.texts) {
+				t.Errorf("import %d: %s holds %q, want %q", try+1, c.thread, texts, c.texts)
+			}
+		}
+		if evs := r.Events("link:import-3"); len(evs) != 0 {
+			t.Errorf("import %d: link:import-3 holds %d events, want none", try+1, len(evs))
+		}
+	}
 }
