@@ -52,6 +52,23 @@ func statStamp(path string) (string, error) {
 	return stamp(info), nil
 }
 
+// regularStamp is statStamp of a conversation's file its driver reads,
+// which must be a regular file, not followed: a named pipe would hold
+// the driver's read, and memory's lock with it, for good.
+func regularStamp(path string) (string, error) {
+	info, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	if !info.Mode().IsRegular() {
+		return "", fmt.Errorf("%s %w", filepath.Base(path), store.ErrNotRegular)
+	}
+	return stamp(info), nil
+}
+
 // notesSource is the notes as a source; ok is false when there are none.
 func (m *Memory) notesSource() (Source, bool, error) {
 	s, err := statStamp(m.paths.Notes())
@@ -251,7 +268,7 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 	case store.Compact:
 		var parts []string
 		for _, f := range []string{"events.zst", "events.jsonl"} {
-			s, err := statStamp(filepath.Join(dir, f))
+			s, err := regularStamp(filepath.Join(dir, f))
 			if err != nil {
 				return Source{}, false, err
 			}
