@@ -59,28 +59,38 @@ func Rename(oldname, newname string) error {
 // OpenRegular opens name for reading as Open does, never through a link,
 // and only when it is a regular file: another (a named pipe, whose open
 // waits for a writer, a socket, a device) is ErrNotRegular, refused at
-// once. It opens without waiting (O_NONBLOCK), looks (fstat), and clears
-// O_NONBLOCK again, so the file is read as Open's are.
+// once. It opens without waiting (O_NONBLOCK), then Settles.
 func OpenRegular(name string) (*os.File, error) {
 	fd, err := openFD(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
+	if err := Settle(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	return os.NewFile(uintptr(fd), name), nil
+}
+
+// Settle looks at fd, opened O_NONBLOCK so that a named pipe's open
+// waits for no writer: ErrNotRegular unless it is a regular file (or,
+// with folders, a folder), whose reads never wait for good; then it
+// clears O_NONBLOCK, so the file is read as any other, outside the
+// poller.
+func Settle(fd int, folders bool) error {
 	var st unix.Stat_t
+	var err error
 	for {
 		if err = unix.Fstat(fd, &st); err != unix.EINTR {
 			break
 		}
 	}
-	if err == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
-		err = ErrNotRegular
-	}
-	if err == nil {
-		_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0)
-	}
 	if err != nil {
-		unix.Close(fd)
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return err
 	}
-	return os.NewFile(uintptr(fd), name), nil
+	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && !(folders && t == unix.S_IFDIR) {
+		return ErrNotRegular
+	}
+	_, err = unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0)
+	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -25,7 +26,7 @@ func (f Files) open(agent, name string, dir bool) (*os.File, error) {
 		flags |= unix.O_DIRECTORY
 	} else {
 		// A named pipe's open would wait for a writer, for good: opened
-		// without waiting, and refused (regularOnly).
+		// without waiting, and refused (fsx.Settle).
 		flags |= unix.O_NONBLOCK
 	}
 	file, home, err := f.beneath(agent, name, flags)
@@ -82,9 +83,9 @@ func (f Files) beneath(agent, name string, flags uint64) (*os.File, string, erro
 	switch err {
 	case nil:
 		if flags&unix.O_NONBLOCK != 0 {
-			if err := regularOnly(fd, name); err != nil {
+			if err := fsx.Settle(fd, true); err != nil {
 				unix.Close(fd)
-				return nil, home, err
+				return nil, home, &fs.PathError{Op: "open", Path: name, Err: err}
 			}
 		}
 		return os.NewFile(uintptr(fd), name), home, nil
@@ -107,22 +108,4 @@ func retry(open func() (int, error)) (int, error) {
 			return fd, err
 		}
 	}
-}
-
-// regularOnly refuses fd, opened O_NONBLOCK, unless it is a regular file
-// or a folder (ErrNotRegular: a named pipe, a socket, a device, whose
-// reads could wait for good), and then clears O_NONBLOCK, so the file
-// is read as any other, outside the poller.
-func regularOnly(fd int, name string) error {
-	var st unix.Stat_t
-	if _, err := retry(func() (int, error) { return 0, unix.Fstat(fd, &st) }); err != nil {
-		return &fs.PathError{Op: "stat", Path: name, Err: err}
-	}
-	if t := st.Mode & unix.S_IFMT; t != unix.S_IFREG && t != unix.S_IFDIR {
-		return &fs.PathError{Op: "open", Path: name, Err: store.ErrNotRegular}
-	}
-	if _, err := retry(func() (int, error) { return unix.FcntlInt(uintptr(fd), unix.F_SETFL, 0) }); err != nil {
-		return &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	return nil
 }
