@@ -6,7 +6,6 @@ package convert
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -538,11 +537,7 @@ func (c *Job) carryTools(ctx context.Context, src store.Conversations, thread, s
 		}
 		if kept != nil {
 			tools = contract.Narrow(tools, kept)
-			b, err := json.Marshal(*tools)
-			if err != nil {
-				return err
-			}
-			if err := folder.Write(path, append(b, '\n')); err != nil {
+			if err := folder.WriteTools(path, *tools); err != nil {
 				return err
 			}
 		}

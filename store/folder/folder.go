@@ -94,6 +94,16 @@ func ParseTools(b []byte) (*[]string, error) {
 	return &tools, nil
 }
 
+// WriteTools writes tools as the tools file at path holds them (ParseTools
+// reads it back): a JSON list, a line.
+func WriteTools(path string, tools []string) error {
+	b, err := json.Marshal(tools)
+	if err != nil {
+		return err
+	}
+	return Write(path, append(b, '\n'))
+}
+
 // NarrowTools narrows thread's tools by a message's list (nil: the message
 // named none, and they stay), as contract.Narrow does: to the tools in both,
 // never wider. It returns the tools the conversation has from now on, and
@@ -112,11 +122,7 @@ func (f *Files) NarrowTools(ctx context.Context, thread string, by *[]string) (*
 		if cur != nil && equalStrings(*cur, *out) {
 			return nil
 		}
-		b, err := json.Marshal(*out)
-		if err != nil {
-			return err
-		}
-		return Write(filepath.Join(dir, Tools), append(b, '\n'))
+		return WriteTools(filepath.Join(dir, Tools), *out)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("narrow tools of %s: %w", thread, err)

@@ -5,7 +5,6 @@ package fork
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -81,14 +80,10 @@ func fork(ctx context.Context, p store.Paths, conv store.Conversations, keeper s
 		return err
 	}
 	if tools != nil {
-		b, err := json.Marshal(*tools)
-		if err != nil {
-			return err
-		}
 		if err := os.MkdirAll(dst, 0o700); err != nil {
 			return err
 		}
-		if err := folder.Write(filepath.Join(dst, folder.Tools), append(b, '\n')); err != nil {
+		if err := folder.WriteTools(filepath.Join(dst, folder.Tools), *tools); err != nil {
 			return err
 		}
 		if keeper != nil {
