@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -114,6 +115,25 @@ func New(cfg Config) (*Memory, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, drivers: map[string]driverAt{}, offMachine: map[string]bool{}}, nil
+}
+
+// Relative is s with every path of the agent's home in it said relative
+// to that home (files/a.md, chats/link-work), and any other path under
+// the folder of every agent's home said from <home> (<home>/agents/ann):
+// what memory tells the model names no path of the machine, as an error
+// of the store's or the system's would (detect /home/ann/.config/lnk/...).
+func (m *Memory) Relative(s string) string {
+	sep := string(filepath.Separator)
+	root := filepath.Clean(m.paths.Root)
+	if root == "." || root == sep {
+		return s
+	}
+	s = strings.ReplaceAll(s, root+sep, "")
+	s = strings.ReplaceAll(s, root, ".")
+	if home := filepath.Dir(filepath.Dir(root)); home != "." && home != sep {
+		s = strings.ReplaceAll(s, home, "<home>")
+	}
+	return s
 }
 
 // Close closes the index, and the watch of the home's folders.

@@ -84,9 +84,17 @@ func renderNotes(notes []Note) []byte {
 	return []byte(b.String())
 }
 
+// The joiners a note may hold among the format characters: emoji
+// sequences and Persian and Indic writing need them.
+const (
+	zwnj = '\u200c'
+	zwj  = '\u200d'
+)
+
 // checkNote refuses a note memory won't keep: empty, or holding a
 // newline or any other control character (a line a note, and the file
-// goes into every prompt as it is).
+// goes into every prompt as it is), or a format character but the
+// joiners (U+202E, U+200B...: what fromName may not hold either).
 func checkNote(text string) error {
 	switch {
 	case strings.TrimSpace(text) == "":
@@ -100,6 +108,9 @@ func checkNote(text string) error {
 		}
 		if unicode.IsControl(r) {
 			return fmt.Errorf("a note holds no control character; this one has U+%04X at byte %d: %w", r, i, ErrRefused)
+		}
+		if unicode.Is(unicode.Cf, r) && r != zwnj && r != zwj {
+			return fmt.Errorf("a note holds no format character (unseen, or turning the text around in the prompt); this one has U+%04X at byte %d: %w", r, i, ErrRefused)
 		}
 	}
 	return nil

@@ -216,3 +216,26 @@ func TestNotesFileBounded(t *testing.T) {
 		t.Fatal("the notes file changed")
 	}
 }
+
+// A note holds no format character that hides or reorders what the
+// prompt shows (U+202E turns the rest of the line around, U+200B is
+// unseen), as fromName holds none; the joiners that emoji and Persian or
+// Indic writing need (U+200D, U+200C) are kept.
+func TestNoteFormatCharacters(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	for _, n := range []string{"pay \u202eeno\u202c bill", "zero\u200bwidth", "word\u2060joiner", "\ufeffbom first", "isolate \u2066x\u2069"} {
+		_, err := m.Remember(ctx, n, nil)
+		if !errors.Is(err, memory.ErrRefused) || !strings.Contains(err.Error(), "format character") {
+			t.Errorf("remember %q: %v, want a refusal naming the format character", n, err)
+		}
+	}
+	if _, err := os.Stat(p.Notes()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("refused notes wrote the file: %v", err)
+	}
+	for _, n := range []string{"family \U0001F468\u200d\U0001F469\u200d\U0001F467", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"} {
+		if _, err := m.Remember(ctx, n, nil); err != nil {
+			t.Errorf("remember %q: %v", n, err)
+		}
+	}
+}

@@ -13,9 +13,9 @@ import (
 func (c calls) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn) (*mcp.CallToolResult, any, error) {
 	a, err := c.m.Search(ctx, in.Query, in.Limit)
 	if err != nil {
-		return answer("", err)
+		return c.answer("", err)
 	}
-	return answer(formatSearch(in.Query, a), nil)
+	return c.answer(formatSearch(in.Query, a), nil)
 }
 
 // formatSearch is a search's answer as the model reads it: how it was
@@ -65,13 +65,13 @@ func clipList(s []string, n int) string {
 func (c calls) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadIn) (*mcp.CallToolResult, any, error) {
 	l, err := c.m.Read(ctx, in.Path, in.From, in.Lines)
 	if err != nil {
-		return answer("", err)
+		return c.answer("", err)
 	}
 	var b strings.Builder
 	switch {
 	case len(l.Text) == 0:
 		fmt.Fprintf(&b, "%s is empty.", l.Name)
-		return answer(b.String(), nil)
+		return c.answer(b.String(), nil)
 	default:
 		last := l.From + len(l.Text) - 1
 		fmt.Fprintf(&b, "%s, lines %d-%d of %d", l.Name, l.From, last, l.Total)
@@ -83,20 +83,20 @@ func (c calls) read(ctx context.Context, _ *mcp.CallToolRequest, in ReadIn) (*mc
 		b.WriteString(":\n")
 	}
 	b.WriteString(strings.Join(l.Text, "\n"))
-	return answer(b.String(), nil)
+	return c.answer(b.String(), nil)
 }
 
 func (c calls) list(ctx context.Context, _ *mcp.CallToolRequest, in PathIn) (*mcp.CallToolResult, any, error) {
 	l, err := c.m.List(ctx, in.Path)
 	if err != nil {
-		return answer("", err)
+		return c.answer("", err)
 	}
 	name := in.Path
 	if name == "" {
 		name = "your home"
 	}
 	if len(l.Entries) == 0 {
-		return answer(name+" is empty.", nil)
+		return c.answer(name+" is empty.", nil)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s holds:\n", name)
@@ -115,13 +115,13 @@ func (c calls) list(ctx context.Context, _ *mcp.CallToolRequest, in PathIn) (*mc
 	if l.More {
 		fmt.Fprintf(&b, "and more past %d, not listed (list a folder within).\n", memory.MaxList)
 	}
-	return answer(strings.TrimSuffix(b.String(), "\n"), nil)
+	return c.answer(strings.TrimSuffix(b.String(), "\n"), nil)
 }
 
 func (c calls) links(ctx context.Context, _ *mcp.CallToolRequest, in PathIn) (*mcp.CallToolResult, any, error) {
 	l, err := c.m.Links(ctx, in.Path)
 	if err != nil {
-		return answer("", err)
+		return c.answer("", err)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s links to %d:\n", l.Name, len(l.Out))
@@ -139,5 +139,5 @@ func (c calls) links(ctx context.Context, _ *mcp.CallToolRequest, in PathIn) (*m
 	for _, in := range l.In {
 		fmt.Fprintf(&b, "%s line %d: %s\n", in.From, in.Line, in.Target)
 	}
-	return answer(strings.TrimSuffix(b.String(), "\n"), nil)
+	return c.answer(strings.TrimSuffix(b.String(), "\n"), nil)
 }

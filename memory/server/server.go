@@ -101,10 +101,11 @@ type PathIn struct {
 }
 
 // answer is a call's text answer; a refusal or failure is an error
-// result, its text the error's.
-func answer(text string, err error) (*mcp.CallToolResult, any, error) {
+// result, its text the error's. Either is said with no path of the
+// machine: the agent's home is named relative to itself (Memory.Relative).
+func (c calls) answer(text string, err error) (*mcp.CallToolResult, any, error) {
 	if err != nil {
-		msg := err.Error()
+		msg := c.m.Relative(err.Error())
 		switch {
 		case errors.Is(err, memory.ErrRefused):
 			msg = "Refused: " + strings.TrimSuffix(msg, ": "+memory.ErrRefused.Error())
@@ -113,25 +114,25 @@ func answer(text string, err error) (*mcp.CallToolResult, any, error) {
 		}
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}, nil, nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: c.m.Relative(text)}}}, nil, nil
 }
 
 func (c calls) remember(ctx context.Context, _ *mcp.CallToolRequest, in RememberIn) (*mcp.CallToolResult, any, error) {
 	ch, err := c.m.Remember(ctx, in.Note, in.Replaces)
 	if err != nil {
-		return answer("", err)
+		return c.answer("", err)
 	}
 	verb := "Remembered"
 	if len(in.Replaces) > 0 {
 		verb = fmt.Sprintf("Remembered, in place of %d notes", len(in.Replaces))
 	}
-	return answer(fmt.Sprintf("%s. The notes are %d bytes of %d, in %d notes.", verb, ch.Size, memory.MaxNotes, len(ch.Notes)), nil)
+	return c.answer(fmt.Sprintf("%s. The notes are %d bytes of %d, in %d notes.", verb, ch.Size, memory.MaxNotes, len(ch.Notes)), nil)
 }
 
 func (c calls) forget(ctx context.Context, _ *mcp.CallToolRequest, in ForgetIn) (*mcp.CallToolResult, any, error) {
 	ch, err := c.m.Forget(ctx, in.Notes)
 	if err != nil {
-		return answer("", err)
+		return c.answer("", err)
 	}
-	return answer(fmt.Sprintf("Forgotten. The notes are %d bytes of %d, in %d notes.", ch.Size, memory.MaxNotes, len(ch.Notes)), nil)
+	return c.answer(fmt.Sprintf("Forgotten. The notes are %d bytes of %d, in %d notes.", ch.Size, memory.MaxNotes, len(ch.Notes)), nil)
 }

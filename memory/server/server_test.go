@@ -134,3 +134,38 @@ func TestReadConversation(t *testing.T) {
 		t.Fatalf("a conversation that isn't: %v %s", failed, got)
 	}
 }
+
+// No answer names a path of the machine: a conversation's folder that
+// is a symbolic link (the store's refusal names its folder) and a read
+// of a missing file are told relative to the agent's home, in every call.
+func TestNoMachinePath(t *testing.T) {
+	url, p := serve(t)
+	s := connect(t, url)
+	elsewhere := t.TempDir()
+	if err := os.MkdirAll(p.Chats(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(p.Chats(), "link-evil")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.Files(), "a.md"), "water the plants\n")
+	home := filepath.Dir(filepath.Dir(p.Root))
+	for _, c := range []struct {
+		call string
+		args map[string]any
+	}{
+		{"search", map[string]any{"query": "water"}},
+		{"list", map[string]any{"path": "chats"}},
+		{"list", map[string]any{}},
+		{"read", map[string]any{"path": "chats/link-evil"}},
+		{"read", map[string]any{"path": "files/none.md"}},
+		{"links", map[string]any{"path": "files/none.md"}},
+	} {
+		got, _ := call(t, s, c.call, c.args)
+		for _, path := range []string{home, elsewhere} {
+			if strings.Contains(got, path) {
+				t.Errorf("%s %v names %s:\n%s", c.call, c.args, path, got)
+			}
+		}
+	}
+}
