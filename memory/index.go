@@ -88,7 +88,8 @@ type Index interface {
 	Put(ctx context.Context, docs []Doc) error
 	// Remove forgets the sources named.
 	Remove(ctx context.Context, names []string) error
-	// Search finds the n chunks that rank best for query, best first.
+	// Search finds the n chunks that rank best for query, best first,
+	// and after them every chunk of the notes that matches it.
 	Search(ctx context.Context, query string, n int) ([]Hit, error)
 	// Backlinks are the links to the source named: those resolved to
 	// it, and the wiki links naming wiki.

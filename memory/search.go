@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -29,6 +30,8 @@ type Result struct {
 	Seq     int64  // a message's number in its conversation
 	Label   string // a message's heading: who and when
 	Snippet string
+
+	matched int // how many of the query's words its text holds
 }
 
 // Answer is a search's answer: the results, best first, how they were
@@ -63,15 +66,15 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 	if m.cfg.Embedder != nil {
 		want = max(n*5, 50)
 	}
-	hits, err := m.idx.Search(ctx, query, want)
+	found, err := m.idx.Search(ctx, query, want)
 	if err != nil {
 		return Answer{}, fmt.Errorf("search: %w", err)
 	}
 	terms := queryTerms(query)
-	results := make([]Result, 0, len(hits))
-	texts := make([]string, 0, len(hits))
+	results := make([]Result, 0, len(found))
+	texts := make([]string, 0, len(found))
 	files := map[string][]byte{}
-	for _, h := range hits {
+	for _, h := range found {
 		text := m.chunkText(ctx, files, h)
 		if text == "" {
 			continue // gone since it was indexed: the next search forgets it
@@ -83,6 +86,7 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 		results = append(results, Result{
 			Source: h.Source, Kind: h.Kind, Line: c.Line, Lines: c.Lines,
 			Seq: c.Seq, Label: c.Label, Snippet: snippet(text, terms),
+			matched: hits(text, terms),
 		})
 		texts = append(texts, text)
 	}
@@ -97,10 +101,39 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 	} else if m.cfg.EmbedNote != "" {
 		a.Ranking += ", no embeddings: " + m.cfg.EmbedNote
 	}
+	a.Results = notesFirst(a.Results)
 	if len(a.Results) > n {
 		a.Results = a.Results[:n]
 	}
 	return a, nil
+}
+
+// notesFirst is results with each of the notes' before the first other
+// result that holds no more of the query's words than it: among equal
+// matches the owner's note, the source, ranks above what quotes it (an
+// answer that repeated it, a file that copied it), whatever BM25 made
+// of their lengths.
+func notesFirst(results []Result) []Result {
+	var notes, rest []Result
+	for _, r := range results {
+		if r.Kind == KindNotes {
+			notes = append(notes, r)
+		} else {
+			rest = append(rest, r)
+		}
+	}
+	if len(notes) == 0 {
+		return results
+	}
+	slices.SortStableFunc(notes, func(a, b Result) int { return b.matched - a.matched })
+	out := make([]Result, 0, len(results))
+	for _, r := range rest {
+		for len(notes) > 0 && notes[0].matched >= r.matched {
+			out, notes = append(out, notes[0]), notes[1:]
+		}
+		out = append(out, r)
+	}
+	return append(out, notes...)
 }
 
 // chunkText reads a hit's chunk from its file as it is now, through

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -313,5 +314,65 @@ func TestSearchAreaLink(t *testing.T) {
 	}
 	if !strings.Contains(said, "files: ") || !strings.Contains(said, "symbolic link") {
 		t.Errorf("the link isn't said: %q", said)
+	}
+}
+
+// A query is its words joined by OR: a word found nowhere (a typo, a
+// name never written) never empties it, whether the words found are
+// rare or common, and a query of common words alone finds them.
+func TestSearchWordFoundNowhere(t *testing.T) {
+	m, p := newMemory(t, t.TempDir())
+	// water is in every file, more than a tenth of 120 chunks: common.
+	for i := range 120 {
+		write(t, filepath.Join(p.Files(), fmt.Sprintf("n%03d.md", i)), fmt.Sprintf("page %d: water the garden\n", i))
+	}
+	write(t, filepath.Join(p.Files(), "trip.md"), "the offline maps for the ferry\n")
+	for _, c := range []struct {
+		q    string
+		want string // a source every answer must hold
+	}{
+		{"water", "files/n000.md"},
+		{"water zzqnowhere", "files/n000.md"},
+		{"offline zzzyyxq", "files/trip.md"},
+		{"offlien offline", "files/trip.md"},
+		{"Zyxwvut ferry", "files/trip.md"},
+		{"water garden", "files/n000.md"},
+		{"water garden zzqnowhere", "files/n000.md"},
+		{"offline water", "files/trip.md"},
+	} {
+		got := sources(search(t, m, c.q))
+		if !slices.ContainsFunc(got, func(s string) bool { return strings.HasPrefix(s, c.want+":") }) {
+			t.Errorf("%q found %v, want %s among them", c.q, got, c.want)
+		}
+	}
+	if got := sources(search(t, m, "zzqnowhere qqxnothing")); len(got) != 0 {
+		t.Errorf("words found nowhere found %v", got)
+	}
+}
+
+// The owner's note ranks above the answers that quoted it: for its one
+// rare word, the note comes first, however many answers repeat it, and
+// even when more of them than the results asked for do.
+func TestSearchNoteAboveItsEchoes(t *testing.T) {
+	ctx := context.Background()
+	m, p := newMemory(t, t.TempDir())
+	if _, err := m.Remember(ctx, "The wifi password at the cabin is Quokkabridge7, written on the fridge", nil); err != nil {
+		t.Fatal(err)
+	}
+	lg := log.Open(p.Chats())
+	for i := range 12 {
+		say(t, p, lg, fmt.Sprintf("telegram:%d", i), "what's the wifi at the cabin?", "Quokkabridge7.")
+	}
+	a, err := m.Search(ctx, "quokkabridge7", 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(a.Results) != 5 || a.Results[0].Source != memory.NotesName {
+		t.Fatalf("the note isn't first: %v", sources(a))
+	}
+	// A message holding more of the query's words still ranks above it.
+	say(t, p, lg, "telegram:99", "the cabin wifi password Quokkabridge7 fridge", "Noted.")
+	if got := sources(search(t, m, "cabin wifi password quokkabridge7 fridge")); len(got) < 2 || got[0] != "memory/notes.md:1" {
+		t.Fatalf("a note holding every word: %v", got)
 	}
 }

@@ -2,7 +2,10 @@ package fts
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -86,7 +89,9 @@ const common = 0.1
 
 // match is the FTS5 query of q: its terms, any of them (BM25 ranks those
 // with more, and rarer, first), less those too common to rank by when
-// others are left.
+// rarer ones that are found remain. A word found nowhere (a typo, a name
+// never written) counts as no rarer one: it never takes the place of the
+// words that are found.
 func (x *Index) match(ctx context.Context, q string) (string, error) {
 	ts := terms(q)
 	if len(ts) == 0 {
@@ -103,20 +108,30 @@ func (x *Index) match(ctx context.Context, q string) (string, error) {
 		x.mu.Lock()
 		total := float64(x.chunks)
 		x.mu.Unlock()
-		var kept []string
+		var rare, frequent []string
 		for _, t := range ts {
 			if strings.Contains(t, " ") {
-				kept = append(kept, t)
+				rare = append(rare, t)
 				continue
 			}
 			var docs float64
 			err := db.QueryRowContext(ctx, "SELECT doc FROM vocab WHERE term = ?", t).Scan(&docs)
-			if err != nil || docs <= common*total || total < 100 {
-				kept = append(kept, t)
+			switch {
+			case errors.Is(err, sql.ErrNoRows):
+				// found nowhere: matches nothing, drops nothing
+			case err == nil && docs > common*total && total >= 100:
+				frequent = append(frequent, t)
+			default:
+				rare = append(rare, t)
 			}
 		}
-		if len(kept) > 0 {
-			ts = kept
+		switch {
+		case len(rare) > 0:
+			ts = rare
+		case len(frequent) > 0:
+			ts = frequent
+		default:
+			return "", nil
 		}
 	}
 	quoted := make([]string, len(ts))
@@ -126,7 +141,9 @@ func (x *Index) match(ctx context.Context, q string) (string, error) {
 	return strings.Join(quoted, " OR "), nil
 }
 
-// Search finds the n chunks ranking best for q by BM25, best first.
+// Search finds the n chunks ranking best for q by BM25, best first, and
+// after them every chunk of the notes that matches q and isn't among
+// them: the owner's notes are found whatever quotes them, however often.
 func (x *Index) Search(ctx context.Context, q string, n int) ([]memory.Hit, error) {
 	expr, err := x.match(ctx, q)
 	if err != nil || expr == "" {
@@ -136,11 +153,40 @@ func (x *Index) Search(ctx context.Context, q string, n int) ([]memory.Hit, erro
 	if err != nil {
 		return nil, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT s.name, s.kind, s.file, c.line, c.lines, c.off, c.len, c.seq, c.label, t.rank
+	out, err := hits(ctx, db, `SELECT s.name, s.kind, s.file, c.line, c.lines, c.off, c.len, c.seq, c.label, t.rank
 		FROM (SELECT rowid, rank FROM text WHERE text MATCH ? ORDER BY rank LIMIT ?) t
 		JOIN chunks c ON c.id = t.rowid JOIN sources s ON s.id = c.source ORDER BY t.rank`, expr, n)
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", q, err)
+	}
+	// The notes' chunks are one source's, numbered together: the range
+	// of their ids bounds the full text's read to them.
+	var lo, hi sql.NullInt64
+	if err := db.QueryRowContext(ctx, `SELECT min(c.id), max(c.id) FROM chunks c JOIN sources s ON s.id = c.source WHERE s.kind = ?`, memory.KindNotes).Scan(&lo, &hi); err != nil {
+		return nil, fmt.Errorf("search %q: %w", q, err)
+	}
+	if !lo.Valid {
+		return out, nil
+	}
+	notes, err := hits(ctx, db, `SELECT s.name, s.kind, s.file, c.line, c.lines, c.off, c.len, c.seq, c.label, t.rank
+		FROM (SELECT rowid, rank FROM text WHERE text MATCH ? AND rowid BETWEEN ? AND ?) t
+		JOIN chunks c ON c.id = t.rowid JOIN sources s ON s.id = c.source WHERE s.kind = ? ORDER BY t.rank`, expr, lo.Int64, hi.Int64, memory.KindNotes)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", q, err)
+	}
+	for _, h := range notes {
+		if !slices.ContainsFunc(out, func(o memory.Hit) bool { return o.Source == h.Source && o.Chunk.Off == h.Chunk.Off }) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// hits are the rows of a search's query.
+func hits(ctx context.Context, db *sql.DB, query string, args ...any) ([]memory.Hit, error) {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []memory.Hit
