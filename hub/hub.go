@@ -44,7 +44,7 @@ func New(cfg Config) (*Hub, error) {
 	}
 	addrs := addresses(cfg.Tools)
 	cfg.Logger = scrubbed(cfg.Logger, addrs)
-	sf, err := openSessions(cfg.Sessions)
+	sf, err := openSessions(cfg.Sessions, cfg.Logger, cfg.Now())
 	if err != nil {
 		return nil, err
 	}

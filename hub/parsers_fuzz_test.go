@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
@@ -118,28 +119,33 @@ func FuzzWithOwned(f *testing.F) {
 }
 
 // FuzzSessionsFile proves a sessions.json in the hub's home, whatever
-// its bytes, never panics openSessions, and that a mapping it reads is
-// written back, with a session set, as the same mapping.
+// its bytes, never panics openSessions nor stops the hub: it is read, or
+// set aside with its bytes whole; and that a mapping it reads is written
+// back, with a session set, as the same mapping.
 func FuzzSessionsFile(f *testing.F) {
 	for _, s := range []string{`{"threads":{"telegram:1":"s1"}}`, `{"threads":null}`, `{}`, `null`, `[]`, `{"threads":{"a":1}}`, ``, `{"threads":{"":""}}`} {
 		f.Add([]byte(s))
 	}
-	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		path := filepath.Join(dir, "sessions.json")
+		path := filepath.Join(t.TempDir(), "sessions.json")
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		s, err := openSessions(path)
+		s, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
 		if err != nil {
-			return
+			t.Fatalf("%q: %v, want read or set aside", b, err)
+		}
+		if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) > 0 {
+			if kept, _ := os.ReadFile(aside[0]); !bytes.Equal(kept, b) || len(aside) != 1 || s.lost == "" {
+				t.Fatalf("%q set aside as %v holding %q, lost %q", b, aside, kept, s.lost)
+			}
 		}
 		want := maps.Clone(s.threads)
 		want["link:fuzz"] = "fuzz-session"
 		if err := s.set("link:fuzz", "fuzz-session"); err != nil {
 			t.Fatal(err)
 		}
-		again, err := openSessions(path)
+		again, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
 		if err != nil || !maps.Equal(again.threads, want) {
 			t.Fatalf("%q written back and read as %v, %v (want %v)", b, again.threads, err, want)
 		}

@@ -60,6 +60,9 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 			return kept, false, nil
 		}
 		reset = true
+	} else {
+		// Its session may have been lost with a sessions.json set aside.
+		reset = hb.sessions.lostTo(thread)
 	}
 	raw, err := h.call(ctx, "session/new", h.sessionParams(""))
 	if err != nil {

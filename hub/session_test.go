@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,7 +128,7 @@ func TestSessionSlowTakeUp(t *testing.T) {
 // place, and a hub reads what the last one wrote.
 func TestSessionFileWhole(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s", "sessions.json")
-	f, err := openSessions(path)
+	f, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,16 +141,12 @@ func TestSessionFileWhole(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("the folder holds %d files, want the one (no temporary left)", len(entries))
 	}
-	g, err := openSessions(path)
+	g, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if g.get("telegram:3") != "c" || g.get("telegram:1") != "a" {
 		t.Errorf("read back %v", g.threads)
-	}
-	os.WriteFile(path, []byte("{not json"), 0o600)
-	if _, err := openSessions(path); err == nil {
-		t.Error("a broken file was read without error")
 	}
 }
 

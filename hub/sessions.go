@@ -2,10 +2,13 @@ package hub
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/lnk-dev/link/internal/fsx"
 )
@@ -18,12 +21,17 @@ type sessionFile struct {
 	path string
 
 	mu      sync.Mutex
-	threads map[string]string // thread -> the harness's session id
+	threads map[string]string // thread -> the harness's session id; "" for one let go
+	lost    string            // when a file that didn't read was set aside; "" if never
 }
 
 // sessionsDoc is the file's content.
 type sessionsDoc struct {
 	Threads map[string]string `json:"threads"`
+	// Lost is when a sessions.json that didn't read was set aside: a
+	// thread the file doesn't name may have had a session then, and is
+	// told it starts anew (resetNote) as its new one is made.
+	Lost string `json:"lost,omitempty"`
 }
 
 // maxSessionsFile bounds the file read: a hub's threads, each a line.
@@ -31,12 +39,19 @@ const maxSessionsFile = 64 << 20
 
 // openSessions reads path's mapping, none when it doesn't exist yet: a
 // regular file, at most maxSessionsFile bytes, never read through a link.
-func openSessions(path string) (*sessionFile, error) {
+// One that doesn't read (cut short, not JSON, past the bound) is set
+// aside as path.corrupt-<time> (fsx.SetAside), said once in log, and the
+// hub goes on with no thread's session, each told so at its next message;
+// one that isn't a regular file is refused.
+func openSessions(path string, log *slog.Logger, now time.Time) (*sessionFile, error) {
 	f := &sessionFile{path: path, threads: map[string]string{}}
 	if path == "" {
 		return f, nil
 	}
 	b, err := fsx.ReadLimit(path, maxSessionsFile) // never through a link, nor a pipe
+	if errors.Is(err, fsx.ErrTooBig) {
+		return f, f.setAside(err, log, now)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read sessions: %w", err)
 	}
@@ -45,12 +60,27 @@ func openSessions(path string) (*sessionFile, error) {
 	}
 	var doc sessionsDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("read sessions %s: %w", path, err)
+		return f, f.setAside(err, log, now)
 	}
 	for k, v := range doc.Threads {
 		f.threads[k] = v
 	}
+	f.lost = doc.Lost
 	return f, nil
+}
+
+// setAside sets the file that didn't read (why) aside, says so in log,
+// and writes the file anew, empty, saying when its sessions were lost.
+func (f *sessionFile) setAside(why error, log *slog.Logger, now time.Time) error {
+	aside, err := fsx.SetAside(f.path, now)
+	if err != nil {
+		return fmt.Errorf("read sessions %s: %v; it could not be set aside: %w", f.path, why, err)
+	}
+	log.Warn("set aside a sessions.json that doesn't read: every thread starts a new session, told so", "file", aside, "err", why.Error())
+	f.lost = now.UTC().Format(time.RFC3339)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.write()
 }
 
 // get is thread's session, "" for none.
@@ -58,6 +88,15 @@ func (f *sessionFile) get(thread string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.threads[thread]
+}
+
+// lostTo says whether thread may have had a session lost with a file set
+// aside: one was, and the file names no session of thread's since.
+func (f *sessionFile) lostTo(thread string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, known := f.threads[thread]
+	return f.lost != "" && !known
 }
 
 // set keeps session as thread's, written to the file before it returns.
@@ -85,7 +124,7 @@ func (f *sessionFile) forget(thread, session string) error {
 	if f.threads[thread] != session {
 		return nil
 	}
-	delete(f.threads, thread)
+	f.threads[thread] = "" // known: its next session is no loss
 	if err := f.write(); err != nil {
 		f.threads[thread] = session
 		return err
@@ -98,7 +137,7 @@ func (f *sessionFile) write() error {
 	if f.path == "" {
 		return nil
 	}
-	b, err := json.Marshal(sessionsDoc{Threads: f.threads})
+	b, err := json.Marshal(sessionsDoc{Threads: f.threads, Lost: f.lost})
 	if err != nil {
 		return fmt.Errorf("write sessions: %w", err)
 	}

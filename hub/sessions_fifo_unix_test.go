@@ -4,6 +4,7 @@ package hub
 
 import (
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,7 +26,7 @@ func TestSessionsFileNotRegular(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := openSessions(pipe)
+		_, err := openSessions(pipe, slog.New(slog.DiscardHandler), time.Now())
 		done <- err
 	}()
 	select {
@@ -47,7 +48,7 @@ func TestSessionsFileNotRegular(t *testing.T) {
 	if err := os.Symlink(other, link); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := openSessions(link); !errors.Is(err, fsx.ErrLink) {
+	if f, err := openSessions(link, slog.New(slog.DiscardHandler), time.Now()); !errors.Is(err, fsx.ErrLink) {
 		t.Fatalf("sessions.json a link: %v (read %v), want a refusal naming it", err, f)
 	}
 }

@@ -387,8 +387,10 @@ func (f *sessionFile) all() []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	out := make([]string, 0, len(f.threads))
-	for t := range f.threads {
-		out = append(out, t)
+	for t, s := range f.threads {
+		if s != "" {
+			out = append(out, t)
+		}
 	}
 	sort.Strings(out)
 	return out
@@ -401,7 +403,7 @@ func (f *sessionFile) ids() []string {
 	seen := map[string]bool{}
 	out := make([]string, 0, len(f.threads))
 	for _, s := range f.threads {
-		if !seen[s] {
+		if s != "" && !seen[s] {
 			seen[s] = true
 			out = append(out, s)
 		}

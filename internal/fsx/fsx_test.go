@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestOpen(t *testing.T) {
@@ -129,5 +130,29 @@ func TestJoin(t *testing.T) {
 		if got, want := Join(c[0], c[1]), filepath.Join(c[0], c[1]); got != want && !(c[0] == "." && got == "."+sep+"c") {
 			t.Errorf("Join(%q, %q) = %q, want %q", c[0], c[1], got, want)
 		}
+	}
+}
+
+// TestSetAside: a file set aside is renamed beside itself, named by the
+// time, its bytes whole, its place free.
+func TestSetAside(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "sessions.json")
+	os.WriteFile(name, []byte(`{"threads":`), 0o600)
+	at := time.Date(2026, 12, 7, 18, 40, 1, 5, time.FixedZone("x", 3600))
+	aside, err := SetAside(name, at)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := name + ".corrupt-20261207T174001.000000005Z"; aside != want {
+		t.Errorf("set aside as %s, want %s", aside, want)
+	}
+	if b, _ := os.ReadFile(aside); string(b) != `{"threads":` {
+		t.Errorf("the file set aside holds %q", b)
+	}
+	if _, err := os.Lstat(name); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("its place: %v, want free", err)
+	}
+	if _, err := SetAside(name, at); err == nil {
+		t.Error("a file not there was set aside")
 	}
 }

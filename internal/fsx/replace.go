@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // ErrTooBig is returned by ReadLimit for a file over its bound.
@@ -66,4 +67,16 @@ func Replace(name string, b []byte, sync bool) error {
 		return nil
 	}
 	return SyncDir(dir)
+}
+
+// SetAside renames name, a file that doesn't read, to
+// name.corrupt-<time> beside it (UTC, to the nanosecond), for a person
+// to look at, its folder synced, and returns the new name: whatever was
+// in it is kept, and its place is free for a file written anew.
+func SetAside(name string, now time.Time) (string, error) {
+	aside := name + ".corrupt-" + now.UTC().Format("20060102T150405.000000000Z")
+	if err := Rename(name, aside); err != nil {
+		return "", err
+	}
+	return aside, SyncDir(filepath.Dir(name))
 }
