@@ -27,26 +27,28 @@ const (
 var ErrOutside = errors.New("outside what memory reads")
 
 // place is a path a call named, resolved: its name as the calls give it
-// (files/a.md), its area, and for a conversation its thread.
+// (files/a.md), its area, and for a conversation its thread; or the
+// home's top level.
 type place struct {
 	name   string
 	area   string
 	thread string
+	top    bool // the home's top level: its areas
 }
 
 // resolve confines name to what memory reads of the agent's home: a
 // path relative to it (files/a.md, skills/x/SKILL.md, instructions/...,
 // memory/notes.md, or chats/<thread>, a conversation's copy), with no
-// ".." and no absolute name. Files refuses a link on the way when it is
-// read. A conversation's file is found later (its copy may be memory's
-// own).
+// ".." and no absolute name, "./" before it and "/" after a folder's
+// taken as nothing. "", "." and "./" name the home's top level itself
+// (place.top), which only list takes. Files refuses a link on the way
+// when it is read. A conversation's file is found later (its copy may be
+// memory's own).
 func (m *Memory) resolve(name string) (place, error) {
 	refuse := func(why string) (place, error) {
 		return place{}, fmt.Errorf("%q: %s: %w", clip(name, 200), why, ErrOutside)
 	}
 	switch {
-	case name == "":
-		return refuse("no path; say one such as files/notes.md, skills/<name>/SKILL.md, memory/notes.md or chats/<thread>")
 	case len(name) > 1024:
 		return refuse("a path is at most 1,024 bytes")
 	case strings.ContainsRune(name, 0) || strings.ContainsRune(name, '\\'):
@@ -60,6 +62,9 @@ func (m *Memory) resolve(name string) (place, error) {
 		}
 	}
 	clean := path.Clean(name)
+	if name == "" || clean == "." {
+		return place{name: ".", top: true}, nil
+	}
 	area, rest, _ := strings.Cut(clean, "/")
 	switch area {
 	case AreaFiles, AreaSkills, AreaInstructions:

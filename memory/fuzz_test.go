@@ -1,6 +1,8 @@
 package memory
 
 import (
+	"path"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -87,7 +89,7 @@ func FuzzNotes(f *testing.F) {
 
 // resolve lets through only names in what memory reads, with no "..".
 func FuzzResolve(f *testing.F) {
-	for _, s := range []string{"files/a.md", "files/../x", "/etc/passwd", "chats/telegram:1", "memory/notes.md", "skills/x/SKILL.md", "files//a/./b"} {
+	for _, s := range []string{"files/a.md", "files/../x", "/etc/passwd", "chats/telegram:1", "memory/notes.md", "skills/x/SKILL.md", "files//a/./b", "", ".", "./", "/", "./files/"} {
 		f.Add(s)
 	}
 	m := &Memory{}
@@ -96,8 +98,14 @@ func FuzzResolve(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if strings.Contains(p.name, "..") && p.thread == "" {
+		if p.thread == "" && slices.Contains(strings.Split(p.name, "/"), "..") {
 			t.Fatalf("%q resolved to %q", name, p.name)
+		}
+		if p.top {
+			if path.Clean(name) != "." || strings.HasPrefix(name, "/") {
+				t.Fatalf("%q resolved to the top level", name)
+			}
+			return
 		}
 		switch p.area {
 		case AreaFiles, AreaSkills, AreaInstructions, AreaChats:

@@ -37,6 +37,9 @@ func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, err
 	if err != nil {
 		return Lines{}, err
 	}
+	if p.top {
+		return Lines{}, fmt.Errorf("read %q: the home's top level, a folder; say a file such as files/notes.md, skills/<name>/SKILL.md, memory/notes.md or chats/<thread>: %w", name, ErrRefused)
+	}
 	if from <= 0 {
 		from = 1
 	}
@@ -144,19 +147,19 @@ type Listing struct {
 
 // List lists a folder of files/, skills/ or instructions/ (its skills,
 // each with its description, for skills/), or the conversations
-// (chats); "" lists the areas.
+// (chats); the home's top level ("", "." or "./") lists the areas.
 func (m *Memory) List(ctx context.Context, name string) (Listing, error) {
-	if name == "" || name == "." || name == "/" {
+	p, err := m.resolve(name)
+	if err != nil {
+		return Listing{}, err
+	}
+	if p.top {
 		var l Listing
 		for _, a := range []string{AreaFiles, AreaSkills, AreaInstructions, AreaChats} {
 			l.Entries = append(l.Entries, Entry{Name: a, Folder: true})
 		}
 		l.Entries = append(l.Entries, Entry{Name: NotesName})
 		return l, nil
-	}
-	p, err := m.resolve(strings.TrimSuffix(name, "/"))
-	if err != nil {
-		return Listing{}, err
 	}
 	if p.area == AreaChats {
 		if p.thread != "" {
@@ -266,6 +269,9 @@ func (m *Memory) Links(ctx context.Context, name string) (Links, error) {
 	p, err := m.resolve(name)
 	if err != nil {
 		return Links{}, err
+	}
+	if p.top {
+		return Links{}, fmt.Errorf("links %q: the home's top level, a folder; links are a note's or a file's: %w", name, ErrRefused)
 	}
 	if p.area == AreaChats {
 		return Links{}, fmt.Errorf("links: %s is a conversation; links are a note's or a file's: %w", p.name, ErrRefused)

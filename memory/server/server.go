@@ -31,7 +31,7 @@ const Instructions = `Your memory: notes about your owner kept for every convers
 - list lists files/, skills/ (with each skill's description), instructions/ and the conversations (chats).
 - links shows what a Markdown file links to, with broken links, and what links to it.
 
-Paths are relative to your home: files/..., skills/..., instructions/..., memory/notes.md, chats/<thread>.`
+Paths are relative to your home: files/..., skills/..., instructions/..., memory/notes.md, chats/<thread>; "." or no path is the home's top level, and an absolute path is refused.`
 
 // Options are a server's: Logger gets what goes wrong outside a call's
 // answer (nil logs nothing); SessionIdle ends a session unused that
@@ -49,7 +49,7 @@ func New(m *memory.Memory) *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{Name: "forget", Description: "Remove notes from memory/notes.md, each named by its text (or a part of it that names one note alone).", Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, c.forget)
 	mcp.AddTool(s, &mcp.Tool{Name: "search", Description: "Search what was said in every conversation, your notes, files and skills: ranked results with snippets, each naming its conversation and message, or its file and line.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, c.search)
 	mcp.AddTool(s, &mcp.Tool{Name: "read", Description: "Read lines of a file (files/..., skills/<name>/SKILL.md, instructions/...), memory/notes.md or a conversation (chats/<thread>): from a line, a number of lines (200 unless said, 1,000 at most).", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, c.read)
-	mcp.AddTool(s, &mcp.Tool{Name: "list", Description: "List a folder of files/, skills/ (each skill with its description) or instructions/, or the conversations (chats); nothing lists what there is.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, c.list)
+	mcp.AddTool(s, &mcp.Tool{Name: "list", Description: "List a folder of files/, skills/ (each skill with its description) or instructions/, or the conversations (chats); \".\" or no path lists the home's top level. Paths are relative to your home; an absolute path is refused.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, c.list)
 	mcp.AddTool(s, &mcp.Tool{Name: "links", Description: "What a Markdown file or memory/notes.md links to (with line numbers, broken links said) and what links to it.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, c.links)
 	return s
 }
