@@ -1,0 +1,192 @@
+package background
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/lnk-dev/link/internal/fsx"
+)
+
+// startTimeout bounds how long a supervisor has to say its command
+// started.
+const startTimeout = 30 * time.Second
+
+// Request is what run__start asks for.
+type Request struct {
+	Thread  string // the conversation the call was made in
+	Hops    int    // the hops of the message being answered
+	Command string // the command as said back to the model
+	Spec    []byte // the command as the supervisor's Builder makes it
+}
+
+// ErrTooMany is the refusal of a start past MaxRunning.
+var ErrTooMany = errors.New("too many background commands running")
+
+// Start starts req's command in the background, under a supervisor of its
+// own, answering once it runs (or why it could not start: nothing is kept
+// of one that didn't).
+func (m *Manager) Start(ctx context.Context, req Request) (Info, error) {
+	if req.Thread == "" {
+		return Info{}, errors.New("background: a command is started in a conversation, and the call names none")
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	all, err := m.List()
+	if err != nil {
+		return Info{}, err
+	}
+	running := 0
+	for _, in := range all {
+		if in.Status == Running {
+			running++
+		}
+	}
+	if running >= m.opts.MaxRunning {
+		return Info{}, fmt.Errorf("%w: %d of %d at once; stop one (run__stop) or wait for one to end", ErrTooMany, running, m.opts.MaxRunning)
+	}
+	id, dir, err := m.mkdir()
+	if err != nil {
+		return Info{}, err
+	}
+	// The lock is held from before job.json is written until the
+	// supervisor holds it alone: a sweep never finds the command half
+	// made, nor lost while it starts.
+	lock, err := fsx.Open(filepath.Join(dir, lockFile), os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		os.RemoveAll(dir)
+		return Info{}, err
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		os.RemoveAll(dir)
+		return Info{}, fmt.Errorf("background: lock %s: %w", id, err)
+	}
+	job := Job{ID: id, Thread: req.Thread, Hops: req.Hops, Command: req.Command, Spec: req.Spec,
+		Started: m.opts.Now().UTC(), KeepOutput: m.opts.KeepOutput, Grace: m.opts.Grace}
+	if err := writeJSON(filepath.Join(dir, jobFile), job); err != nil {
+		os.RemoveAll(dir)
+		return Info{}, err
+	}
+	if err := m.launch(ctx, dir, lock); err != nil {
+		os.RemoveAll(dir)
+		return Info{}, err
+	}
+	return Info{ID: id, Thread: job.Thread, Command: job.Command, Started: job.Started, Status: Running}, nil
+}
+
+// mkdir makes a new command's folder under a new id.
+func (m *Manager) mkdir() (id, dir string, err error) {
+	for range 8 {
+		id = newID()
+		dir = m.dir(id)
+		err = os.Mkdir(dir, 0o700)
+		if err == nil {
+			return id, dir, fsx.SyncDir(m.opts.Dir)
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", "", fmt.Errorf("background: %w", err)
+		}
+	}
+	return "", "", fmt.Errorf("background: no free id: %w", err)
+}
+
+// launch starts the supervisor of the command in dir and waits for it to
+// say the command started. The supervisor is a session of its own, so
+// nothing sent to the server's terminal or process group reaches it, and
+// its environment is empty (the command's is its spec's).
+func (m *Manager) launch(ctx context.Context, dir string, lock *os.File) error {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	cmd := exec.Command(m.opts.Exe, SupervisorArg, dir)
+	cmd.Env = []string{}
+	cmd.Dir = dir
+	cmd.ExtraFiles = []*os.File{lock, pw}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		return fmt.Errorf("background: start its supervisor: %w", err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(pr).ReadString('\n')
+		said <- strings.TrimSpace(line)
+	}()
+	ctx, cancel := context.WithTimeout(ctx, startTimeout)
+	defer cancel()
+	select {
+	case line := <-said:
+		if line == "started" {
+			go func() {
+				cmd.Wait()
+				m.wake()
+			}()
+			return nil
+		}
+		cmd.Wait()
+		if line == "" {
+			line = "its supervisor ended before saying so"
+		}
+		return fmt.Errorf("the command could not be started: %s", line)
+	case <-ctx.Done():
+		cmd.Process.Kill()
+		cmd.Wait()
+		return fmt.Errorf("the command could not be started: its supervisor said nothing in %s (%w)", startTimeout, ctx.Err())
+	}
+}
+
+// Stop ends command id, its whole process group and every process it
+// started: SIGTERM, then SIGKILL after Grace. It answers once the command
+// ended, saying how; its end is not told again, run__stop's answer says it.
+func (m *Manager) Stop(ctx context.Context, id string) (Info, error) {
+	in, err := m.info(id)
+	if err != nil || in.Status != Running {
+		return in, err
+	}
+	dir := m.dir(id)
+	var proc Proc
+	if err := readJSON(filepath.Join(dir, procFile), &proc); err != nil {
+		return Info{}, fmt.Errorf("background: stop %s: %w", id, err)
+	}
+	if err := fsx.Replace(filepath.Join(dir, stopFile), nil, true); err != nil {
+		return Info{}, err
+	}
+	// The process is had (a pidfd) before its lock is looked at: while the
+	// lock is held it is the supervisor, and the signal reaches it alone,
+	// even were its id taken by another once it ends.
+	p, err := os.FindProcess(proc.Supervisor)
+	if err == nil {
+		defer p.Release()
+		if held, _ := lockHeld(dir); held {
+			p.Signal(syscall.SIGTERM)
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, m.opts.Grace+10*time.Second)
+	defer cancel()
+	unlock, err := waitUnlocked(wctx, dir)
+	if err != nil {
+		return Info{}, fmt.Errorf("background: stop %s: it didn't end: %w", id, err)
+	}
+	defer unlock()
+	if in, err = m.infoWith(id, func(string) (bool, error) { return false, nil }); err != nil {
+		return Info{}, err
+	}
+	if err := m.markTold(id); err != nil {
+		return Info{}, err
+	}
+	return in, nil
+}
