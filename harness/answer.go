@@ -77,7 +77,7 @@ func (a *answer) chunk(text string) (sent string, capped bool) {
 	room := a.max - a.wire - chunkOverhead - wireLen(cutNote) - chunkOverhead
 	if cost := wireLen(text) + chunkOverhead; cost > room {
 		a.capped = true
-		sent = fitWire(text, room-chunkOverhead)
+		sent = jsonx.Fit(text, room-chunkOverhead)
 		a.send(sent + cutNote)
 		return sent, true
 	}
@@ -149,22 +149,4 @@ func (a *answer) Text() string {
 // encoding it (jsonx.StringLen: what json.Marshal writes, fuzzed).
 func wireLen(s string) int {
 	return jsonx.StringLen(s)
-}
-
-// fitWire is the longest prefix of s, at a rune boundary, whose JSON
-// string takes at most n bytes.
-func fitWire(s string, n int) string {
-	if n <= 2 {
-		return ""
-	}
-	lo, hi := 0, min(len(s), n)
-	for lo < hi {
-		mid := (lo + hi + 1) / 2
-		if wireLen(cutRunes(s, mid)) <= n {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return cutRunes(s, lo)
 }

@@ -270,3 +270,24 @@ func TestKeptAnswerCutWhole(t *testing.T) {
 		t.Errorf("the kept answer (%d bytes) doesn't end with the note that it was cut, within %d bytes", len(text), maxAnswerText)
 	}
 }
+
+// TestChunkPastBridgeLimit: a chunk of 20 MiB, past what a bridge reads
+// of an answer, reaches a bridge reading 16 MiB and a little cut there,
+// ending with the note saying so, and nothing streamed after it is sent;
+// before, it went as one frame the bridge couldn't read, and the answer
+// was neither delivered nor kept.
+func TestChunkPastBridgeLimit(t *testing.T) {
+	r := newRig(t, nil, nil)
+	r.readLimit = 16<<20 + 64<<10 // the bridge's (conformance's maxAnswer)
+	ctx := testCtx(t, 60*time.Second)
+	got := r.message(ctx, "telegram:1", "slowbig "+strconv.Itoa(20<<20), nil).must(t)
+	if !strings.HasSuffix(got, keptCutNote) || !strings.HasPrefix(got, "aaaa") || len(got) > maxAnswerText {
+		t.Fatalf("the answer (%d bytes) isn't the chunk cut within %d bytes, ending with the note: ...%q", len(got), maxAnswerText, got[max(0, len(got)-60):])
+	}
+	if strings.Contains(got, "tail") {
+		t.Error("a chunk after the cut was sent")
+	}
+	if got := r.message(ctx, "telegram:1", "after", nil).must(t); got != "echo: after" {
+		t.Errorf("the thread's next message was answered %q", got)
+	}
+}

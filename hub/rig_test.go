@@ -29,6 +29,9 @@ type rig struct {
 	// maxPrompt is the endpoint's bound of prompts in flight (0: its
 	// default), read as the hub is served.
 	maxPrompt int64
+	// readLimit bounds a message the bridge's client reads (0:
+	// acp.MaxMessage); a real bridge reads 16 MiB and a little.
+	readLimit int64
 	stop      context.CancelFunc
 	done      chan struct{}
 }
@@ -147,7 +150,7 @@ type session struct {
 
 // open opens thread's session as a bridge does.
 func (r *rig) open(ctx context.Context, thread string) (*session, error) {
-	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.url, Key: r.key, Agent: "main"})
+	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: r.url, Key: r.key, Agent: "main", ReadLimit: r.readLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/internal/jsonx"
 )
 
 // turn is one prompt forwarded to the harness: what the harness streams
@@ -33,7 +33,8 @@ type turn struct {
 	size  int
 	gone  bool            // the bridge went or fell too far behind: nothing more is sent
 	text  strings.Builder // the answer's text, kept should its bridge go
-	cut   bool            // text passed maxAnswerText: cut there, nothing more kept
+	wire  int             // the text's bytes as the bridge reads them
+	cut   bool            // text passed maxAnswerText: cut there, nothing more sent or kept
 	wake  chan struct{}
 	shut  bool
 	done  chan struct{} // closed once the queue is sent (or dropped) and shut
@@ -57,16 +58,28 @@ func newTurn(h *harness, thread, session string, bridge *acp.Conn) *turn {
 
 // update queues one of the harness's session/update params for the
 // bridge, its sessionId made the thread's; a command list gets Link's
-// owned actions added.
+// owned actions added. chunk is an agent_message_chunk's text: the
+// answer's text streamed stops at what a bridge reads of one (cut, with
+// keptCutNote); any other update past what a bridge reads of a message
+// is dropped, said in the log.
 func (t *turn) update(params json.RawMessage, commands bool, chunk string) {
+	if chunk != "" {
+		t.mu.Lock()
+		sent, cut, ok := t.keep(chunk)
+		t.mu.Unlock()
+		if !ok {
+			return
+		}
+		if cut {
+			params = cutChunk(params, sent)
+		}
+	} else if len(params) > maxAnswerText {
+		t.h.hb.cfg.Logger.Warn("harness sent an update past what a bridge reads; not sent", "thread", t.thread, "bytes", len(params))
+		return
+	}
 	out, err := withSession(params, t.thread)
 	if err != nil {
 		return
-	}
-	if chunk != "" {
-		t.mu.Lock()
-		t.keep(chunk)
-		t.mu.Unlock()
 	}
 	if commands {
 		out = t.h.hb.withOwned(out)
@@ -74,32 +87,62 @@ func (t *turn) update(params json.RawMessage, commands bool, chunk string) {
 	t.push(acp.MethodSessionUpdate, out)
 }
 
-// maxAnswerText bounds the answer text a turn keeps for recover: what a
-// bridge reads of one.
+// maxAnswerText bounds an answer's text as streamed and kept for
+// recover: what a bridge reads of one, JSON-escaped.
 const maxAnswerText = 16 << 20
 
-// keptCutNote ends a kept answer cut at maxAnswerText, saying why.
+// keptCutNote ends an answer cut at maxAnswerText, saying why.
 const keptCutNote = "\n\n[The answer was cut here: it passed 16 MiB, the most a chat's bridge reads of one.]"
 
-// keep adds chunk to the answer's text kept should its bridge go, up to
-// maxAnswerText: the part of the chunk that passes it is cut, at a
-// character's start, with keptCutNote, and nothing after is kept. t.mu
-// is held.
-func (t *turn) keep(chunk string) {
+// chunkOverhead is what one agent_message_chunk's notification adds to
+// its text on the wire, counted generously.
+const chunkOverhead = 160
+
+// keep counts chunk into the answer's text, streamed and kept should its
+// bridge go, up to maxAnswerText on the wire: the chunk that passes it
+// is cut, at a character's start, and ends with keptCutNote (cut), and
+// none after is sent or kept (ok false). t.mu is held.
+func (t *turn) keep(chunk string) (sent string, cut, ok bool) {
 	if t.cut {
-		return
+		return "", false, false
 	}
-	room := maxAnswerText - len(keptCutNote) - t.text.Len()
-	if len(chunk) <= room {
+	cost := jsonx.StringLen(chunk) + chunkOverhead
+	room := maxAnswerText - t.wire - jsonx.StringLen(keptCutNote) - chunkOverhead
+	if cost <= room {
+		t.wire += cost
 		t.text.WriteString(chunk)
-		return
+		return chunk, false, true
 	}
-	for room > 0 && !utf8.RuneStart(chunk[room]) {
-		room--
-	}
-	t.text.WriteString(chunk[:room])
-	t.text.WriteString(keptCutNote)
+	sent = jsonx.Fit(chunk, room-chunkOverhead) + keptCutNote
+	t.wire += jsonx.StringLen(sent) + chunkOverhead
+	t.text.WriteString(sent)
 	t.cut = true
+	return sent, true, true
+}
+
+// cutChunk is an agent_message_chunk's params with its text made text,
+// its update's other members as they came.
+func cutChunk(params json.RawMessage, text string) []byte {
+	var p map[string]json.RawMessage
+	json.Unmarshal(params, &p)
+	var u map[string]json.RawMessage
+	json.Unmarshal(p["update"], &u)
+	var c map[string]json.RawMessage
+	json.Unmarshal(u["content"], &c)
+	if c == nil {
+		c = map[string]json.RawMessage{}
+	}
+	c["text"] = jsonx.AppendString(nil, text)
+	if u == nil {
+		u = map[string]json.RawMessage{}
+	}
+	u["content"], _ = json.Marshal(c)
+	if p == nil {
+		p = map[string]json.RawMessage{}
+	}
+	p["update"], _ = json.Marshal(u)
+	out, _ := json.Marshal(p)
+	return out
 }
 
 // answerText is the text the turn's agent_message_chunks streamed.

@@ -301,3 +301,33 @@ func StringLen(s string) int {
 	}
 	return n
 }
+
+// Fit is the longest prefix of s, ending at a rune's start, whose JSON
+// string (StringLen) takes at most n bytes.
+func Fit(s string, n int) string {
+	if n <= 2 {
+		return ""
+	}
+	lo, hi := 0, min(len(s), n)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if StringLen(runeStart(s, mid)) <= n {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return runeStart(s, lo)
+}
+
+// runeStart is the longest prefix of s of at most n bytes ending at a
+// rune's start.
+func runeStart(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // AppendString writes what encoding/json writes, and StringLen is its
@@ -25,6 +26,29 @@ func FuzzAppendString(f *testing.F) {
 		}
 		if n := StringLen(s); n != len(want) {
 			t.Fatalf("StringLen(%q) = %d, want %d", s, n, len(want))
+		}
+	})
+}
+
+// Fit is the longest prefix of s at a rune's start whose JSON string
+// takes at most n bytes, for any bytes and bound.
+func FuzzFit(f *testing.F) {
+	for _, s := range []string{"", "plain", "quote \" back \\ slash", "\x00\x01\n", "é中文🙂", "\xff\xfe bad \xc3"} {
+		f.Add(s, 5)
+	}
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		got := Fit(s, n)
+		if !strings.HasPrefix(s, got) || (utf8.ValidString(s) && len(got) < len(s) && !utf8.RuneStart(s[len(got)])) {
+			t.Fatalf("Fit(%q, %d) = %q: not a prefix ending at a rune's start", s, n, got)
+		}
+		if got != "" && StringLen(got) > n {
+			t.Fatalf("Fit(%q, %d) = %q takes %d", s, n, got, StringLen(got))
+		}
+		if len(got) < len(s) {
+			_, size := utf8.DecodeRuneInString(s[len(got):])
+			if next := s[:len(got)+size]; utf8.RuneStart(s[len(got)]) && (len(next) == len(s) || utf8.RuneStart(s[len(next)])) && StringLen(next) <= n {
+				t.Fatalf("Fit(%q, %d) = %q, but %q fits too", s, n, got, next)
+			}
 		}
 	})
 }
