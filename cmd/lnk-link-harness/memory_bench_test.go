@@ -35,7 +35,7 @@ const envBenchHarness = "LNK_BENCH_HARNESS"
 //
 // With later, the peak is of one small message sent after them in the
 // first's conversation, which the turn reads back through the window.
-func servePeak(b *testing.B, bin string, n, size int, later bool) (grew int64, answered, refused int) {
+func servePeak(b *testing.B, bin string, n, size int, later bool, unit string) (grew int64, answered, refused int) {
 	fake := fakeprovider.New()
 	defer fake.Close()
 	for range n + 2 {
@@ -79,7 +79,7 @@ func servePeak(b *testing.B, bin string, n, size int, later bool) (grew int64, a
 	if err != nil {
 		b.Fatal(err)
 	}
-	text := strings.Repeat("0123456789abcdef", size/16)
+	text := strings.Repeat(unit, size/len(unit))
 	var (
 		wg sync.WaitGroup
 		mu sync.Mutex
@@ -126,7 +126,8 @@ func servePeak(b *testing.B, bin string, n, size int, later bool) (grew int64, a
 // prompts sent (peakRSS/prompt) and over those answered
 // (peakRSS/answered): past the agent's bound of prompts in flight a
 // prompt is refused; after31MB is a one-line message after one of 31 MB
-// in its conversation, its peak over the large one's size. Each figure is the median of b.N fresh processes.
+// in its conversation, its peak over the large one's size; 1x31MB-escaped
+// is one of lines of quoted prose, escaped on the wire. Each figure is the median of b.N fresh processes.
 // $LNK_BENCH_HARNESS names another build to measure.
 func BenchmarkServePeakRSS(b *testing.B) {
 	bin := os.Getenv(envBenchHarness)
@@ -138,19 +139,26 @@ func BenchmarkServePeakRSS(b *testing.B) {
 	}
 	const size = 31 << 20
 	for _, c := range []struct {
-		n     int
-		later bool
-	}{{1, false}, {8, false}, {1, true}} {
+		n       int
+		later   bool
+		escaped bool
+	}{{1, false, false}, {8, false, false}, {1, true, false}, {1, false, true}} {
 		name := fmt.Sprintf("%dx31MB", c.n)
-		if c.later {
+		unit := "0123456789abcdef"
+		switch {
+		case c.later:
 			name = "after31MB"
+		case c.escaped:
+			// Lines of prose: a JSON escape on the wire at each
+			// line's end, within the frame's 32 MiB.
+			name, unit = "1x31MB-escaped", strings.Repeat("Une ligne de prose, « ça va », dit-il. ", 3)+"\n"
 		}
 		b.Run(name, func(b *testing.B) {
 			n := c.n
 			var sent, done, grewMB []float64
 			var answered, refused int
 			for b.Loop() {
-				grew, a, r := servePeak(b, bin, n, size, c.later)
+				grew, a, r := servePeak(b, bin, n, size, c.later, unit)
 				sent = append(sent, float64(grew)/float64(n*size))
 				done = append(done, float64(grew)/float64(max(a, 1)*size))
 				grewMB = append(grewMB, float64(grew)/(1<<20))
