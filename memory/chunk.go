@@ -42,6 +42,41 @@ func splitLines(b []byte) []lineAt {
 	return out
 }
 
+// cutLong is ls with each line longer than chunkHard cut into pieces
+// of at most chunkHard bytes, each a line of its own at its place (the
+// same number, its own first byte), cut after a space where one is near
+// the end, else between two characters: a chunk, and so a row of the
+// index, stays small whatever a file's shape (a 100 MB line, an answer
+// of 16 MiB on one line).
+func cutLong(ls []lineAt) []lineAt {
+	long := false
+	for _, l := range ls {
+		if len(l.s) > chunkHard {
+			long = true
+			break
+		}
+	}
+	if !long {
+		return ls
+	}
+	out := make([]lineAt, 0, len(ls))
+	for _, l := range ls {
+		for len(l.s) > chunkHard {
+			cut := chunkHard
+			if i := strings.LastIndexByte(l.s[:cut], ' '); i >= chunkHard/2 {
+				cut = i + 1
+			}
+			for cut > 0 && !utf8.RuneStart(l.s[cut]) {
+				cut--
+			}
+			out = append(out, lineAt{n: l.n, off: l.off, s: l.s[:cut]})
+			l = lineAt{n: l.n, off: l.off + int64(cut), s: l.s[cut:]}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
 // chunk covers lines from..to (inclusive) of ls, its text theirs.
 func chunk(ls []lineAt, text string) Chunk {
 	first, last := ls[0], ls[len(ls)-1]
@@ -50,7 +85,7 @@ func chunk(ls []lineAt, text string) Chunk {
 
 // chunkFile cuts a file into chunks of lines.
 func chunkFile(b []byte) []Chunk {
-	ls := splitLines(b)
+	ls := cutLong(splitLines(b))
 	var out []Chunk
 	start, size := 0, 0
 	flush := func(end int) {
@@ -111,11 +146,12 @@ func parseHeading(s string) (label string, seq int64, ok bool) {
 // the index to write, and a search names the message within (message).
 // What is indexed is the messages' text, without headings or trailers.
 func chunkCopy(b []byte) []Chunk {
-	ls := splitLines(b)
+	ls := cutLong(splitLines(b))
 	var out []Chunk
 	var group []lineAt // the lines of the messages gathered
 	var body strings.Builder
 	var first Chunk // the group's first message: its number and heading
+	var msg Chunk   // the message the lines are of
 	flush := func() {
 		for len(group) > 1 && strings.TrimSpace(group[len(group)-1].s) == "" {
 			group = group[:len(group)-1]
@@ -134,8 +170,9 @@ func chunkCopy(b []byte) []Chunk {
 			if body.Len() >= chunkSoft {
 				flush()
 			}
+			msg = Chunk{Seq: seq, Label: label}
 			if len(group) == 0 {
-				first = Chunk{Seq: seq, Label: label}
+				first = msg
 			}
 			in = true
 			group = append(group, l)
@@ -144,12 +181,18 @@ func chunkCopy(b []byte) []Chunk {
 		if !in {
 			continue
 		}
+		if len(group) == 0 {
+			first = msg // a long message's lines after its first chunk
+		}
 		group = append(group, l)
 		if strings.HasPrefix(l.s, "<!-- seq ") && strings.HasSuffix(l.s, " -->") {
 			continue
 		}
 		body.WriteString(l.s)
 		body.WriteByte('\n')
+		if body.Len() >= chunkHard {
+			flush() // a long message: its next lines are a chunk of it too
+		}
 	}
 	flush()
 	return out

@@ -35,11 +35,14 @@ func FuzzParseLinks(f *testing.F) {
 	})
 }
 
-// A copy's chunks are whole lines of it, in order, each starting at a
-// message's heading.
+// A copy's chunks are parts of it, in order, each starting at a
+// message's heading or going on with the message before it (a long
+// one), named by the message it starts in; no chunk's text, of a copy or
+// a file, is past two pieces of a long line (2*chunkHard and a newline).
 func FuzzChunkCopy(f *testing.F) {
 	f.Add("## Owner · 2026-11-30 09:15 UTC · #1\n\nhello\n\n## Agent · 2026-11-30 09:15 UTC · #2\n\nhi\n\n<!-- seq 2 -->\n\n")
 	f.Add("junk\n## x · #9\r\nbody")
+	f.Add("## x · #1\n\n" + strings.Repeat("long words ", 1000) + "\n## y · #2\n\n" + strings.Repeat("é", 5000))
 	f.Fuzz(func(t *testing.T, text string) {
 		b := []byte(text)
 		var end int64
@@ -47,14 +50,27 @@ func FuzzChunkCopy(f *testing.F) {
 			if c.Off < end || c.Off+int64(c.Len) > int64(len(b)) || c.Len < 0 {
 				t.Fatalf("chunk at %d+%d of %d bytes, after %d", c.Off, c.Len, len(b), end)
 			}
-			if _, _, ok := parseHeading(strings.TrimSuffix(strings.SplitN(text[c.Off:], "\n", 2)[0], "\r")); !ok {
-				t.Fatalf("chunk at %d doesn't start with a heading: %q", c.Off, text[c.Off:c.Off+int64(min(c.Len, 40))])
+			var seq int64
+			upto := len(text) // to the end of the line the chunk starts on
+			if i := strings.IndexByte(text[c.Off:], '\n'); i >= 0 {
+				upto = int(c.Off) + i
+			}
+			for _, l := range strings.Split(text[:upto], "\n") {
+				if _, s, ok := parseHeading(strings.TrimSuffix(l, "\r")); ok {
+					seq = s
+				}
+			}
+			if seq == 0 || c.Seq != seq {
+				t.Fatalf("chunk at %d is of #%d, its text after the heading of #%d: %q", c.Off, c.Seq, seq, text[c.Off:c.Off+int64(min(c.Len, 40))])
+			}
+			if len(c.Text) > 2*chunkHard+1 {
+				t.Fatalf("chunk at %d holds %d bytes of text", c.Off, len(c.Text))
 			}
 			end = c.Off + int64(c.Len)
 		}
 		for _, c := range chunkFile(b) {
-			if c.Off+int64(c.Len) > int64(len(b)) {
-				t.Fatalf("file chunk past the end")
+			if c.Off+int64(c.Len) > int64(len(b)) || len(c.Text) > 2*chunkHard+1 {
+				t.Fatalf("file chunk at %d+%d of %d bytes, %d of text", c.Off, c.Len, len(b), len(c.Text))
 			}
 		}
 	})

@@ -71,6 +71,7 @@ func (m *Memory) fullLook(ctx context.Context) error {
 		m.w.drain() // what happened before this look, which sees it
 	}
 	m.offMachine = map[string]bool{}
+	m.large = map[string]int64{}
 	m.fullLooks++
 	srcs, skipped, err := m.scan(ctx)
 	if m.w != nil {
@@ -151,6 +152,10 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 	for name := range files {
 		info, err := os.Lstat(filepath.Join(m.paths.Root, filepath.FromSlash(name)))
 		ok := err == nil && info.Mode().IsRegular() && info.Size() <= maxFile
+		delete(m.large, name)
+		if err == nil && info.Mode().IsRegular() && info.Size() > maxFile {
+			m.large[name] = info.Size()
+		}
 		var s Source
 		if ok {
 			s = Source{Name: name, Kind: KindFile, File: name, Stamp: stamp(info)}

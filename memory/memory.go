@@ -78,7 +78,8 @@ type Memory struct {
 	loggedWrong bool
 	lastFull    time.Time
 	offMachine  map[string]bool
-	fullLooks   int // how many looks were at every source, for tests
+	large       map[string]int64 // the files past maxFile, not indexed: their sizes
+	fullLooks   int              // how many looks were at every source, for tests
 	// unsettled are the sources looked at again since they last matched
 	// the index, compared with it at the next sync; all of them when
 	// settleAll, or when the index's stamps are of another generation
@@ -114,7 +115,7 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, drivers: map[string]driverAt{}, offMachine: map[string]bool{}}, nil
+	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, drivers: map[string]driverAt{}, offMachine: map[string]bool{}, large: map[string]int64{}}, nil
 }
 
 // Relative is s with every path of the agent's home in it said relative

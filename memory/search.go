@@ -142,8 +142,12 @@ func notesFirst(results []Result) []Result {
 func (m *Memory) chunkText(ctx context.Context, files map[string][]byte, h Hit) string {
 	b, ok := files[h.File]
 	if !ok {
+		most := maxFile
+		if h.Kind == KindChat {
+			most = maxCopy // indexed to there: a hit past a file's most is in it
+		}
 		var err error
-		b, err = m.files.ReadFile(ctx, m.paths.Agent, h.File, maxFile)
+		b, err = m.files.ReadFile(ctx, m.paths.Agent, h.File, most)
 		if err != nil && !errors.Is(err, store.ErrTooLarge) {
 			b = nil
 		}
@@ -153,7 +157,7 @@ func (m *Memory) chunkText(ctx context.Context, files map[string][]byte, h Hit) 
 		return ""
 	}
 	b = b[h.Chunk.Off:]
-	return string(b[:min(len(b), h.Chunk.Len, maxFile)])
+	return string(b[:min(len(b), h.Chunk.Len)])
 }
 
 // queryTerms are the words of a query, in lower case, as a snippet

@@ -1,6 +1,7 @@
 package memory_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -374,5 +375,54 @@ func TestSearchNoteAboveItsEchoes(t *testing.T) {
 	say(t, p, lg, "telegram:99", "the cabin wifi password Quokkabridge7 fridge", "Noted.")
 	if got := sources(search(t, m, "cabin wifi password quokkabridge7 fridge")); len(got) < 2 || got[0] != "memory/notes.md:1" {
 		t.Fatalf("a note holding every word: %v", got)
+	}
+}
+
+// Indexing is bounded whatever a source's shape: a file past 1 MiB is
+// not indexed and said so, and a 16 MiB answer on one line is cut into
+// chunks of a few KB, so a word at its very end is found, naming the
+// message, and no row of the index holds the whole line.
+func TestIndexOneLongLine(t *testing.T) {
+	m, p := newMemory(t, t.TempDir())
+	big := filepath.Join(p.Files(), "big.txt")
+	if err := os.MkdirAll(p.Files(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(big, append(bytes.Repeat([]byte("abcdefghij "), 10<<20/11*10), '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.Files(), "small.md"), "abcdefghij here\n")
+	say(t, p, log.Open(p.Chats()), "telegram:1", "a long one please", strings.Repeat("klmnopqrst ", 16<<20/11)+"zebraending")
+	a := search(t, m, "abcdefghij")
+	if got := sources(a); len(got) != 1 || got[0] != "files/small.md:1" {
+		t.Fatalf("results %v", got)
+	}
+	if len(a.Fresh.NotIndexed) != 1 || !strings.HasPrefix(a.Fresh.NotIndexed[0], "files/big.txt (") || a.Fresh.Stale() {
+		t.Fatalf("not indexed: %+v", a.Fresh)
+	}
+	a = search(t, m, "zebraending")
+	if len(a.Results) != 1 || a.Results[0].Source != "chats/telegram:1" || a.Results[0].Seq != 2 || !strings.HasSuffix(a.Results[0].Snippet, "zebraending") {
+		t.Fatalf("the end of a 16 MiB line: %+v", a.Results)
+	}
+	// Shrunk under the cap, it is indexed.
+	write(t, big, "abcdefghij now small\n")
+	if got := sources(search(t, m, "abcdefghij")); len(got) != 2 {
+		t.Fatalf("after the file shrank: %v", got)
+	}
+}
+
+// A conversation whose copy is past 1 MiB, as a long one comes to be,
+// is found in its last messages too, not only in its first MiB.
+func TestSearchLongConversation(t *testing.T) {
+	m, p := newMemory(t, t.TempDir())
+	var pairs []string
+	for i := range 1100 {
+		pairs = append(pairs, fmt.Sprintf("message %d %s", i, strings.Repeat("filler words here ", 60)), "ok")
+	}
+	pairs = append(pairs, "the spare key is under the blue flowerpot", "Noted.")
+	say(t, p, log.Open(p.Chats()), "telegram:7", pairs...)
+	a := search(t, m, "flowerpot")
+	if len(a.Results) != 1 || a.Results[0].Source != "chats/telegram:7" || a.Results[0].Seq != 2201 {
+		t.Fatalf("the last message of a long conversation: %+v", a.Results)
 	}
 }

@@ -178,6 +178,8 @@ func (m *Memory) walkFiles(ctx context.Context, name string, srcs []Source, skip
 		case e.Type().IsRegular():
 			if s, size, ok := statIn(f, n); ok && size <= maxFile {
 				srcs = append(srcs, Source{Name: name + "/" + n, Kind: KindFile, File: name + "/" + n, Stamp: s})
+			} else if ok {
+				m.large[name+"/"+n] = size
 			}
 		}
 	}

@@ -18,8 +18,12 @@ import (
 	"github.com/lnk-dev/link/store/transcript"
 )
 
-// putBatch is how many sources one write of the index takes.
-const putBatch = 256
+// putBatch is how many sources one write of the index takes at most,
+// and putBytes about how many bytes of their text.
+const (
+	putBatch = 256
+	putBytes = 16 << 20
+)
 
 // Freshness says how up to date the index was when a search answered:
 // Pending sources changed that it hadn't taken in yet, Skipped those it
@@ -27,6 +31,9 @@ const putBatch = 256
 type Freshness struct {
 	Pending int
 	Skipped []string
+	// NotIndexed are the files past the most memory indexes of one
+	// (1 MiB), each with its size: never searched, by rule.
+	NotIndexed []string
 }
 
 // Stale says whether the answer may miss what changed.
@@ -95,8 +102,12 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		f.Skipped = append(f.Skipped, name+": "+why)
 	}
 	slices.Sort(f.Skipped)
+	for name, size := range m.large {
+		f.NotIndexed = append(f.NotIndexed, fmt.Sprintf("%s (%s bytes)", name, comma(int(size))))
+	}
+	slices.Sort(f.NotIndexed)
 	unsettled := map[string]bool{}
-	for i := 0; i < len(changed); i += putBatch {
+	for i := 0; i < len(changed); {
 		if budget > 0 && time.Since(start) > budget || ctx.Err() != nil {
 			f.Pending = len(changed) - i
 			for _, s := range changed[i:] {
@@ -104,8 +115,9 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 			}
 			break
 		}
-		batch := changed[i:min(i+putBatch, len(changed))]
-		docs, bad := m.docs(ctx, batch)
+		docs, n, bad := m.docs(ctx, changed[i:min(i+putBatch, len(changed))])
+		batch := changed[i : i+n]
+		i += n
 		f.Skipped = append(f.Skipped, bad...)
 		if len(bad) > 0 {
 			for _, s := range batch {
@@ -129,25 +141,41 @@ func (m *Memory) take(ctx context.Context, srcs []Source, gone bool) error {
 		}
 		return m.idx.Remove(ctx, names)
 	}
-	docs, bad := m.docs(ctx, srcs)
-	if len(bad) > 0 {
-		return errors.New(strings.Join(bad, "; "))
+	for len(srcs) > 0 {
+		docs, n, bad := m.docs(ctx, srcs)
+		if len(bad) > 0 {
+			return errors.New(strings.Join(bad, "; "))
+		}
+		if err := m.idx.Put(ctx, docs); err != nil {
+			return err
+		}
+		srcs = srcs[n:]
 	}
-	return m.idx.Put(ctx, docs)
+	return nil
 }
 
-// docs reads srcs and cuts each into chunks; one that can't be read is
-// said in bad and left as it was indexed.
-func (m *Memory) docs(ctx context.Context, srcs []Source) (docs []Doc, bad []string) {
+// docs reads srcs and cuts each into chunks, as many of them as come to
+// putBytes (one at least): n says how many were taken, so what one write
+// of the index holds stays bounded however large the sources are. One
+// that can't be read is said in bad and left as it was indexed.
+func (m *Memory) docs(ctx context.Context, srcs []Source) (docs []Doc, n int, bad []string) {
+	size := 0
 	for _, s := range srcs {
+		if n > 0 && size >= putBytes {
+			break
+		}
+		n++
 		d, err := m.doc(ctx, s)
 		if err != nil {
 			bad = append(bad, fmt.Sprintf("%s: %v", s.Name, err))
 			continue
 		}
+		for _, c := range d.Chunks {
+			size += len(c.Text)
+		}
 		docs = append(docs, d)
 	}
-	return docs, bad
+	return docs, n, bad
 }
 
 // doc reads one source: a file or the notes as they are, a conversation

@@ -308,6 +308,7 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 	}
 	var old []int64    // the chunks replaced, their rows of text deleted
 	var rows []textRow // the chunks added, their text added
+	var added int64
 	for _, d := range docs {
 		s := d.Source
 		var id int64
@@ -329,6 +330,7 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 			}
 			row, _ := res.LastInsertId()
 			rows = append(rows, textRow{ID: row, Body: Tokens(c.Text)})
+			added++
 		}
 		for _, l := range d.Links {
 			if _, err := addLink.ExecContext(ctx, id, l.Line, l.Target, l.Resolved, l.Wiki); err != nil {
@@ -342,21 +344,33 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 			return fmt.Errorf("index: %w", err)
 		}
 	}
-	if len(rows) > 0 {
-		b, err := json.Marshal(rows)
+	// The rows go in JSON, a statement for as many as come to textGroup
+	// bytes: few statements, and what is held at once stays small.
+	for len(rows) > 0 {
+		n, size := 0, 0
+		for n < len(rows) && (n == 0 || size+len(rows[n].Body) <= textGroup) {
+			size += len(rows[n].Body)
+			n++
+		}
+		b, err := json.Marshal(rows[:n])
 		if err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		if _, err := tx.ExecContext(ctx, "INSERT INTO text(rowid, body) SELECT json_extract(value, '$.i'), json_extract(value, '$.b') FROM json_each(?)", string(b)); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
+		rows = rows[n:]
 	}
 	if err := tx.Commit(); err != nil {
 		return err
 	}
-	x.noted(docs, nil, int64(len(rows)-len(old)))
+	x.noted(docs, nil, added-int64(len(old)))
 	return nil
 }
+
+// textGroup is how many bytes of chunks' text one statement of Put
+// passes the full text.
+const textGroup = 1 << 20
 
 // textRow is a chunk's row of the FTS5 table, as Put passes it in JSON.
 type textRow struct {

@@ -30,6 +30,9 @@ func formatSearch(q string, a memory.Answer) string {
 	if n := len(a.Fresh.Skipped); n > 0 {
 		fmt.Fprintf(&b, "The index may be stale: %d sources couldn't be read (%s).\n", n, clipList(a.Fresh.Skipped, 3))
 	}
+	if n := len(a.Fresh.NotIndexed); n > 0 {
+		fmt.Fprintf(&b, "Not searched: %d files past the 1 MiB memory indexes of a file (%s); read gives the first 1 MiB of one.\n", n, clipList(a.Fresh.NotIndexed, 3))
+	}
 	if len(a.Results) == 0 {
 		fmt.Fprintf(&b, "Nothing matches %q.", q)
 		return b.String()
