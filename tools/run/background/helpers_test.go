@@ -1,10 +1,15 @@
 package background
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -146,4 +151,59 @@ func killPID(pid int) error {
 // alone, of the folder it names, for the tests of a server killed.
 const serverEnv = "LNK_BACKGROUND_TEST_DIR"
 
-func serveHelper(dir string) int { return 2 }
+// serveHelper is a run server of background commands alone, of the
+// folder dir, driven by lines on its standard input (start <shell line>,
+// stop <id>), each answered by a line (ok <id or status>, or err <why>).
+// It tells each end by making a file named by the command's id in
+// $LNK_BACKGROUND_TEST_TOLD, as the harness stores a message's id: once,
+// a second telling of it answered already received, counted in a file of
+// its own.
+func serveHelper(dir string) int {
+	m, err := Open(Options{Dir: dir, Teller: fileTeller(os.Getenv(toldEnv)), Poll: 20 * time.Millisecond, Grace: 100 * time.Millisecond, MaxRunning: 200})
+	if err != nil {
+		fmt.Println("err", err)
+		return 1
+	}
+	fmt.Println("ready")
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		verb, arg, _ := strings.Cut(sc.Text(), " ")
+		switch verb {
+		case "start":
+			in, err := m.Start(context.Background(), Request{Thread: "link:test", Command: arg, Spec: shell(arg)})
+			if err != nil {
+				fmt.Println("err", err)
+				continue
+			}
+			fmt.Println("ok", in.ID)
+		case "stop":
+			in, err := m.Stop(context.Background(), arg)
+			if err != nil {
+				fmt.Println("err", err)
+				continue
+			}
+			fmt.Println("ok", in.Status)
+		}
+	}
+	return 0
+}
+
+// toldEnv names the folder fileTeller tells into.
+const toldEnv = "LNK_BACKGROUND_TEST_TOLD"
+
+// fileTeller tells an end by making a file of the command's id in its
+// folder, once: one there already is a second telling, kept in
+// <id>.again.
+type fileTeller string
+
+func (f fileTeller) Tell(_ context.Context, m Message) error {
+	fh, err := os.OpenFile(filepath.Join(string(f), m.ID), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return os.WriteFile(filepath.Join(string(f), m.ID+".again"), nil, 0o600)
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fh.WriteString(m.Text)
+	return errors.Join(err, fh.Close())
+}
