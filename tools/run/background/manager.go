@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,6 +169,7 @@ func (m *Manager) sweep(ctx context.Context) {
 		}
 	}
 	m.prune()
+	m.removeUnmade()
 }
 
 // ids lists the commands' folders.
@@ -183,6 +185,34 @@ func (m *Manager) ids() ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// removeUnmade removes the folders of commands whose start a crash cut
+// short before they had an id: nothing of them was started.
+func (m *Manager) removeUnmade() {
+	ents, err := os.ReadDir(m.opts.Dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), newPrefix) {
+			continue
+		}
+		// job.json is written once its lock is held: with one, the lock
+		// says whether its maker lives; without, the lock may be being
+		// taken, and only one a minute old is taken for a crash's.
+		dir := filepath.Join(m.opts.Dir, e.Name())
+		if exists(filepath.Join(dir, jobFile)) {
+			if unlock, got, _ := tryLock(dir); got {
+				os.RemoveAll(dir)
+				unlock()
+			}
+			continue
+		}
+		if info, err := e.Info(); err == nil && m.opts.Now().Sub(info.ModTime()) > time.Minute {
+			os.RemoveAll(dir)
+		}
+	}
 }
 
 // dir is command id's folder.
@@ -212,11 +242,13 @@ func (m *Manager) settle(ctx context.Context, id string) error {
 			// Its maker died before writing it: nothing was started.
 			return os.RemoveAll(dir)
 		}
-		return err
+		// No conversation to tell: the folder is kept as it is, said once.
+		m.opts.Logger.Warn("background: a command's job.json doesn't read; its end is told to no one", "id", id, "err", err)
+		return m.markTold(id)
 	}
 	end, status, err := m.endOf(dir)
 	if err != nil {
-		return err
+		end, status = End{Exit: -1, Error: err.Error()}, Lost
 	}
 	if status == Ended && end.Stopped {
 		// run__stop asked for it and answers how it ended.
@@ -321,7 +353,8 @@ func (m *Manager) List() ([]Info, error) {
 			continue // half made, or removed as it was listed
 		}
 		if err != nil {
-			return nil, err
+			// One folder that doesn't read costs its command alone.
+			in = Info{ID: id, Command: "(its state doesn't read: " + err.Error() + ")", Status: Lost}
 		}
 		all = append(all, in)
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,27 +54,28 @@ func (m *Manager) Start(ctx context.Context, req Request) (Info, error) {
 	if running >= m.opts.MaxRunning {
 		return Info{}, fmt.Errorf("%w: %d of %d at once; stop one (run__stop) or wait for one to end", ErrTooMany, running, m.opts.MaxRunning)
 	}
-	id, dir, err := m.mkdir()
+	// The folder is made under a name no sweep looks at, its lock taken
+	// and job.json written before it is given its id: a sweep never finds
+	// a command half made, nor lost while it starts.
+	tmp, err := os.MkdirTemp(m.opts.Dir, newPrefix)
 	if err != nil {
-		return Info{}, err
+		return Info{}, fmt.Errorf("background: %w", err)
 	}
-	// The lock is held from before job.json is written until the
-	// supervisor holds it alone: a sweep never finds the command half
-	// made, nor lost while it starts.
-	lock, err := fsx.Open(filepath.Join(dir, lockFile), os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	lock, err := fsx.Open(filepath.Join(tmp, lockFile), os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		os.RemoveAll(dir)
+		os.RemoveAll(tmp)
 		return Info{}, err
 	}
 	defer lock.Close()
 	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		os.RemoveAll(dir)
-		return Info{}, fmt.Errorf("background: lock %s: %w", id, err)
+		os.RemoveAll(tmp)
+		return Info{}, fmt.Errorf("background: lock: %w", err)
 	}
-	job := Job{ID: id, Thread: req.Thread, Hops: req.Hops, Command: req.Command, Spec: req.Spec,
+	job := Job{Thread: req.Thread, Hops: req.Hops, Command: req.Command, Spec: req.Spec,
 		Started: m.opts.Now().UTC(), KeepOutput: m.opts.KeepOutput, Grace: m.opts.Grace}
-	if err := writeJSON(filepath.Join(dir, jobFile), job); err != nil {
-		os.RemoveAll(dir)
+	id, dir, err := m.place(tmp, &job)
+	if err != nil {
+		os.RemoveAll(tmp)
 		return Info{}, err
 	}
 	if err := m.launch(ctx, dir, lock); err != nil {
@@ -85,20 +85,25 @@ func (m *Manager) Start(ctx context.Context, req Request) (Info, error) {
 	return Info{ID: id, Thread: job.Thread, Command: job.Command, Started: job.Started, Status: Running}, nil
 }
 
-// mkdir makes a new command's folder under a new id.
-func (m *Manager) mkdir() (id, dir string, err error) {
+// place writes job, under a new id, in tmp and renames tmp to its id.
+func (m *Manager) place(tmp string, job *Job) (id, dir string, err error) {
 	for range 8 {
-		id = newID()
-		dir = m.dir(id)
-		err = os.Mkdir(dir, 0o700)
-		if err == nil {
-			return id, dir, fsx.SyncDir(m.opts.Dir)
+		job.ID = newID()
+		if err := writeJSON(filepath.Join(tmp, jobFile), job); err != nil {
+			return "", "", err
 		}
-		if !errors.Is(err, fs.ErrExist) {
+		dir = m.dir(job.ID)
+		// rename(2) onto an empty folder would replace it: a name taken
+		// is looked for first, under the Manager's lock.
+		if exists(dir) {
+			continue
+		}
+		if err := os.Rename(tmp, dir); err != nil {
 			return "", "", fmt.Errorf("background: %w", err)
 		}
+		return job.ID, dir, fsx.SyncDir(m.opts.Dir)
 	}
-	return "", "", fmt.Errorf("background: no free id: %w", err)
+	return "", "", errors.New("background: no free id")
 }
 
 // launch starts the supervisor of the command in dir and waits for it to

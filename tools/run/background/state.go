@@ -24,6 +24,10 @@ const (
 	outFile  = "out."      // output segments: out.<offset of its first byte>
 )
 
+// newPrefix begins the name of a command's folder being made, before it
+// has its id.
+const newPrefix = ".new-"
+
 // maxStateFile bounds a read of job.json, proc.json or end.json: a file
 // past it was not written by Link.
 const maxStateFile = 256 << 10

@@ -16,6 +16,8 @@ func endText(job Job, end End, status Status, dir string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "The background command run:%s ", job.ID)
 	switch {
+	case status == Lost && end.Error != "":
+		fmt.Fprintf(&b, "was lost: how it ended doesn't read (%s).", end.Error)
 	case status == Lost:
 		b.WriteString("was lost: its supervisor was killed (or the machine stopped) before it could say how the command ended.")
 	case strings.HasPrefix(end.Error, "not started: "):
