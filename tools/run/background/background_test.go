@@ -315,3 +315,40 @@ func TestStartRefused(t *testing.T) {
 		t.Fatalf("kept of a command not started: %+v", all)
 	}
 }
+
+// A command has nothing of its server or supervisor: no descriptor but
+// its standard three (the lock and the report pipe closed at its exec),
+// no variable of the server's environment, and / as its folder unless
+// its spec says one.
+func TestCommandHoldsNothing(t *testing.T) {
+	t.Setenv("LNK_SECRET_FOR_TEST", "s3cret")
+	r := newRecorder()
+	m := open(t, t.TempDir(), r, Options{})
+	for _, line := range []string{"exec ls -l /proc/self/fd", "env; pwd"} {
+		start(t, m, line)
+	}
+	fds, rest := r.next(t), r.next(t)
+	if strings.Contains(fds.Text, "env; pwd") {
+		fds, rest = rest, fds
+	}
+	if strings.Contains(rest.Text, "s3cret") || strings.Contains(rest.Text, "LNK_") {
+		t.Errorf("the server's environment reached the command:\n%s", rest.Text)
+	}
+	if !strings.HasSuffix(rest.Text, "\n/\n") {
+		t.Errorf("the command's folder is not /:\n%s", rest.Text)
+	}
+	// ls holds the folder it lists, 3; nothing else but the standard three.
+	n := 0
+	for _, line := range strings.Split(fds.Text, "\n") {
+		if !strings.Contains(line, " -> ") {
+			continue
+		}
+		n++
+		if strings.Contains(line, lockFile) || strings.Contains(line, m.opts.Dir) {
+			t.Errorf("the command holds its supervisor's descriptor: %s", line)
+		}
+	}
+	if n != 4 {
+		t.Errorf("the command holds %d descriptors, want its standard 3 (and ls's own):\n%s", n, fds.Text)
+	}
+}

@@ -108,8 +108,9 @@ func (m *Manager) place(tmp string, job *Job) (id, dir string, err error) {
 
 // launch starts the supervisor of the command in dir and waits for it to
 // say the command started. The supervisor is a session of its own, so
-// nothing sent to the server's terminal or process group reaches it, and
-// its environment is empty (the command's is its spec's).
+// nothing sent to the server's terminal or process group reaches it; its
+// environment is empty and its folder /, so a command whose spec says
+// neither has nothing of the server's.
 func (m *Manager) launch(ctx context.Context, dir string, lock *os.File) error {
 	pr, pw, err := os.Pipe()
 	if err != nil {
@@ -118,7 +119,7 @@ func (m *Manager) launch(ctx context.Context, dir string, lock *os.File) error {
 	defer pr.Close()
 	cmd := exec.Command(m.opts.Exe, SupervisorArg, dir)
 	cmd.Env = []string{}
-	cmd.Dir = dir
+	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{lock, pw}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	err = cmd.Start()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,8 +42,7 @@ func Supervise(args []string, build Builder) int {
 	if lock == nil || report == nil {
 		return 2
 	}
-	syscall.CloseOnExec(lockFD)
-	syscall.CloseOnExec(reportFD)
+	closeAtExec()
 	defer lock.Close()
 	// Only the server's SIGTERM (run__stop) ends a command; a terminal's
 	// hangup or interrupt is not ours.
@@ -146,6 +146,22 @@ wait:
 		return 1
 	}
 	return 0
+}
+
+// closeAtExec marks every descriptor past the standard three to be
+// closed when the command is started: the lock and the report pipe, and
+// whatever the server was given by its own starter and passed on, so the
+// command holds nothing but its standard three.
+func closeAtExec() {
+	if unix.CloseRange(3, math.MaxUint32, unix.CLOSE_RANGE_CLOEXEC) == nil {
+		return
+	}
+	ents, _ := os.ReadDir("/proc/self/fd")
+	for _, e := range ents {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
 }
 
 // exitOf says in e how the command's process ended.
