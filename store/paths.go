@@ -47,7 +47,15 @@ func (p Paths) Notes() string { return filepath.Join(p.Root, "memory", "notes.md
 // MemorySecret is memory/secret, the secret in the address the agent's
 // memory server answers at, kept across its starts (memory/server
 // KeepSecret); memory's calls never read it.
-func (p Paths) MemorySecret() string { return filepath.Join(p.Root, "memory", "secret") }
+func (p Paths) MemorySecret() string { return p.ToolSecret("memory") }
+
+// ToolSecret is <tool>/secret, the secret in the address the agent's
+// tool server of that name (memory, run, file, scheduler) answers at,
+// kept across its starts (tools/mcpserve KeepSecret), in the tool's own
+// folder of the agent's home: never under files/, the workspace its
+// sandbox exposes. tool is one of Link's names for its tools, never
+// outside input.
+func (p Paths) ToolSecret(tool string) string { return filepath.Join(p.Root, tool, "secret") }
 
 // Skills is the folder of the agent's skills: a folder each, with its
 // SKILL.md (the Agent Skills format).

@@ -10,7 +10,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -96,7 +95,7 @@ type agentConn struct {
 	agent string
 	paths store.Paths   // the agent's files here
 	local *serve.Server // nil when the endpoint is another process's
-	mem   *memoryServer // the memory started beside local, if it was
+	tools []startedTool // the tools started beside local (memory, run...)
 
 	mu       sync.Mutex
 	commands []acp.Command // the agent's, as it last listed them; nil before
@@ -176,16 +175,12 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 	// Errors are said on status; warnings and errors go to the agent's
 	// log too, for lnk agent status.
 	logger, closeLog := agentlog.Logger(p, status, slog.LevelError)
-	// Link Memory beside it, unless the environment names one already.
-	var mem *memoryServer
-	if env["LNK_MEMORY"] == "" {
-		mem, err = startMemory(ctx, chatFlags{home: home, agent: p.Agent}, p, env, "127.0.0.1:0", false, logger)
-		if err != nil {
-			closeLog()
-			return nil, fmt.Errorf("start memory of %s: %w", p.Agent, err)
-		}
-		env = maps.Clone(env)
-		env["LNK_MEMORY"] = mem.URL()
+	// Link's tools beside it (memory, run...), each unless the
+	// environment names one already.
+	tools, env, err := startTools(ctx, home, p, env, logger)
+	if err != nil {
+		closeLog()
+		return nil, err
 	}
 	srv, err := serve.Start(ctx, serve.Config{
 		Home:   home,
@@ -197,17 +192,13 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 		Logger: logger,
 	})
 	if err != nil {
-		if mem != nil {
-			mem.Close()
-		}
+		closeTools(tools)
 		closeLog()
 		return nil, fmt.Errorf("start agent %s: %w", p.Agent, porthold.Explain(err, addrPort(addr), "say another $"+contract.EnvPort+", or unset it and lnk takes a free port"))
 	}
 	fmt.Fprintf(status, "lnk: started agent %s here (home %s, endpoint %s)\n", p.Agent, home, srv.URL())
-	if mem != nil {
-		fmt.Fprintf(status, "lnk: its memory answers on %s (at the secret address the agent has as $LNK_MEMORY)\n", mem.Host())
-	}
-	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, mem: mem, closeLog: closeLog}, nil
+	sayTools(status, tools)
+	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, tools: tools, closeLog: closeLog}, nil
 }
 
 // addrPort is host:port's port, 0 when it has none.
@@ -223,9 +214,7 @@ func (a *agentConn) Close() error {
 		return nil
 	}
 	err := a.local.Close()
-	if a.mem != nil {
-		err = errors.Join(err, a.mem.Close())
-	}
+	err = errors.Join(err, closeTools(a.tools))
 	return errors.Join(err, a.closeLog())
 }
 

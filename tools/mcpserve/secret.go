@@ -1,4 +1,4 @@
-package server
+package mcpserve
 
 import (
 	"context"
@@ -17,12 +17,12 @@ import (
 	"github.com/lnk-dev/link/internal/fsx"
 )
 
-// Secret is the last element of the one path a memory server answers
+// Secret is the last element of the one path a tool server answers
 // at, /mcp/<secret>: 256 random bits, as base64url 43 characters. It
 // prints and logs as a placeholder, never as itself.
 type Secret struct{ v string }
 
-// secretBytes is how much chance a memory server's secret holds.
+// secretBytes is how much chance a tool server's secret holds.
 const secretBytes = 32
 
 // NewSecret is a secret made now from crypto/rand.
@@ -33,7 +33,7 @@ func NewSecret() Secret {
 }
 
 // String is a placeholder: the secret is said by Running.URL alone.
-func (Secret) String() string { return "<memory's secret>" }
+func (Secret) String() string { return "<tool's secret>" }
 
 // LogValue keeps the secret out of a log (slog).
 func (s Secret) LogValue() slog.Value { return slog.StringValue(s.String()) }
@@ -62,8 +62,8 @@ var keepMu sync.Mutex
 const maxSecretFile = 256
 
 // KeepSecret is the secret kept in the file at path (store.Paths'
-// MemorySecret), so a memory server answers at the same address across
-// its starts and $LNK_MEMORY set once stays true. On the first start, or
+// ToolSecret), so the tool's server answers at the same address across
+// its starts and $<t.Env> set once stays true. On the first start, or
 // with renew, it makes one (NewSecret) and writes it there, mode 0600,
 // through a file beside it renamed into place; the folder is made 0700.
 // Nothing is read or written through a symbolic link. A file that is
@@ -75,23 +75,23 @@ const maxSecretFile = 256
 // users may write, are refused, naming the rule: they are no file this
 // server made. Concurrent starts on one home agree on one secret (the
 // folder's lock).
-func KeepSecret(ctx context.Context, path string, renew bool, logger *slog.Logger) (Secret, error) {
+func (t Tool) KeepSecret(ctx context.Context, path string, renew bool, logger *slog.Logger) (Secret, error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return Secret{}, fmt.Errorf("memory's secret: %w", err)
+		return Secret{}, fmt.Errorf("%s's secret: %w", t.Name, err)
 	}
-	if err := checkSecretDir(dir); err != nil {
+	if err := t.checkSecretDir(dir); err != nil {
 		return Secret{}, err
 	}
 	keepMu.Lock() // where LockDir orders no one within a process
 	defer keepMu.Unlock()
 	unlock, err := fsx.LockDir(ctx, dir)
 	if err != nil {
-		return Secret{}, fmt.Errorf("memory's secret: %w", err)
+		return Secret{}, fmt.Errorf("%s's secret: %w", t.Name, err)
 	}
 	defer unlock()
 	if !renew {
-		s, why, err := readSecret(path)
+		s, why, err := t.readSecret(path)
 		if err != nil {
 			return Secret{}, err
 		}
@@ -99,12 +99,12 @@ func KeepSecret(ctx context.Context, path string, renew bool, logger *slog.Logge
 			return s, nil
 		}
 		if why != "" && logger != nil {
-			logger.Warn("memory's secret file "+why+": made a new secret; set $LNK_MEMORY to the address lnk memory serve prints", "file", path)
+			logger.Warn(t.Name+"'s secret file "+why+": made a new secret; set $"+t.Env+" to the address lnk "+t.Name+" serve prints", "file", path)
 		}
 	}
 	s := NewSecret()
 	if err := fsx.Replace(path, []byte(s.v+"\n"), true); err != nil {
-		return Secret{}, fmt.Errorf("memory's secret: write %s: %w", path, err)
+		return Secret{}, fmt.Errorf("%s's secret: write %s: %w", t.Name, path, err)
 	}
 	return s, nil
 }
@@ -112,34 +112,34 @@ func KeepSecret(ctx context.Context, path string, renew bool, logger *slog.Logge
 // readSecret reads the secret at path; or, for none there, no secret
 // and no why; or says why a new one is made (readable by others, holding
 // no secret); or why the file is refused (err).
-func readSecret(path string) (s Secret, why string, err error) {
+func (t Tool) readSecret(path string) (s Secret, why string, err error) {
 	f, err := fsx.Open(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Secret{}, "", nil
 	}
 	if errors.Is(err, fsx.ErrLink) {
-		return Secret{}, "", fmt.Errorf("memory's secret: %s is a symbolic link, not followed: remove it and a new secret is made", path)
+		return Secret{}, "", fmt.Errorf("%s's secret: %s is a symbolic link, not followed: remove it and a new secret is made", t.Name, path)
 	}
 	if err != nil {
-		return Secret{}, "", fmt.Errorf("memory's secret: %w", err)
+		return Secret{}, "", fmt.Errorf("%s's secret: %w", t.Name, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return Secret{}, "", fmt.Errorf("memory's secret: %w", err)
+		return Secret{}, "", fmt.Errorf("%s's secret: %w", t.Name, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return Secret{}, "", fmt.Errorf("memory's secret: %s is not a regular file (%s): remove it and a new secret is made", path, fi.Mode().Type())
+		return Secret{}, "", fmt.Errorf("%s's secret: %s is not a regular file (%s): remove it and a new secret is made", t.Name, path, fi.Mode().Type())
 	}
 	if !ownedByMe(fi) {
-		return Secret{}, "", fmt.Errorf("memory's secret: %s is another user's: memory keeps its secret in a file of its own user", path)
+		return Secret{}, "", fmt.Errorf("%s's secret: %s is another user's: %s keeps its secret in a file of its own user", t.Name, path, t.Name)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
 		return Secret{}, fmt.Sprintf("%s was readable by others (mode %04o, not 0600)", path, fi.Mode().Perm()), nil
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxSecretFile+1))
 	if err != nil {
-		return Secret{}, "", fmt.Errorf("memory's secret: %w", err)
+		return Secret{}, "", fmt.Errorf("%s's secret: %w", t.Name, err)
 	}
 	s, ok := parseSecret(b)
 	if !ok {
@@ -151,20 +151,20 @@ func readSecret(path string) (s Secret, why string, err error) {
 // checkSecretDir refuses a folder for the secret that is a link, another
 // user's, or writable by other users: whoever may write it may put their
 // own secret in it.
-func checkSecretDir(dir string) error {
+func (t Tool) checkSecretDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	if err != nil {
-		return fmt.Errorf("memory's secret: %w", err)
+		return fmt.Errorf("%s's secret: %w", t.Name, err)
 	}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		return fmt.Errorf("memory's secret: its folder %s is a symbolic link, not followed", dir)
+		return fmt.Errorf("%s's secret: its folder %s is a symbolic link, not followed", t.Name, dir)
 	case !fi.IsDir():
-		return fmt.Errorf("memory's secret: %s is not a folder", dir)
+		return fmt.Errorf("%s's secret: %s is not a folder", t.Name, dir)
 	case !ownedByMe(fi):
-		return fmt.Errorf("memory's secret: its folder %s is another user's", dir)
+		return fmt.Errorf("%s's secret: its folder %s is another user's", t.Name, dir)
 	case runtime.GOOS != "windows" && fi.Mode().Perm()&0o022 != 0:
-		return fmt.Errorf("memory's secret: its folder %s may be written by others (mode %04o): make it 0700 (chmod 700)", dir, fi.Mode().Perm())
+		return fmt.Errorf("%s's secret: its folder %s may be written by others (mode %04o): make it 0700 (chmod 700)", t.Name, dir, fi.Mode().Perm())
 	}
 	return nil
 }

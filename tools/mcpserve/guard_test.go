@@ -1,4 +1,4 @@
-package server
+package mcpserve
 
 import (
 	"net/http"
@@ -19,12 +19,12 @@ func (u unread) Read([]byte) (int, error) {
 // and hands the one at its path on whole.
 func TestGuardReadsNothingRefused(t *testing.T) {
 	served := 0
-	h := guard("/mcp/s3cret", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
+	h := guard("/mcp/s3cret", testTool.refused(), http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { served++ }))
 	for _, path := range []string{"/mcp/s3cre", "/mcp/s3cretx", "/mcp/S3CRET", "/mcp/%73%33cret", "/"} {
 		req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1"+path, unread{t})
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, req)
-		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "$LNK_MEMORY") {
+		if w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "$LNK_TEST") {
 			t.Errorf("%s: %d %q", path, w.Code, w.Body)
 		}
 	}

@@ -1,4 +1,4 @@
-package server
+package mcpserve
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"testing"
 )
 
+// testTool is the tool the tests serve.
+var testTool = Tool{Name: "test", Title: "Link Test", Env: "LNK_TEST"}
+
 // KeepSecret makes a secret once and gives it again; makes a new one for
 // a file cut short or written by hand, saying so without the secret;
 // refuses a link, a folder and a folder others may write, naming the
@@ -23,11 +26,11 @@ func TestKeepSecret(t *testing.T) {
 	var log bytes.Buffer
 	logger := slog.New(slog.NewTextHandler(&log, nil))
 
-	s, err := KeepSecret(ctx, path, false, logger)
+	s, err := testTool.KeepSecret(ctx, path, false, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := KeepSecret(ctx, path, false, logger); err != nil || again != s {
+	if again, err := testTool.KeepSecret(ctx, path, false, logger); err != nil || again != s {
 		t.Fatalf("kept secret: %v, the same %v", err, again == s)
 	}
 	if fi, err := os.Stat(dir); err != nil || runtime.GOOS != "windows" && fi.Mode().Perm() != 0o700 {
@@ -36,7 +39,7 @@ func TestKeepSecret(t *testing.T) {
 	if log.Len() != 0 {
 		t.Fatalf("a first start logged: %s", log.String())
 	}
-	if renewed, err := KeepSecret(ctx, path, true, logger); err != nil || renewed == s {
+	if renewed, err := testTool.KeepSecret(ctx, path, true, logger); err != nil || renewed == s {
 		t.Fatalf("renew: %v, new %v", err, renewed != s)
 	}
 	if got := (Secret{"x"}).String() + slogText(Secret{"x"}); strings.Contains(got, "x") {
@@ -49,7 +52,7 @@ func TestKeepSecret(t *testing.T) {
 		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		got, err := KeepSecret(ctx, path, false, logger)
+		got, err := testTool.KeepSecret(ctx, path, false, logger)
 		if err != nil || got.v == "" || got.v == strings.TrimSpace(bad) {
 			t.Fatalf("%q: %v", bad, err)
 		}
@@ -66,19 +69,19 @@ func TestKeepSecret(t *testing.T) {
 	os.WriteFile(other, []byte(NewSecret().v+"\n"), 0o600)
 	os.Remove(path)
 	if err := os.Symlink(other, path); err == nil {
-		if _, err := KeepSecret(ctx, path, false, logger); err == nil || !strings.Contains(err.Error(), "symbolic link, not followed") {
+		if _, err := testTool.KeepSecret(ctx, path, false, logger); err == nil || !strings.Contains(err.Error(), "symbolic link, not followed") {
 			t.Fatalf("a link: %v", err)
 		}
 		os.Remove(path)
 	}
 	os.Mkdir(path, 0o700)
-	if _, err := KeepSecret(ctx, path, false, logger); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+	if _, err := testTool.KeepSecret(ctx, path, false, logger); err == nil || !strings.Contains(err.Error(), "not a regular file") {
 		t.Fatalf("a folder: %v", err)
 	}
 	os.Remove(path)
 	if runtime.GOOS != "windows" {
 		os.Chmod(dir, 0o777)
-		if _, err := KeepSecret(ctx, path, false, logger); err == nil || !strings.Contains(err.Error(), "may be written by others (mode 0777)") {
+		if _, err := testTool.KeepSecret(ctx, path, false, logger); err == nil || !strings.Contains(err.Error(), "may be written by others (mode 0777)") {
 			t.Fatalf("a folder others write: %v", err)
 		}
 		os.Chmod(dir, 0o700)
@@ -90,7 +93,7 @@ func TestKeepSecret(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range got {
 		wg.Go(func() {
-			s, err := KeepSecret(ctx, path, false, logger)
+			s, err := testTool.KeepSecret(ctx, path, false, logger)
 			if err != nil {
 				t.Error(err)
 			}
