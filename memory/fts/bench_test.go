@@ -25,8 +25,8 @@ import (
 // about 2 KB, half conversations of about 100 messages each (their
 // copies, as the harness writes them), words drawn Zipf-like from a
 // vocabulary of 20,000, one file in 20 in Chinese or Japanese. It
-// returns the sources' bytes.
-func corpus(tb testing.TB, p store.Paths, n int) int64 {
+// returns the sources' bytes, and the vocabulary, the most used first.
+func corpus(tb testing.TB, p store.Paths, n int) (int64, []string) {
 	tb.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	syl := []string{"ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "zo", "pe", "an", "el", "ir", "on", "ul", "ba", "da", "fu", "gi", "ho"}
@@ -88,7 +88,7 @@ func corpus(tb testing.TB, p store.Paths, n int) int64 {
 		writeFile(tb, filepath.Join(dir, "events.jsonl"), "{}\n") // a log conversation, begun
 		total += int64(len(cp))
 	}
-	return total
+	return total, vocab
 }
 
 func writeFile(tb testing.TB, path, text string) {
@@ -128,7 +128,7 @@ func BenchmarkMemory(b *testing.B) {
 	}
 	ctx := context.Background()
 	p, _ := store.For(b.TempDir(), "main")
-	src := corpus(b, p, n)
+	src, vocab := corpus(b, p, n)
 	os.MkdirAll(filepath.Join(p.Root, "memory"), 0o700)
 	idxPath := filepath.Join(p.Root, "memory", "index.sqlite")
 	idx, err := fts.Open(ctx, idxPath)
@@ -159,27 +159,51 @@ func BenchmarkMemory(b *testing.B) {
 	size := dirSize(b, filepath.Join(p.Root, "memory"), "index.sqlite")
 	// Its first search looks at every source (and watches its folders).
 	t0 := time.Now()
-	if a, err := m.Search(ctx, "kalo", 10); err != nil || a.Fresh.Stale() {
+	if a, err := m.Search(ctx, vocab[0], 10); err != nil || a.Fresh.Stale() {
 		b.Fatal(err, a.Fresh)
 	}
 	first := time.Since(t0)
 
-	queries := []string{"kalo", "mine rusa", "tovi zope anel", "苹果", "東京で寿司", "会议改到下午", "irba dafu", "hogi kaka lolo", "pe", "sanevi"}
+	// The classes of query an agent sends, each timed on its own: a word
+	// of the corpus's most common, a rare one, several common ones (the
+	// slow class: every chunk holding any of them is ranked), rare and
+	// common together, one with a word found nowhere, and Chinese or
+	// Japanese phrases.
+	classes := []struct {
+		name    string
+		queries []string
+	}{
+		{"one-common", []string{vocab[0], vocab[1], vocab[2], vocab[3]}},
+		{"one-rare", []string{vocab[3000], vocab[5000], vocab[8000], vocab[12000]}},
+		{"many-common", []string{vocab[0] + " " + vocab[1], vocab[2] + " " + vocab[3] + " " + vocab[4], vocab[0] + " " + vocab[5], vocab[1] + " " + vocab[2] + " " + vocab[6]}},
+		{"rare-and-common", []string{vocab[3000] + " " + vocab[0], vocab[5000] + " " + vocab[1] + " " + vocab[2], vocab[8000] + " " + vocab[3], vocab[100] + " " + vocab[4]}},
+		{"word-found-nowhere", []string{vocab[0] + " zzqnowhere", vocab[3000] + " qqxtypo", vocab[1] + " " + vocab[2] + " zzqz", "xxyyzz"}},
+		{"cjk", []string{"苹果", "東京で寿司", "会议改到下午", "天气"}},
+	}
 	var took []time.Duration
 	cpu0 = cpuTime()
-	for i := range 100 {
-		q := queries[i%len(queries)]
-		t0 := time.Now()
-		a, err := m.Search(ctx, q, 10)
-		took = append(took, time.Since(t0))
-		if err != nil || a.Fresh.Stale() {
-			b.Fatal(err, a.Fresh)
+	for _, c := range classes {
+		var class []time.Duration
+		classCPU := cpuTime()
+		for i := range 40 {
+			q := c.queries[i%len(c.queries)]
+			t0 := time.Now()
+			a, err := m.Search(ctx, q, 10)
+			class = append(class, time.Since(t0))
+			if err != nil || a.Fresh.Stale() {
+				b.Fatal(err, a.Fresh)
+			}
+			if len(a.Results) == 0 && q != "xxyyzz" {
+				b.Fatalf("%q found nothing", q)
+			}
 		}
-		if strings.ContainsAny(q, "果司午") && len(a.Results) == 0 {
-			b.Fatalf("%q found nothing", q)
-		}
+		b.ReportMetric(float64((cpuTime()-classCPU).Microseconds())/1000/40, c.name+"-cpu-ms")
+		took = append(took, class...)
+		slices.Sort(class)
+		b.ReportMetric(float64(class[len(class)/2].Microseconds())/1000, c.name+"-p50-ms")
+		b.ReportMetric(float64(class[len(class)*95/100].Microseconds())/1000, c.name+"-p95-ms")
 	}
-	searchCPU := (cpuTime() - cpu0) / 100
+	searchCPU := (cpuTime() - cpu0) / time.Duration(len(took))
 	slices.Sort(took)
 	// The floor: one search without an index, every source read.
 	t0 = time.Now()

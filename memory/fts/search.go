@@ -83,69 +83,74 @@ func terms(q string) []string {
 	return out
 }
 
-// common is the share of chunks past which a word is left out of a query
-// that has rarer ones: it would rank little and cost a long read.
-const common = 0.1
+// commonShare is the share of chunks past which a word is left out of a
+// query that has rarer ones: it would rank little and cost a long read.
+const commonShare = 0.1
+
+// commonWindow is how many chunks holding them a query of common words
+// alone ranks: the latest indexed. Every chunk holding a word in a tenth
+// of them ranked was the slow search (a word in most chunks, tens of
+// thousands ranked), and BM25 tells little between them, a common
+// word's weight being near nothing.
+const commonWindow = 2000
 
 // match is the FTS5 query of q: its terms, any of them (BM25 ranks those
 // with more, and rarer, first), less those too common to rank by when
 // rarer ones that are found remain. A word found nowhere (a typo, a name
 // never written) counts as no rarer one: it never takes the place of the
-// words that are found.
-func (x *Index) match(ctx context.Context, q string) (string, error) {
+// words that are found. frequent says every term left is common.
+func (x *Index) match(ctx context.Context, q string) (expr string, frequent bool, err error) {
 	ts := terms(q)
 	if len(ts) == 0 {
-		return "", nil
+		return "", false, nil
 	}
-	if len(ts) > 1 {
-		if err := x.fresh(ctx); err != nil {
-			return "", err
+	if err := x.fresh(ctx); err != nil {
+		return "", false, err
+	}
+	db, err := x.live(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	x.mu.Lock()
+	total := float64(x.chunks)
+	x.mu.Unlock()
+	var rare, common []string
+	for _, t := range ts {
+		if strings.Contains(t, " ") {
+			rare = append(rare, t)
+			continue
 		}
-		db, err := x.live(ctx)
-		if err != nil {
-			return "", err
-		}
-		x.mu.Lock()
-		total := float64(x.chunks)
-		x.mu.Unlock()
-		var rare, frequent []string
-		for _, t := range ts {
-			if strings.Contains(t, " ") {
-				rare = append(rare, t)
-				continue
-			}
-			var docs float64
-			err := db.QueryRowContext(ctx, "SELECT doc FROM vocab WHERE term = ?", t).Scan(&docs)
-			switch {
-			case errors.Is(err, sql.ErrNoRows):
-				// found nowhere: matches nothing, drops nothing
-			case err == nil && docs > common*total && total >= 100:
-				frequent = append(frequent, t)
-			default:
-				rare = append(rare, t)
-			}
-		}
+		var docs float64
+		err := db.QueryRowContext(ctx, "SELECT doc FROM vocab WHERE term = ?", t).Scan(&docs)
 		switch {
-		case len(rare) > 0:
-			ts = rare
-		case len(frequent) > 0:
-			ts = frequent
+		case errors.Is(err, sql.ErrNoRows):
+			// found nowhere: matches nothing, drops nothing
+		case err == nil && docs > commonShare*total && total >= 100:
+			common = append(common, t)
 		default:
-			return "", nil
+			rare = append(rare, t)
 		}
+	}
+	switch {
+	case len(rare) > 0:
+		ts = rare
+	case len(common) > 0:
+		ts, frequent = common, true
+	default:
+		return "", false, nil
 	}
 	quoted := make([]string, len(ts))
 	for i, t := range ts {
 		quoted[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 	}
-	return strings.Join(quoted, " OR "), nil
+	return strings.Join(quoted, " OR "), frequent, nil
 }
 
 // Search finds the n chunks ranking best for q by BM25, best first, and
 // after them every chunk of the notes that matches q and isn't among
 // them: the owner's notes are found whatever quotes them, however often.
 func (x *Index) Search(ctx context.Context, q string, n int) ([]memory.Hit, error) {
-	expr, err := x.match(ctx, q)
+	expr, frequent, err := x.match(ctx, q)
 	if err != nil || expr == "" {
 		return nil, err
 	}
@@ -153,9 +158,13 @@ func (x *Index) Search(ctx context.Context, q string, n int) ([]memory.Hit, erro
 	if err != nil {
 		return nil, err
 	}
+	ranked := `SELECT rowid, rank FROM text WHERE text MATCH ?1 ORDER BY rank LIMIT ?2`
+	if frequent {
+		ranked = `SELECT rowid, rank FROM (SELECT rowid, rank FROM text WHERE text MATCH ?1 ORDER BY rowid DESC LIMIT ?3) ORDER BY rank LIMIT ?2`
+	}
 	out, err := hits(ctx, db, `SELECT s.name, s.kind, s.file, c.line, c.lines, c.off, c.len, c.seq, c.label, t.rank
-		FROM (SELECT rowid, rank FROM text WHERE text MATCH ? ORDER BY rank LIMIT ?) t
-		JOIN chunks c ON c.id = t.rowid JOIN sources s ON s.id = c.source ORDER BY t.rank`, expr, n)
+		FROM (`+ranked+`) t
+		JOIN chunks c ON c.id = t.rowid JOIN sources s ON s.id = c.source ORDER BY t.rank`, expr, n, commonWindow)
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", q, err)
 	}
