@@ -30,6 +30,9 @@ type Message struct {
 	Thread string // the conversation that started it
 	Hops   int    // the hops of the message whose turn started it
 	Text   string // what it says, for the model
+	// Since is when it ended (when it started, for one lost): the same at
+	// every telling, so a sender keys the message by it and its ID.
+	Since time.Time
 }
 
 // Options are a Manager's.
@@ -254,7 +257,10 @@ func (m *Manager) settle(ctx context.Context, id string) error {
 		// run__stop asked for it and answers how it ended.
 		return m.markTold(id)
 	}
-	msg := Message{ID: id, Thread: job.Thread, Hops: job.Hops, Text: endText(job, end, status, dir)}
+	msg := Message{ID: id, Thread: job.Thread, Hops: job.Hops, Text: endText(job, end, status, dir), Since: end.Ended}
+	if msg.Since.IsZero() {
+		msg.Since = job.Started
+	}
 	if err := m.opts.Teller.Tell(ctx, msg); err != nil {
 		return err
 	}
