@@ -350,7 +350,15 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 	taken, _ := json.Marshal(contract.TakenParams{SessionID: thread})
 	t.push(contract.MethodTaken, taken)
 	h.begin(session, t)
+	stop := hb.deadline(h, t)
 	res, err := b.call(h, t, params)
+	if stop() && err == nil {
+		note, _ := json.Marshal(map[string]any{"sessionId": thread, "update": map[string]any{
+			"sessionUpdate": acp.UpdateMessageChunk,
+			"content":       map[string]string{"type": "text", "text": fmt.Sprintf(overdueNote, hb.cfg.TurnTimeout)},
+		}})
+		t.push(acp.MethodSessionUpdate, note)
+	}
 	h.finish(session, t)
 	t.close()
 	if err != nil {
@@ -443,8 +451,10 @@ func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, erro
 	res, err := h.conn.Call(ctx, acp.MethodSessionPrompt, json.RawMessage(params))
 	if failure := t.failedWith(); failure != nil {
 		// The harness is asked to end the turn the hub gave up on.
-		cp, _ := json.Marshal(map[string]string{"sessionId": t.session})
-		h.conn.Notify(context.Background(), acp.MethodSessionCancel, json.RawMessage(cp))
+		t.cancel()
+		if errors.As(failure, new(errOverdue)) {
+			<-h.ended // stopped: the thread's next turn is another's
+		}
 		return nil, acp.Errorf(acp.CodeInternalError, "%v", failure)
 	}
 	if err == nil {
@@ -490,9 +500,7 @@ func (b *bridge) cancel(ctx context.Context, thread string) {
 		b.cancelled[thread] = true
 	}
 	b.mu.Unlock()
-	if t == nil || t.cancelled.Swap(true) {
-		return
+	if t != nil {
+		t.cancel()
 	}
-	p, _ := json.Marshal(map[string]string{"sessionId": t.session})
-	t.h.conn.Notify(ctx, acp.MethodSessionCancel, json.RawMessage(p))
 }

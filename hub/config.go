@@ -52,6 +52,14 @@ type Config struct {
 	// initialize, a session's making or taking up, the wait for a
 	// session's command list. 30 s when zero.
 	CallTimeout time.Duration
+	// TurnTimeout bounds a prompt's turn in the harness: past it the
+	// harness is sent session/cancel for it, and past CancelGrace more,
+	// its whole process group is stopped (every turn running in it
+	// failing, the next message starting it again). 30 minutes when zero.
+	TurnTimeout time.Duration
+	// CancelGrace is how long a turn past TurnTimeout is given to end
+	// once cancelled. 30 s when zero.
+	CancelGrace time.Duration
 	// HealthWait is how long /health waits for a harness still starting.
 	// 2 s when zero.
 	HealthWait time.Duration
@@ -97,6 +105,12 @@ func (c *Config) Validate() error {
 	c.Dir = dir
 	if c.CallTimeout <= 0 {
 		c.CallTimeout = 30 * time.Second
+	}
+	if c.TurnTimeout <= 0 {
+		c.TurnTimeout = 30 * time.Minute
+	}
+	if c.CancelGrace <= 0 {
+		c.CancelGrace = 30 * time.Second
 	}
 	if c.HealthWait <= 0 {
 		c.HealthWait = 2 * time.Second

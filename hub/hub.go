@@ -57,17 +57,20 @@ func New(cfg Config) (*Hub, error) {
 	return &Hub{cfg: cfg, addrs: addrs, sessions: sf, answers: kept, life: life, stop: stop, threads: map[string]*thread{}}, nil
 }
 
-// Close ends the harness (its whole process group) and waits for it.
+// Close ends the harness (its whole process group: SIGTERM, SIGKILL
+// past Grace) and waits for it; every call of it ends at once, turns
+// failing. It returns within Grace and a little, whatever the harness
+// does.
 func (hb *Hub) Close() error {
 	hb.mu.Lock()
 	hb.closed = true
 	h := hb.cur
 	hb.mu.Unlock()
+	hb.stop()
 	if h != nil {
 		h.shutdown()
 	}
 	hb.wg.Wait()
-	hb.stop()
 	return nil
 }
 

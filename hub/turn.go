@@ -62,18 +62,30 @@ func newTurn(h *harness, thread, session string, bridge *acp.Conn) *turn {
 // answer's text streamed stops at what a bridge reads of one (cut, with
 // keptCutNote); any other update past what a bridge reads of a message
 // is dropped, said in the log.
+//
+// Once the bridge has gone, only the text is kept; and once that is cut
+// too, the turn is cancelled: nobody can get more of it, so a harness
+// streaming on is not read for nothing until the turn's deadline.
 func (t *turn) update(params json.RawMessage, commands bool, chunk string) {
 	if chunk != "" {
 		t.mu.Lock()
 		sent, cut, ok := t.keep(chunk)
+		over := t.cut && t.gone
 		t.mu.Unlock()
+		if over {
+			t.cancel()
+		}
 		if !ok {
 			return
 		}
 		if cut {
 			params = cutChunk(params, sent)
 		}
-	} else if len(params) > maxAnswerText {
+	}
+	if t.bridgeGone() {
+		return
+	}
+	if chunk == "" && len(params) > maxAnswerText {
 		t.h.hb.cfg.Logger.Warn("harness sent an update past what a bridge reads; not sent", "thread", t.thread, "bytes", len(params))
 		return
 	}
@@ -220,6 +232,17 @@ func (t *turn) close() {
 	default:
 	}
 	<-t.done
+}
+
+// cancel sends the harness session/cancel of the turn's session, once
+// whoever asks (the bridge, the deadline, the hub giving up on it); the
+// permissions it asks from then on are answered cancelled.
+func (t *turn) cancel() {
+	if t.cancelled.Swap(true) {
+		return
+	}
+	p, _ := json.Marshal(map[string]string{"sessionId": t.session})
+	t.h.conn.Notify(context.Background(), acp.MethodSessionCancel, json.RawMessage(p))
 }
 
 // fail ends the turn with err before the harness answers it; the first

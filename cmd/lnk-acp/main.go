@@ -33,6 +33,9 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Once the first has come, a second SIGTERM or SIGINT ends the
+	// process at once, as if none were caught.
+	context.AfterFunc(ctx, stop)
 	code := run(ctx, os.Args[1:])
 	stop()
 	os.Exit(code)
@@ -96,6 +99,9 @@ type Main struct {
 	// with none the hub answers it through the harness: its own agent
 	// state, else session/load's replay for an export.
 	Store hub.Store
+	// TurnTimeout bounds a prompt's turn (--turn-timeout,
+	// hub.Config.TurnTimeout; 0 is the hub's 30 minutes).
+	TurnTimeout time.Duration
 	// CallTimeout bounds each call of the harness but a prompt's turn,
 	// its initialize among them (hub.Config.CallTimeout; 0 is the hub's
 	// 30 s).
@@ -148,6 +154,7 @@ func (m *Main) ParseFlags(args []string) error {
 	port := fs.String("port", m.Env[contract.EnvPort], "the endpoint's port on 127.0.0.1 ($LNK_PORT, else 18800; 0 picks a free one)")
 	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
 	fs.StringVar(&m.Dir, "dir", "", "the folder the harness runs in and its sessions' cwd (else the current one)")
+	fs.DurationVar(&m.TurnTimeout, "turn-timeout", 0, "how long a prompt's turn may run before the harness is asked to cancel it, and stopped 30 s later (0: 30m)")
 	fs.Func("actions", "an actions.toml of one of Link's namespaces, beside the chat namespace's (repeat it for more)", func(p string) error {
 		m.Actions = append(m.Actions, p)
 		return nil
@@ -215,7 +222,8 @@ func (m *Main) answersFile() string {
 
 // Run serves until ctx ends or Close: it listens, prints the endpoint's
 // address, and answers messages through the hub; stopping, it ends the
-// harness's whole process group.
+// harness's whole process group (SIGTERM, SIGKILL 5 s later), so it
+// returns within about 5 s whatever the harness does.
 func (m *Main) Run(ctx context.Context) error {
 	defer close(m.done)
 	ctx, cancel := context.WithCancel(ctx)
@@ -284,6 +292,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Route:       route,
 		Logger:      logger,
 		CallTimeout: m.CallTimeout,
+		TurnTimeout: m.TurnTimeout,
 		// A harness may write its own files a little after it answers
 		// (Claude Code drains its transcript's queue every 100 ms): agent
 		// state waits a second after the last turn for them.
@@ -318,8 +327,10 @@ func (m *Main) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	srv.Close()
-	return hb.Close()
+	// The harness first: its turns fail at once, so the bridges'
+	// connections, which wait for them, end; within its grace.
+	hb.Close()
+	return srv.Close()
 }
 
 // Ready is closed once the endpoint listens.

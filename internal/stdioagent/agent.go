@@ -42,6 +42,7 @@ const (
 	EnvFail     = "HUB_AGENT_FAIL"     // a file: while it exists, exit at start with its text on stderr
 	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,list,mcp: what it says it does
 	EnvNoTerm   = "HUB_AGENT_NOTERM"   // ignore SIGTERM
+	EnvStay     = "HUB_AGENT_STAY"     // live on once its input ends, as codex-acp's native binary does
 	EnvLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
 	EnvNoLists  = "HUB_AGENT_NOLISTS"  // send no available_commands_update
 	EnvNoResume = "HUB_AGENT_NORESUME" // refuse session/resume
@@ -90,6 +91,9 @@ func runWrapper() int {
 //	history        answers what this session was sent before
 //	mcp            answers the mcpServers its session was given
 //	slow           answers after a second
+//	hang           never answers, session/cancel or not
+//	flood          streams chunks of a KiB as fast as it can until
+//	               session/cancel, then answers cancelled
 //	anything else  answers "echo: " and the whole text
 type agent struct {
 	conn  *sdk.AgentSideConnection
@@ -140,6 +144,9 @@ func runAgent() {
 	}
 	a.conn = sdk.NewAgentSideConnection(a, a.out, os.Stdin)
 	<-a.conn.Done()
+	if os.Getenv(EnvStay) != "" {
+		select {}
+	}
 }
 
 // log appends a line to the agent's log, and returns how many lines of
@@ -457,6 +464,24 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		list := a.mcp[string(s)]
 		a.mu.Unlock()
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: "prompt failed: MCP " + strings.Join(list, ", ") + " did not answer", Data: map[string]any{"servers": list}}
+	case "hang":
+		a.chunk(ctx, s, "hanging")
+		select {}
+	case "flood":
+		ch := make(chan struct{})
+		a.mu.Lock()
+		a.cancelled[string(s)] = ch
+		a.mu.Unlock()
+		ctx := context.Background() // the SDK ends the prompt's own at a cancel
+		kib := strings.Repeat("f", 1<<10)
+		for {
+			select {
+			case <-ch:
+				return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+			default:
+			}
+			a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: s, Update: sdk.UpdateAgentMessageText(kib)})
+		}
 	case "slow":
 		time.Sleep(time.Second)
 		a.chunk(ctx, s, "slow done")
