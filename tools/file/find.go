@@ -357,6 +357,7 @@ func (wk *walker) flush() {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(files)) {
 		wg.Go(func() {
+			var buf []byte // each worker's, reused file after file
 			for {
 				mu.Lock()
 				j := next
@@ -366,7 +367,7 @@ func (wk *walker) flush() {
 					return
 				}
 				r := &results[j]
-				r.lines, r.binary, r.partial = grep(wk.ctx, files[j], wk.re, wk.limit)
+				r.lines, r.binary, r.partial = grep(wk.ctx, files[j], wk.re, wk.limit, &buf)
 			}
 		})
 	}
@@ -400,22 +401,15 @@ func (wk *walker) flush() {
 // grep gives the lines of f that re matches, at most limit, each cut at
 // maxMatchBytes; a binary file is left unsearched, a large one searched
 // its first MaxSearched bytes.
-func grep(ctx context.Context, f found, re *regexp.Regexp, limit int) (lines []Match, binary, partial bool) {
+func grep(ctx context.Context, f found, re *regexp.Regexp, limit int, buf *[]byte) (lines []Match, binary, partial bool) {
 	if ctx.Err() != nil {
 		return nil, false, false
 	}
-	fh, err := f.dir.f.childFile(path.Base(f.name))
+	b, partial, err := f.dir.f.readFile(path.Base(f.name), MaxSearched, *buf)
 	if err != nil {
 		return nil, false, false
 	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, MaxSearched+1))
-	if err != nil {
-		return nil, false, false
-	}
-	if len(b) > MaxSearched {
-		b, partial = b[:MaxSearched], true
-	}
+	*buf = b[:0]
 	if looksBinary(b[:min(len(b), sniff)], len(b) <= sniff) {
 		return nil, true, false
 	}

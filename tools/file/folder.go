@@ -27,6 +27,9 @@ type folder interface {
 	// childFile opens the regular file name for reading, never through a
 	// link, refusing another kind as openFile does.
 	childFile(name string) (*os.File, error)
+	// readFile reads the regular file name, never through a link, into
+	// buf, at most max bytes: more is cut, said by cut.
+	readFile(name string, max int, buf []byte) (b []byte, cut bool, err error)
 	// list is the folder's entries, unsorted.
 	list() ([]fs.DirEntry, error)
 	// lstat is what name is, a link as a link.

@@ -113,6 +113,50 @@ func (k *kfolder) regular(rel string, res uint64) (*os.File, error) {
 	return os.NewFile(uintptr(fd), rel), nil
 }
 
+// readFile makes four calls of the kernel: openat2 (without waiting),
+// fstat (a regular file, its size), one read, close.
+func (k *kfolder) readFile(name string, max int, buf []byte) ([]byte, bool, error) {
+	fd, err := k.openat2(name, unix.O_RDONLY|unix.O_NONBLOCK, resolveName)
+	if err != nil {
+		return nil, false, err
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, false, err
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return nil, false, errNotRegular
+	}
+	// One byte past the size finds the end in the same read; a file
+	// grown meanwhile is read on.
+	want := min(int(st.Size)+1, max+1)
+	if cap(buf) < want {
+		buf = make([]byte, 0, want)
+	}
+	b := buf[:0]
+	for len(b) <= max {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		end := min(cap(b), max+1)
+		n, err := unix.Read(fd, b[len(b):end])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		b = b[:len(b)+n]
+		// A short read at the size fstat said is the end, without a
+		// read more to see it.
+		if n == 0 || (len(b) < end && len(b) >= int(st.Size)) {
+			return b, false, nil
+		}
+	}
+	return b[:max], true, nil
+}
+
 func (k *kfolder) openFolder(rel string, mk bool) (folder, error) {
 	fd, err := k.openat2(rel, unix.O_RDONLY|unix.O_DIRECTORY, resolveRel)
 	if err == nil || !mk || !isNotExist(err) {

@@ -103,6 +103,15 @@ func (r *rfolder) childFile(name string) (*os.File, error) {
 	return r.openFile(name)
 }
 
+func (r *rfolder) readFile(name string, max int, buf []byte) ([]byte, bool, error) {
+	f, err := r.childFile(name)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	return readUpTo(f, max, buf)
+}
+
 func (r *rfolder) list() ([]fs.DirEntry, error) {
 	d, err := r.root.Open(".")
 	if err != nil {
