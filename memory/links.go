@@ -3,7 +3,12 @@ package memory
 import (
 	"net/url"
 	"path"
+	"slices"
 	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	gmtext "github.com/yuin/goldmark/text"
 )
 
 // rawLink is a link as a Markdown text writes it: its line, its target,
@@ -14,180 +19,153 @@ type rawLink struct {
 	wiki   bool
 }
 
-// parseLinks finds the links of a Markdown text: inline links and
-// images ([text](target), ![alt](target)), reference definitions
-// ([ref]: target) and wiki links ([[Name]], [[Name|shown]]), never inside
-// a code span or a fenced code block.
+// parseLinks finds the links of a Markdown text as a CommonMark parser
+// reads it (goldmark): inline and reference links and images, each at
+// the line its text starts on; and wiki links ([[Name]], [[Name|shown]],
+// one line each), which CommonMark leaves as text, wherever the parse
+// found no code: never in a code span (one running over a line end
+// too), a fenced or indented code block (in a list item or a block
+// quote too), or HTML. A reference definition alone ([ref]: target) is
+// no link: the links that use it are.
 func parseLinks(text string) []rawLink {
+	src := []byte(text)
+	doc := goldmark.DefaultParser().Parse(gmtext.NewReader(src))
+	lines := lineStarts(src)
 	var out []rawLink
-	fence := "" // the open fence's run, "" outside one
-	for i, l := range strings.Split(text, "\n") {
-		n := i + 1
-		trim := strings.TrimLeft(l, " ")
-		if len(l)-len(trim) <= 3 {
-			if run := fenceRun(trim); run != "" {
-				switch {
-				case fence == "":
-					fence = run
-					continue
-				case run[0] == fence[0] && len(run) >= len(fence) && strings.TrimSpace(trim[len(run):]) == "":
-					fence = ""
-					continue
-				}
+	var code [][2]int // the byte ranges the parse read as code or HTML
+	ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.FencedCodeBlock, *ast.CodeBlock, *ast.HTMLBlock:
+			for i := 0; i < n.Lines().Len(); i++ {
+				seg := n.Lines().At(i)
+				code = append(code, [2]int{seg.Start, seg.Stop})
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.CodeSpan:
+			if start, stop, ok := textSpan(n); ok {
+				code = append(code, [2]int{start, stop})
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.RawHTML:
+			for i := 0; i < n.Segments.Len(); i++ {
+				seg := n.Segments.At(i)
+				code = append(code, [2]int{seg.Start, seg.Stop})
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.Link:
+			if t := string(n.Destination); t != "" {
+				out = append(out, rawLink{line: lineOf(lines, linkStart(n)), target: t})
+			}
+		case *ast.Image:
+			if t := string(n.Destination); t != "" {
+				out = append(out, rawLink{line: lineOf(lines, linkStart(n)), target: t})
 			}
 		}
-		if fence != "" {
-			continue
-		}
-		if t, ok := refDefinition(trim); ok && len(l)-len(trim) <= 3 {
-			out = append(out, rawLink{line: n, target: t})
-			continue
-		}
-		out = append(out, lineLinks(n, l)...)
-	}
+		return ast.WalkContinue, nil
+	})
+	out = append(out, wikiLinks(text, lines, code)...)
+	slices.SortStableFunc(out, func(a, b rawLink) int { return a.line - b.line })
 	return out
 }
 
-// fenceRun is the run of ``` or ~~~ (three or more) opening s, "" if none.
-func fenceRun(s string) string {
-	if len(s) < 3 || s[0] != '`' && s[0] != '~' {
-		return ""
-	}
-	i := 0
-	for i < len(s) && s[i] == s[0] {
-		i++
-	}
-	if i < 3 || s[0] == '`' && strings.Contains(s[i:], "`") {
-		return ""
-	}
-	return s[:i]
-}
-
-// refDefinition reads "[ref]: target".
-func refDefinition(s string) (string, bool) {
-	if !strings.HasPrefix(s, "[") || strings.HasPrefix(s, "[[") {
-		return "", false
-	}
-	end := strings.Index(s, "]:")
-	if end < 2 {
-		return "", false
-	}
-	f := strings.Fields(s[end+2:])
-	if len(f) == 0 {
-		return "", false
-	}
-	t := strings.Trim(f[0], "<>")
-	return t, t != ""
-}
-
-// lineLinks finds the inline and wiki links of one line, outside its
-// code spans.
-func lineLinks(n int, l string) []rawLink {
+// wikiLinks finds the [[Name]] of text outside the ranges code holds,
+// not escaped, each on one line.
+func wikiLinks(text string, lines []int, code [][2]int) []rawLink {
 	var out []rawLink
-	open := 0 // brackets opened, not escaped, not yet closed
-	for i := 0; i < len(l); i++ {
-		switch {
-		case l[i] == '\\':
-			i++
-		case l[i] == '`':
-			run := 0
-			for i+run < len(l) && l[i+run] == '`' {
-				run++
-			}
-			// A code span ends at the next run of as many backticks;
-			// without one the backticks are text.
-			if end := closingRun(l[i+run:], run); end >= 0 {
-				i += run + end + run - 1
-			} else {
-				i += run - 1
-			}
-		case strings.HasPrefix(l[i:], "[["):
-			end := strings.Index(l[i+2:], "]]")
-			if end < 0 {
-				continue
-			}
-			name := l[i+2 : i+2+end]
-			name, _, _ = strings.Cut(name, "|")
-			name, _, _ = strings.Cut(name, "#")
-			if name = strings.TrimSpace(name); name != "" {
-				out = append(out, rawLink{line: n, target: name, wiki: true})
-			}
-			i += 2 + end + 1
-		case l[i] == '[':
-			open++
-		case l[i] == ']' && open > 0:
-			open--
-			if i+1 >= len(l) || l[i+1] != '(' {
-				continue
-			}
-			t, end := inlineTarget(l[i+2:])
-			if end < 0 {
-				continue
-			}
-			if t != "" {
-				out = append(out, rawLink{line: n, target: t})
-			}
-			i += 2 + end
+	for i := 0; ; {
+		at := strings.Index(text[i:], "[[")
+		if at < 0 {
+			return out
 		}
-	}
-	return out
-}
-
-// closingRun is where in s a run of exactly n backticks starts, -1 if none.
-func closingRun(s string, n int) int {
-	for i := 0; i < len(s); {
-		if s[i] != '`' {
-			i++
+		at += i
+		i = at + 2
+		if at > 0 && text[at-1] == '\\' || inRanges(code, at) {
 			continue
 		}
-		j := i
-		for j < len(s) && s[j] == '`' {
-			j++
-		}
-		if j-i == n {
-			return i
-		}
-		i = j
-	}
-	return -1
-}
-
-// inlineTarget reads a link's "(target "title")" after its "(": the
-// target, and where its ")" is (-1 when there is none).
-func inlineTarget(s string) (string, int) {
-	if strings.HasPrefix(s, "<") {
-		end := strings.Index(s, ">")
+		end := strings.Index(text[at+2:], "]]")
 		if end < 0 {
-			return "", -1
+			return out
 		}
-		close := strings.Index(s[end:], ")")
-		if close < 0 {
-			return "", -1
+		inner := text[at+2 : at+2+end]
+		if strings.ContainsAny(inner, "\n[") {
+			continue // a wiki link is one line, and names no bracket
 		}
-		return s[1:end], end + close
+		name, _, _ := strings.Cut(inner, "|")
+		name, _, _ = strings.Cut(name, "#")
+		if name = strings.TrimSpace(name); name != "" {
+			out = append(out, rawLink{line: lineOf(lines, at), target: name, wiki: true})
+		}
+		i = at + 2 + end + 2
 	}
-	depth := 0
-	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '(':
-			depth++
-		case ')':
-			if depth == 0 {
-				t, _, _ := strings.Cut(strings.TrimSpace(s[:i]), " ")
-				return t, i
+}
+
+// textSpan is the bytes of the source n's text children cover, from the
+// first's start to the last's stop.
+func textSpan(n ast.Node) (start, stop int, ok bool) {
+	for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+		if t, is := c.(*ast.Text); is {
+			if !ok {
+				start, ok = t.Segment.Start, true
 			}
-			depth--
-		case ' ':
-			if depth == 0 {
-				close := strings.Index(s[i:], ")")
-				if close < 0 {
-					return "", -1
-				}
-				return s[:i], i + close
-			}
+			stop = t.Segment.Stop
 		}
 	}
-	return "", -1
+	return start, stop, ok
+}
+
+// linkStart is where a link's text starts in the source: its first text
+// found, else the start of the block it is in.
+func linkStart(n ast.Node) int {
+	at := -1
+	ast.Walk(n, func(c ast.Node, entering bool) (ast.WalkStatus, error) {
+		if t, is := c.(*ast.Text); is && entering {
+			at = t.Segment.Start
+			return ast.WalkStop, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	if at >= 0 {
+		return at
+	}
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		if p.Type() == ast.TypeBlock && p.Lines().Len() > 0 {
+			return p.Lines().At(0).Start
+		}
+	}
+	return 0
+}
+
+// lineStarts is where each line of src starts.
+func lineStarts(src []byte) []int {
+	starts := []int{0}
+	for i, b := range src {
+		if b == '\n' {
+			starts = append(starts, i+1)
+		}
+	}
+	return starts
+}
+
+// lineOf is the line (from 1) the byte at off is on.
+func lineOf(starts []int, off int) int {
+	i, found := slices.BinarySearch(starts, off)
+	if found {
+		return i + 1
+	}
+	return i
+}
+
+// inRanges says whether off is within one of ranges.
+func inRanges(ranges [][2]int, off int) bool {
+	for _, r := range ranges {
+		if off >= r[0] && off < r[1] {
+			return true
+		}
+	}
+	return false
 }
 
 // resolveLink resolves a link of the source named from: a relative path
