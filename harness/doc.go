@@ -55,10 +55,13 @@
 // the same store) joins it: stored as steered, answered at once with
 // _meta.link.steered, and seen by the model at the turn's next round,
 // even past the last round of calls; the turn looks again after letting
-// its lease go. A turn runs on the harness's life, not the caller's:
+// its lease go, and the message's process takes the lease once more
+// after storing it, to answer it in a turn of its own when the lease
+// went before. A turn runs on the harness's life, not the caller's:
 // when the caller goes its answer is kept (answers.json) and handed over
-// once by _link/recover. In a link: thread a message of lnk agent chat
-// send joined, the answer is kept for that message (store/delivery).
+// once by _link/recover. In a link: thread, the process that told a
+// message of lnk agent chat send steered keeps the answer that answers
+// it for it (steered.go), whichever process ran the turn.
 //
 // # After a crash
 //

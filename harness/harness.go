@@ -49,6 +49,7 @@ type Harness struct {
 	locks convLocks // appends of one conversation, in this process
 	hist  *history  // events kept between turns, a cache
 	turns sync.Map  // the turn running here of each conversation, for Cancel
+	wakes wakes     // steered messages watched here, woken as a turn lets go (steered.go)
 	// compacting holds, by conversation, a channel closed once the turn
 	// summarizing it after its answer lets its lease go: a message that
 	// comes meanwhile waits for it, for a turn of its own.

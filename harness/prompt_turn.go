@@ -68,15 +68,7 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 	holder := h.holder()
 	err = c.lease(ctx, holder, h.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		// A turn runs: the message joins it, and that turn's answer
-		// answers it (kept for it, in a link: thread, the running turn
-		// sees to that).
-		msg.Steered = true
-		if _, err := h.append(ctx, c, msg); err != nil {
-			return nil, acp.Answer{}, err
-		}
-		s.Taken(ctx)
-		return nil, acp.Answer{StopReason: acp.StopEndTurn, Steered: true}, nil
+		return h.steer(ctx, c, msg, s)
 	}
 	if err != nil {
 		return nil, acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
@@ -92,6 +84,50 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 	s.Taken(ctx)
 	t.out = newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
 	return t, acp.Answer{}, nil
+}
+
+// steer stores msg, which came while a turn of c runs, as steered, so
+// that turn answers it, then takes the lease once more: held still, the
+// turn holding it lets it go only after the message was stored, and
+// reads the conversation once it has, so it answers the message (letGo);
+// its caller is answered steered, and, in a link: thread, the answer that
+// answers it is kept for it here (cover). Free, the turn let it go before
+// the message was stored, maybe after its last look: the message gets a
+// turn of its own, t, streamed to its caller as any other, unless a turn
+// answered it meanwhile.
+func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Stream) (t *turn, ans acp.Answer, err error) {
+	msg.Steered = true
+	ev, err := h.append(ctx, c, msg)
+	if err != nil {
+		return nil, acp.Answer{}, err
+	}
+	holder := h.holder()
+	if err := c.lease(ctx, holder, h.cfg.LeaseTTL); err == nil {
+		t = h.newTurn(c, holder)
+		t.answerFirst = true
+		h.running(t)
+		t.resume()
+		if err = t.refresh(ctx); err == nil && waiting(t.events) {
+			if err = c.pinned.Begun(); err == nil {
+				t.start, t.current = ev.Seq, true
+				s.Taken(ctx)
+				t.out = newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
+				return t, acp.Answer{}, nil
+			}
+		}
+		h.ran(t)
+		c.release(context.WithoutCancel(ctx), holder)
+		if err != nil {
+			return nil, acp.Answer{}, err
+		}
+	} else if !errors.Is(err, store.ErrLeaseHeld) {
+		return nil, acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
+	}
+	if isLink(c.thread) {
+		h.coverAsync(c, ev.Seq)
+	}
+	s.Taken(ctx)
+	return nil, acp.Answer{StopReason: acp.StopEndTurn, Steered: true}, nil
 }
 
 // prepare opens the prompt's conversation and does what a prompt asks of
@@ -183,10 +219,15 @@ func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answ
 }
 
 // keepAnswer ends the answer's part of the turn (delivery.Turn.End): kept
-// for a caller gone or for lnk agent chat send's message that joined, and
-// for a caller there, what lets its hold go once it has the answer.
+// for a caller gone, and for a caller there, what lets its hold go once
+// it has the answer. A turn of a link: thread that answered only steered
+// messages keeps nothing: each was told steered by a process that keeps
+// it for its sender (cover), in its own home.
 func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()) {
-	delivered, err := t.delivery.End(ctx, t.out.Text(), final.seq, t.out.callerGone(), t.joined)
+	if t.steeredOnly && isLink(t.c.thread) {
+		return nil
+	}
+	delivered, err := t.delivery.End(ctx, t.out.Text(), final.seq, t.out.callerGone(), false)
 	if err != nil {
 		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 	}

@@ -37,9 +37,12 @@ type reader struct {
 	current bool
 	// read: the conversation was read (refresh), so events empty is a
 	// conversation without any.
-	read   bool
-	start  int64 // the message that began the turn, 0 for none
-	joined bool  // a message of lnk agent chat send joined the turn
+	read  bool
+	start int64 // the message that began the turn, 0 for none
+	// steeredOnly: the turn answers only messages that joined after its
+	// own had its answer (found, afterAnswer), which, in a link: thread,
+	// the processes that told them steered keep for them (cover).
+	steeredOnly bool
 	// cp is the window's checkpoint as the latest events read say
 	// (window_turn.go): the events begin at or before its start.
 	cp store.Checkpoint
@@ -77,17 +80,18 @@ func (r *reader) begun(e store.Event) {
 	r.current = r.follows(e)
 }
 
-// found begins a turn a crash left unfinished, its events read: its
-// message is the latest not steered, and a message of lnk agent chat send
-// may have joined it already.
+// found begins a turn nobody waits for, its events read: one a crash
+// left unfinished, or one answering messages that joined a turn whose
+// lease went before it saw them. Its message is the latest not steered;
+// when an answer after it answered it, only steered messages wait.
 func (r *reader) found() {
 	for i := len(r.events) - 1; i >= 0; i-- {
 		if e := r.events[i]; e.Kind == store.KindMessage && !e.Steered {
 			r.start = e.Seq
+			r.steeredOnly = answerOf(r.events[i+1:], e.Seq) >= 0
 			break
 		}
 	}
-	r.noteJoined(r.events)
 	r.current = true
 }
 
@@ -102,9 +106,8 @@ func (r *reader) readStale(ctx context.Context) error {
 	return r.refresh(ctx)
 }
 
-// refresh reads the events written since the last read, noting a message
-// of lnk agent chat send that joined the turn and the window's latest
-// checkpoint. With none read yet, it reads the window (readWindow), not
+// refresh reads the events written since the last read, noting the
+// window's latest checkpoint. With none read yet, it reads the window (readWindow), not
 // the whole conversation. After events kept from an earlier turn, it
 // reads their last again, and reads the window afresh when that isn't the
 // event kept.
@@ -148,7 +151,6 @@ func (r *reader) refresh(ctx context.Context) error {
 		// the conversation's next number is known without asking.
 		r.c.saw(r.events[n-1].Seq)
 	}
-	r.noteJoined(more)
 	return nil
 }
 
@@ -170,19 +172,6 @@ func (r *reader) follows(e store.Event) bool {
 		r.readTo++
 	}
 	return true
-}
-
-// noteJoined notes whether a message of lnk agent chat send (a link:
-// thread's, steered) joined the turn among events.
-func (r *reader) noteJoined(events []store.Event) {
-	if r.start == 0 || !isLink(r.c.thread) {
-		return
-	}
-	for _, e := range events {
-		if e.Kind == store.KindMessage && e.Steered && e.Seq > r.start {
-			r.joined = true
-		}
-	}
 }
 
 // lastSeq is the number of the last event read.

@@ -223,6 +223,10 @@ func TestSteerLinkThread(t *testing.T) {
 	}
 	release()
 	wait(t, first)
+	// Kept by the process that told it steered, once the turn let go.
+	if k := r.recoverWait(t, true, "link:notes"); k.Text != "the list is long\n\nand the other" {
+		t.Fatalf("kept for the message: %+v", k)
+	}
 	if got := r.recover(t, map[string]any{}); len(got.Answers) != 0 {
 		t.Fatalf("a single-phase recover took %+v", got)
 	}

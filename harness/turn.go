@@ -102,6 +102,7 @@ func (t *turn) letGo(ctx context.Context, err error) (again bool, _ error) {
 	if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
 		err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
 	}
+	t.h.wakes.wake(t.c.agent, t.c.thread) // a steered message watched here looks again (cover)
 	if err != nil {
 		return false, err
 	}
@@ -131,7 +132,7 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 	if err := t.readStale(ctx); err != nil {
 		return finished{}, err
 	}
-	rounds := roundsSince(t.events)
+	rounds := roundsSince(t.events, t.start)
 	for {
 		choice := model.ToolAuto
 		if rounds >= t.h.cfg.MaxRounds {
@@ -398,26 +399,16 @@ func waiting(events []store.Event) bool {
 	if last < 0 {
 		return false
 	}
-	m := events[last].Seq
-	for _, e := range events[last+1:] {
-		if store.FinalAnswer(e) && (e.Seen == 0 || e.Seen >= m) {
-			return false
-		}
-	}
-	return true
+	return answerOf(events[last+1:], events[last].Seq) < 0
 }
 
-// roundsSince counts the rounds of calls made since the message that
-// began the conversation's latest turn (the last one not steered): 0 for
-// a new turn, more for one a crash cut short.
-func roundsSince(events []store.Event) int {
+// roundsSince counts the rounds of calls made since the message start
+// that began the turn (0: every round): 0 for a new turn, more for one a
+// crash cut short.
+func roundsSince(events []store.Event, start int64) int {
 	n := 0
-	for i := len(events) - 1; i >= 0; i-- {
-		e := events[i]
-		if e.Kind == store.KindMessage && !e.Steered {
-			break
-		}
-		if e.Kind == store.KindAnswer && len(e.Calls) > 0 {
+	for i := len(events) - 1; i >= 0 && events[i].Seq > start; i-- {
+		if e := events[i]; e.Kind == store.KindAnswer && len(e.Calls) > 0 {
 			n++
 		}
 	}

@@ -36,13 +36,14 @@ func (t *turn) afterAnswer() {
 		stop()
 		t.answerFirst = false
 		t.out = newAnswer(nil, nil, t.h.cfg.MaxAnswer, nil) // its caller gone
+		t.steeredOnly = true                                // its caller had its answer
 		again, err := t.letGo(ctx, nil)
 		finish()
 		if err == nil && again {
 			t.delivery = t.c.answers.Begin(t.c.thread)
 			var f finished
 			if f, err = t.run(ctx); err == nil {
-				_, err = t.delivery.End(ctx, t.out.Text(), f.seq, true, t.joined) // kept for _link/recover
+				t.keepAnswer(ctx, f) // kept for _link/recover
 			} else {
 				t.delivery.Failed()
 			}

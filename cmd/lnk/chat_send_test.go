@@ -121,8 +121,15 @@ func TestSendSteered(t *testing.T) {
 	if r2.code != 0 || r2.out != r1.out {
 		t.Fatalf("steered: exit %d, %q: %s", r2.code, r2.out, r2.err)
 	}
+	// Left: the old answer, and the one kept for the hasty message, whose
+	// sender stopped waiting (lnk agent chat shows it).
+	// Each is kept as the turn lets go; the one not taken may come last.
 	pending, err := f.Pending(t.Context())
-	if err != nil || len(pending) != 1 || pending[0].Text != "an old answer" {
+	for deadline := time.Now().Add(10 * time.Second); err == nil && len(pending) < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		pending, err = f.Pending(t.Context())
+	}
+	if err != nil || len(pending) != 2 || pending[0].Text != "an old answer" || pending[1].Text != r1.out[:len(r1.out)-1] {
 		t.Fatalf("pending %+v, %v", pending, err)
 	}
 }
