@@ -28,6 +28,7 @@ require (
 	golang.org/x/term v0.48.0
 	google.golang.org/api v0.307.0
 	google.golang.org/grpc v1.84.0
+	gopkg.in/yaml.v3 v3.0.1
 	modernc.org/sqlite v1.62.0
 )
 

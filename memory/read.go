@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"strings"
 
+	"github.com/lnk-dev/link/internal/frontmatter"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -221,32 +222,18 @@ func (l *Listing) add(e Entry) {
 type skill struct{ name, description string }
 
 // readSkill reads the name and description of a SKILL.md's front matter
-// (--- lines around "name: ..." and "description: ..."), its first 64 KB.
+// (its first frontmatter.Max bytes), as Link Harness's prompt reads them.
 func (m *Memory) readSkill(ctx context.Context, name string) (skill, bool) {
-	b, _, err := m.readFile(ctx, name, 64<<10)
+	b, _, err := m.readFile(ctx, name, frontmatter.Max)
 	if err != nil {
 		return skill{}, false
 	}
-	var s skill
-	for i, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimRight(l, " \r")
-		if i == 0 {
-			if l != "---" {
-				return skill{}, false
-			}
-			continue
-		}
-		if l == "---" {
-			return s, s.name != "" && s.description != ""
-		}
-		if v, ok := strings.CutPrefix(l, "name:"); ok {
-			s.name = strings.Trim(strings.TrimSpace(v), `"'`)
-		}
-		if v, ok := strings.CutPrefix(l, "description:"); ok {
-			s.description = strings.Trim(strings.TrimSpace(v), `"'`)
-		}
+	fm, err := frontmatter.Read(string(b))
+	if err != nil {
+		return skill{}, false
 	}
-	return skill{}, false
+	s := skill{name: fm["name"], description: strings.Join(strings.Fields(fm["description"]), " ")}
+	return s, s.name != "" && s.description != ""
 }
 
 // LinkOut is a link a source makes, resolved, and whether its target is

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/lnk-dev/link/internal/frontmatter"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -129,7 +129,7 @@ func (c *Composer) forgetSkills(agent string, seen map[string]bool) {
 // each within the Agent Skills format's most. The description is given
 // on one line.
 func skillDescription(folder string, b []byte) (string, error) {
-	fm, err := FrontMatter(string(b))
+	fm, err := frontmatter.Read(string(b))
 	if err != nil {
 		return "", err
 	}
@@ -162,135 +162,6 @@ func skillName(s string) bool {
 		}
 	}
 	return true
-}
-
-// FrontMatter reads the YAML front matter that opens a SKILL.md, between
-// "---" lines, as the Agent Skills format writes it: its top-level keys
-// and their string values, plain, quoted ('...' or "...") or a block
-// (| or >, its lines indented). Nested values are skipped. A file with
-// no front matter, or one never closed, is an error.
-func FrontMatter(text string) (map[string]string, error) {
-	text = strings.TrimPrefix(text, "\ufeff")
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	lines := strings.Split(text, "\n")
-	if len(lines) == 0 || strings.TrimRight(lines[0], " \t") != "---" {
-		return nil, errors.New("it has no front matter (a first line of ---)")
-	}
-	end := -1
-	for i := 1; i < len(lines); i++ {
-		if l := strings.TrimRight(lines[i], " \t"); l == "---" || l == "..." {
-			end = i
-			break
-		}
-	}
-	if end < 0 {
-		return nil, errors.New("its front matter is never closed (a line of ---)")
-	}
-	out := map[string]string{}
-	body := lines[1:end]
-	for i := 0; i < len(body); i++ {
-		l := body[i]
-		if l == "" || l[0] == ' ' || l[0] == '\t' || l[0] == '#' {
-			continue
-		}
-		key, val, ok := strings.Cut(l, ":")
-		if !ok {
-			continue
-		}
-		key = strings.TrimSpace(key)
-		val = strings.TrimSpace(stripComment(val))
-		// The value's further lines: those indented below it.
-		j := i + 1
-		for j < len(body) && (body[j] == "" || body[j][0] == ' ' || body[j][0] == '\t') {
-			j++
-		}
-		more := body[i+1 : j]
-		i = j - 1
-		switch {
-		case strings.HasPrefix(val, "|") || strings.HasPrefix(val, ">"):
-			out[key] = block(more, val[0] == '>')
-		case strings.HasPrefix(val, `"`):
-			out[key] = doubleQuoted(joinFolded(val, more))
-		case strings.HasPrefix(val, "'"):
-			out[key] = singleQuoted(joinFolded(val, more))
-		default:
-			out[key] = joinFolded(val, more)
-		}
-	}
-	return out, nil
-}
-
-// stripComment drops a " #" comment from a plain value.
-func stripComment(v string) string {
-	t := strings.TrimSpace(v)
-	if strings.HasPrefix(t, `"`) || strings.HasPrefix(t, "'") {
-		return v
-	}
-	if i := strings.Index(v, " #"); i >= 0 {
-		return v[:i]
-	}
-	return v
-}
-
-// joinFolded is a value and its further lines folded into one, as YAML
-// folds a plain or quoted scalar over lines.
-func joinFolded(first string, more []string) string {
-	parts := []string{first}
-	for _, m := range more {
-		if t := strings.TrimSpace(m); t != "" {
-			parts = append(parts, t)
-		}
-	}
-	return strings.TrimSpace(strings.Join(parts, " "))
-}
-
-// block is a block scalar's lines, their common indent taken off, joined
-// by line breaks (|) or folded into one line (>).
-func block(lines []string, folded bool) string {
-	indent := -1
-	for _, l := range lines {
-		if strings.TrimSpace(l) == "" {
-			continue
-		}
-		n := len(l) - len(strings.TrimLeft(l, " \t"))
-		if indent < 0 || n < indent {
-			indent = n
-		}
-	}
-	var out []string
-	for _, l := range lines {
-		if len(l) >= indent && indent >= 0 {
-			l = l[indent:]
-		}
-		out = append(out, strings.TrimRight(l, " \t"))
-	}
-	sep := "\n"
-	if folded {
-		sep = " "
-	}
-	return strings.TrimSpace(strings.Join(out, sep))
-}
-
-// doubleQuoted is a "..." scalar's text, its escapes read as Go reads
-// them; one that doesn't read is taken between its quotes as it is.
-func doubleQuoted(v string) string {
-	if i := strings.LastIndexByte(v, '"'); i > 0 {
-		v = v[:i+1]
-	}
-	if s, err := strconv.Unquote(v); err == nil {
-		return s
-	}
-	return strings.Trim(v, `"`)
-}
-
-// singleQuoted is a '...' scalar's text, ” read as '.
-func singleQuoted(v string) string {
-	if i := strings.LastIndexByte(v, '\''); i > 0 {
-		v = v[1:i]
-	} else {
-		v = strings.TrimPrefix(v, "'")
-	}
-	return strings.ReplaceAll(v, "''", "'")
 }
 
 // truncate holds s to n bytes for an error.

@@ -12,44 +12,6 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-func TestFrontMatter(t *testing.T) {
-	for _, c := range []struct {
-		name, text string
-		want       map[string]string
-		err        string
-	}{
-		{"plain", "---\nname: pdf\ndescription: Reads PDFs.\n---\nbody", map[string]string{"name": "pdf", "description": "Reads PDFs."}, ""},
-		{"crlf and bom", "\ufeff---\r\nname: pdf\r\ndescription: x\r\n---\r\n", map[string]string{"name": "pdf", "description": "x"}, ""},
-		{"folded plain", "---\ndescription: one\n  two\n   three\n---", map[string]string{"description": "one two three"}, ""},
-		{"double quoted", "---\ndescription: \"a \\\"b\\\" c: d\"\n---", map[string]string{"description": `a "b" c: d`}, ""},
-		{"single quoted", "---\ndescription: 'it''s # not a comment'\n---", map[string]string{"description": "it's # not a comment"}, ""},
-		{"comment", "---\nname: pdf # the name\n---", map[string]string{"name": "pdf"}, ""},
-		{"literal block", "---\ndescription: |\n  line one\n  line two\nname: x\n---", map[string]string{"description": "line one\nline two", "name": "x"}, ""},
-		{"folded block", "---\ndescription: >-\n  line one\n  line two\n---", map[string]string{"description": "line one line two"}, ""},
-		{"nested skipped", "---\nmetadata:\n  name: inner\nname: outer\n---", map[string]string{"metadata": "name: inner", "name": "outer"}, ""},
-		{"no front matter", "# pdf\nname: pdf", nil, "no front matter"},
-		{"never closed", "---\nname: pdf\n", nil, "never closed"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got, err := FrontMatter(c.text)
-			if c.err != "" {
-				if err == nil || !strings.Contains(err.Error(), c.err) {
-					t.Fatalf("err = %v, want one saying %q", err, c.err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			for k, v := range c.want {
-				if got[k] != v {
-					t.Errorf("%s = %q, want %q", k, got[k], v)
-				}
-			}
-		})
-	}
-}
-
 func TestSkillDescription(t *testing.T) {
 	long := strings.Repeat("x", maxSkillDescription+1)
 	for _, c := range []struct {
@@ -76,20 +38,12 @@ func TestSkillDescription(t *testing.T) {
 	}
 }
 
-func FuzzFrontMatter(f *testing.F) {
+// A description taken is one line, of at most its most.
+func FuzzSkillDescription(f *testing.F) {
 	f.Add("---\nname: pdf\ndescription: >\n  a\n  b\n---\n")
 	f.Add("---\ndescription: \"x\\\"\"\n---")
 	f.Add("---\ndescription: 'it''s'\n---")
 	f.Fuzz(func(t *testing.T, text string) {
-		fm, err := FrontMatter(text)
-		if err != nil {
-			return
-		}
-		for k := range fm {
-			if strings.ContainsAny(k, "\n") {
-				t.Fatalf("a key with a line break: %q", k)
-			}
-		}
 		desc, err := skillDescription("pdf", []byte(text))
 		if err == nil && (desc == "" || strings.Contains(desc, "\n") || len([]rune(desc)) > maxSkillDescription) {
 			t.Fatalf("description %q taken", desc)
