@@ -1,0 +1,164 @@
+package run_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/tools/mcpserve"
+	"github.com/lnk-dev/link/tools/run"
+	"github.com/lnk-dev/link/tools/sandbox"
+)
+
+// helperEnv makes the test binary a run server of the home it names,
+// printing its URL: a process of its own, for the test of its kill.
+const helperEnv = "LNK_RUN_TEST_HOME"
+
+func TestMain(m *testing.M) {
+	if sandbox.IsTrampoline(os.Args) {
+		os.Exit(sandbox.Main())
+	}
+	if home := os.Getenv(helperEnv); home != "" {
+		os.Exit(serveHelper(home))
+	}
+	os.Exit(m.Run())
+}
+
+func serveHelper(home string) int {
+	p, err := store.For(home, "main")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	opts := run.Options{Paths: p}
+	r, err := run.Tool.Start(context.Background(), run.Handler(run.New(opts), opts), "127.0.0.1:0", mcpserve.NewSecret())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(r.URL())
+	select {} // until killed
+}
+
+// serve is a run server in this process over a new home (under
+// /var/tmp, outside the /tmp each call has of its own), with config (a
+// config.json's text, or none).
+func serve(tb testing.TB, config string) (string, store.Paths) {
+	tb.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "lnk-run-test")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	p, err := store.For(dir, "main")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Files(), 0o700); err != nil {
+		tb.Fatal(err)
+	}
+	if config != "" {
+		if err := os.WriteFile(p.Config(), []byte(config), 0o600); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	opts := run.Options{Paths: p}
+	r, err := run.Tool.Start(context.Background(), run.Handler(run.New(opts), opts), "127.0.0.1:0", mcpserve.NewSecret())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { r.Close() })
+	return r.URL(), p
+}
+
+// connect is a go-sdk client's session with the server at url.
+func connect(tb testing.TB, url string) *mcp.ClientSession {
+	tb.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// call makes a run__command call, answering its text and whether it
+// failed.
+func call(tb testing.TB, s *mcp.ClientSession, args map[string]any) (string, bool) {
+	tb.Helper()
+	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "command", Arguments: args})
+	if err != nil {
+		tb.Fatalf("command %v: %v", args, err)
+	}
+	var b strings.Builder
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(t.Text)
+		}
+	}
+	return b.String(), res.IsError
+}
+
+// running counts the processes whose command line holds marker.
+func running(marker string) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(b), marker) {
+			n++
+		}
+	}
+	return n
+}
+
+// gone waits, up to 10 s, for no process to hold marker: the kernel ends
+// a pid namespace's processes as its first one ends, not at once.
+func gone(tb testing.TB, marker string) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for running(marker) > 0 {
+		if time.Now().After(deadline) {
+			tb.Fatalf("%d processes of %q left behind", running(marker), marker)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startHelper starts the test binary as a run server of a new home, its
+// URL read from its first line.
+func startHelper(tb testing.TB) (*exec.Cmd, string) {
+	tb.Helper()
+	dir, err := os.MkdirTemp("/var/tmp", "lnk-run-test")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(dir) })
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return cmd, strings.TrimSpace(line)
+}
