@@ -77,7 +77,7 @@ func (h *harness) run() {
 	hb := h.hb
 	log := hb.cfg.Logger
 	hb.prepareStart()
-	p, err := startProc(hb.cfg.Command, hb.cfg.Env, hb.cfg.Dir, log)
+	p, err := startProc(hb.cfg.Command, hb.cfg.Env, hb.cfg.Dir, hb.cfg.Grace, log)
 	if err != nil {
 		h.why = err.Error()
 		hb.ended(h, time.Time{}, err.Error())

@@ -9,6 +9,7 @@ import (
 
 // The test binary is also the scripted harness the hub runs.
 func TestMain(m *testing.M) {
+	KeeperMain()
 	stdioagent.Main()
 	os.Exit(m.Run())
 }

@@ -35,26 +35,29 @@ const (
 	lastStderr    = 4
 )
 
-// startProc starts command in a process group of its own.
-func startProc(command []string, env []string, dir string, log *slog.Logger) (*proc, error) {
+// startProc starts command in a process group of its own, under a
+// keeper where there is one (KeeperMain), told grace.
+func startProc(command []string, env []string, dir string, grace time.Duration, log *slog.Logger) (*proc, error) {
+	name := command[0]
+	command, env, kept := keeperCommand(command, env, grace)
 	cmd := exec.Command(command[0], command[1:]...)
 	cmd.Env = env
 	cmd.Dir = dir
-	ownGroup(cmd)
+	ownGroup(cmd, kept)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", command[0], err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", command[0], err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %w", command[0], err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", command[0], err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	p := &proc{cmd: cmd, stdin: stdin, stdout: stdout, stderr: stderr, exited: make(chan struct{}), stderrDone: make(chan struct{})}
 	go func() {

@@ -6,7 +6,7 @@ import "syscall"
 
 // dieWithParent does nothing where the system has no parent-death signal:
 // a harness whose hub was killed outright ends when it sees its input end.
-func dieWithParent(*syscall.SysProcAttr) {}
+func dieWithParent(*syscall.SysProcAttr, bool) {}
 
 // adoptOrphans does nothing where there are no child subreapers: init
 // adopts and reaps what a harness leaves.

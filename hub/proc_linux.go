@@ -7,11 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dieWithParent has the harness's process killed when the hub's dies, so
-// a hub killed outright leaves no harness running: what that process
-// started is left to notice its input end.
-func dieWithParent(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGKILL }
-
 var subreaper sync.Once
 
 // adoptOrphans makes this process a child subreaper, once: a process the

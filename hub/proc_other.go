@@ -9,7 +9,7 @@ import (
 
 // ownGroup does nothing where there are no process groups: the harness's
 // own process alone is ended.
-func ownGroup(cmd *exec.Cmd) {}
+func ownGroup(cmd *exec.Cmd, kept bool) {}
 
 // signalGroup ends the harness's process (no group, no gentle signal).
 func signalGroup(pid int, kill bool) {

@@ -9,9 +9,10 @@ import (
 
 // ownGroup has cmd start in a process group of its own, so ending it
 // ends every process it started.
-func ownGroup(cmd *exec.Cmd) {
+// kept says it runs under a keeper (KeeperMain).
+func ownGroup(cmd *exec.Cmd, kept bool) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	dieWithParent(cmd.SysProcAttr)
+	dieWithParent(cmd.SysProcAttr, kept)
 }
 
 // signalGroup sends the group SIGTERM, or SIGKILL when kill.

@@ -236,3 +236,87 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(strings.TrimSpace(s))
 	return n
 }
+
+// TestHubKilledLeavesNothing: lnk-acp killed outright leaves nothing of
+// its agent running, not even a process the agent started in a session
+// of its own that ignores SIGTERM (as npm's codex-acp's native binary
+// outlived its node wrapper, the one kill-with-parent reached): the
+// harness's keeper ends them all at once.
+func TestHubKilledLeavesNothing(t *testing.T) {
+	home, state := t.TempDir(), t.TempDir()
+	keyFile := filepath.Join(home, "key")
+	key := []byte("lnk-acp-test-key")
+	os.WriteFile(keyFile, key, 0o600)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd, url := runProcess(t, home, keyFile, state)
+	defer cmd.Process.Kill()
+	if got := message(t, ctx, url, key, "telegram:1", "escape"); got != "escaped" {
+		t.Fatalf("answered %q", got)
+	}
+	kept := descendantsOf(cmd.Process.Pid)
+	if len(kept) < 3 { // the keeper, the agent, the escapee
+		t.Fatalf("lnk-acp runs %v, want its keeper, agent and escapee", kept)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+	killed := time.Now()
+	for _, pid := range kept {
+		for alive(pid) && time.Since(killed) < 5*time.Second {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if alive(pid) {
+			t.Errorf("process %d (%s) outlived lnk-acp killed outright", pid, comm(pid))
+		}
+	}
+	t.Logf("%d processes under lnk-acp all ended %v after its kill", len(kept), time.Since(killed).Round(time.Millisecond))
+}
+
+// descendantsOf are the processes under pid, read from /proc.
+func descendantsOf(pid int) []int {
+	children := map[int][]int{}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if f := statFields(p); len(f) > 1 {
+			children[atoi(f[1])] = append(children[atoi(f[1])], p)
+		}
+	}
+	var out []int
+	for queue := children[pid]; len(queue) > 0; queue = queue[1:] {
+		out = append(out, queue[0])
+		queue = append(queue, children[queue[0]]...)
+	}
+	return out
+}
+
+// statFields are /proc/pid/stat's fields after the command's name:
+// state, ppid, pgrp, ...
+func statFields(pid int) []string {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(s[i+1:])
+}
+
+// alive says process pid runs (a zombie doesn't: its parent, init once
+// lnk-acp is gone, reaps it).
+func alive(pid int) bool {
+	f := statFields(pid)
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// comm is process pid's command name.
+func comm(pid int) string {
+	b, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "comm"))
+	return strings.TrimSpace(string(b))
+}

@@ -32,6 +32,7 @@ import (
 )
 
 func main() {
+	hub.KeeperMain() // a copy of lnk-acp keeps each harness
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// Once the first has come, a second SIGTERM or SIGINT ends the
 	// process at once, as if none were caught.
@@ -154,6 +155,7 @@ func (m *Main) ParseFlags(args []string) error {
 	port := fs.String("port", m.Env[contract.EnvPort], "the endpoint's port on 127.0.0.1 ($LNK_PORT, else 18800; 0 picks a free one)")
 	fs.StringVar(&m.KeyFile, "key-file", m.Env["LNK_KEY_FILE"], "the file holding the endpoint key ($LNK_KEY_FILE)")
 	fs.StringVar(&m.Dir, "dir", "", "the folder the harness runs in and its sessions' cwd (else the current one)")
+	fs.DurationVar(&m.CallTimeout, "call-timeout", 0, "how long each call of the harness but a prompt's may take, its start among them (0: 30s)")
 	fs.DurationVar(&m.TurnTimeout, "turn-timeout", 0, "how long a prompt's turn may run before the harness is asked to cancel it, and stopped 30 s later (0: 30m)")
 	fs.Func("actions", "an actions.toml of one of Link's namespaces, beside the chat namespace's (repeat it for more)", func(p string) error {
 		m.Actions = append(m.Actions, p)

@@ -13,12 +13,14 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/conformance"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/internal/stdioagent"
 )
 
 // The test binary is also the scripted stdio agent, and, with
 // LNK_ACP_TEST_MAIN=1, lnk-acp itself (for the test that kills it).
 func TestMain(m *testing.M) {
+	hub.KeeperMain()
 	stdioagent.Main()
 	if os.Getenv("LNK_ACP_TEST_MAIN") == "1" {
 		os.Args = append(os.Args[:1], strings.Fields(os.Getenv("LNK_ACP_TEST_ARGS"))...)

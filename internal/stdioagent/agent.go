@@ -33,6 +33,8 @@ func Main() {
 		os.Exit(0)
 	case "wrapper":
 		os.Exit(runWrapper())
+	case "escapee":
+		escapee()
 	}
 }
 
@@ -92,6 +94,11 @@ func runWrapper() int {
 //	mcp            answers the mcpServers its session was given
 //	slow           answers after a second
 //	hang           never answers, session/cancel or not
+//	escape         starts a process of its own session that ignores
+//	               SIGTERM and lives on; logs "escapee PID"
+//	orphan-exit    starts a shell that leaves a child and exits at once,
+//	               as an agent's tool runs; the child (logged "left PID")
+//	               exits a moment later, its parent long gone
 //	flood          streams chunks of a KiB as fast as it can until
 //	               session/cancel, then answers cancelled
 //	anything else  answers "echo: " and the whole text
@@ -144,8 +151,8 @@ func runAgent() {
 	}
 	a.conn = sdk.NewAgentSideConnection(a, a.out, os.Stdin)
 	<-a.conn.Done()
-	if os.Getenv(EnvStay) != "" {
-		select {}
+	for os.Getenv(EnvStay) != "" {
+		time.Sleep(time.Hour)
 	}
 }
 
@@ -464,6 +471,22 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		list := a.mcp[string(s)]
 		a.mu.Unlock()
 		return sdk.PromptResponse{}, &sdk.RequestError{Code: -32603, Message: "prompt failed: MCP " + strings.Join(list, ", ") + " did not answer", Data: map[string]any{"servers": list}}
+	case "escape":
+		cmd := exec.Command(os.Args[0])
+		cmd.Env = append(os.Environ(), Role+"=escapee")
+		if err := cmd.Start(); err != nil {
+			return sdk.PromptResponse{}, err
+		}
+		a.log(fmt.Sprintf("escapee %d", cmd.Process.Pid))
+		go cmd.Wait()
+		a.chunk(ctx, s, "escaped")
+	case "orphan-exit":
+		out, err := exec.Command("sh", "-c", "sleep 0.2 & echo $!").Output()
+		if err != nil {
+			return sdk.PromptResponse{}, err
+		}
+		a.log("left " + strings.TrimSpace(string(out)))
+		a.chunk(ctx, s, "left one")
 	case "hang":
 		a.chunk(ctx, s, "hanging")
 		select {}

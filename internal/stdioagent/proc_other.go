@@ -2,7 +2,10 @@
 
 package stdioagent
 
-import "os"
+import (
+	"os"
+	"time"
+)
 
 // pgrp is the agent's own process: there are no groups.
 func pgrp() int { return os.Getpid() }
@@ -14,5 +17,12 @@ func ignoreTerm() {}
 func killParent() {
 	if p, err := os.FindProcess(os.Getppid()); err == nil {
 		p.Kill()
+	}
+}
+
+// escapee waits for good.
+func escapee() {
+	for {
+		time.Sleep(time.Hour)
 	}
 }
