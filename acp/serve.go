@@ -268,6 +268,9 @@ func decodePromptParams(params []byte) (promptParams, error) {
 
 func (s *server) recover(ctx context.Context, r *Request) {
 	p, err := contract.ParseRecoverParams(r.Params)
+	if err == nil {
+		err = contract.CheckRecoverID(r.ID)
+	}
 	if err != nil {
 		r.Fail(ctx, err)
 		return

@@ -12,9 +12,49 @@ type RecoverParams struct {
 	Done     []string `json:"done,omitempty"`
 }
 
-// RecoverResult is _link/recover's answer.
+// RecoverResult is _link/recover's answer: a page of the answers kept,
+// at most MaxRecoverResult bytes encoded; its Meta says when it left
+// some out.
 type RecoverResult struct {
 	Answers []RecoveredAnswer `json:"answers"`
+	Meta    *RecoverMeta      `json:"_meta,omitempty"`
+}
+
+// RecoverMeta is a recover result's _meta: what Link adds.
+type RecoverMeta struct {
+	Link RecoverLink `json:"link"`
+}
+
+// RecoverLink is a recover result's _meta.link.
+type RecoverLink struct {
+	// More says the result left answers out, to a frame's bound: they
+	// come at the next ask (two-phase, once this page's are done).
+	More bool `json:"more,omitempty"`
+}
+
+// More says whether r left answers out for a later ask.
+func (r RecoverResult) More() bool { return r.Meta != nil && r.Meta.Link.More }
+
+// MaxFrame is the most Link's bridge reads of one message: the JSON-RPC
+// message whole, its envelope and escapes counted.
+const MaxFrame = 16 << 20
+
+// MaxRecoverID bounds the id of a _link/recover request, in bytes as
+// sent: its response carries it back, inside MaxFrame.
+const MaxRecoverID = 256
+
+// MaxRecoverResult bounds _link/recover's result as encoded: MaxFrame
+// less the response's envelope, {"jsonrpc":"2.0","id":ID,"result":...},
+// with an id of MaxRecoverID bytes.
+const MaxRecoverResult = MaxFrame - len(`{"jsonrpc":"2.0","id":,"result":}`) - MaxRecoverID
+
+// CheckRecoverID refuses the id of a _link/recover request longer than
+// MaxRecoverID, whose response could pass MaxFrame.
+func CheckRecoverID(id []byte) error {
+	if len(id) > MaxRecoverID {
+		return refuse("recover", "a _link/recover request's id is at most %d bytes, so its answer fits a %d-byte message", MaxRecoverID, MaxFrame)
+	}
+	return nil
 }
 
 // RecoveredAnswer is one answer nobody took: its thread and text, and in

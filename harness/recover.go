@@ -12,9 +12,10 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
-// Recover answers _link/recover for agent: the answers nobody took, a
-// crashed turn's finished after or one whose caller went, each handed
-// over once (single phase) or until done lets it go (two-phase). A
+// Recover answers _link/recover for agent: a page of the answers nobody
+// took (at most a frame; the rest at the next ask), a crashed turn's
+// finished after or one whose caller went, each handed over once (single
+// phase) or until done lets it go (two-phase). A
 // single phase leaves the answers kept for lnk agent chat send's
 // messages that joined a running turn: lnk agent chat asks for its
 // thread's itself. It first settles the answers still sending whose turn
@@ -27,31 +28,19 @@ func (h *Harness) Recover(ctx context.Context, agent string, p contract.RecoverP
 	if err != nil {
 		return res, err
 	}
-	if p.Done != nil {
-		if err := a.answers.Done(ctx, p.Done); err != nil {
-			return res, h.recoverFailed(ctx, agent, err)
-		}
-		return res, nil
+	var pass map[string]bool
+	if p.Done == nil {
+		pass = a.answers.Settle(ctx, func(ctx context.Context) (store.Conversations, error) {
+			set, err := h.cfg.Settings(ctx, a.paths)
+			if err != nil {
+				return nil, fmt.Errorf("read the settings of %s: %w", agent, err)
+			}
+			return store.NewRouter(a.paths, set.Conversations, a.drivers)
+		}, h.holder())
+		h.sweepAsync(agent)
 	}
-	pass := a.answers.Settle(ctx, func(ctx context.Context) (store.Conversations, error) {
-		set, err := h.cfg.Settings(ctx, a.paths)
-		if err != nil {
-			return nil, fmt.Errorf("read the settings of %s: %w", agent, err)
-		}
-		return store.NewRouter(a.paths, set.Conversations, a.drivers)
-	}, h.holder())
-	h.sweepAsync(agent)
-	all, err := a.answers.HandOver(ctx, p.TwoPhase, pass)
-	for _, k := range all {
-		r := contract.RecoveredAnswer{Thread: k.Thread, Text: k.Text}
-		if p.TwoPhase {
-			r.ID = k.ID
-		}
-		res.Answers = append(res.Answers, r)
-	}
-	if err != nil && (p.TwoPhase || len(all) == 0) {
-		// Single phase, those handed over are gone from their files:
-		// returned, they aren't lost.
+	res, err = a.answers.Recover(ctx, p, pass)
+	if err != nil {
 		return res, h.recoverFailed(ctx, agent, err)
 	}
 	return res, nil

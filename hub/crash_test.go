@@ -175,19 +175,19 @@ func TestRecoverPending(t *testing.T) {
 		defer r.hub.answers.mu.Unlock()
 		return len(r.hub.answers.list) == 2
 	})
-	two := r.hub.answers.recover(contract.RecoverParams{TwoPhase: true})
+	two := r.hub.answers.recover(ctx, contract.RecoverParams{TwoPhase: true})
 	if len(two.Answers) != 2 || two.Answers[0].Text != "slow done" || two.Answers[0].ID == "" {
 		t.Fatalf("two-phase recover: %+v", two.Answers)
 	}
-	if again := r.hub.answers.recover(contract.RecoverParams{TwoPhase: true}); len(again.Answers) != 2 {
+	if again := r.hub.answers.recover(ctx, contract.RecoverParams{TwoPhase: true}); len(again.Answers) != 2 {
 		t.Errorf("asked again before done: %d answers, want both", len(again.Answers))
 	}
-	r.hub.answers.recover(contract.RecoverParams{Done: []string{two.Answers[0].ID, "not-one"}})
-	one := r.hub.answers.recover(contract.RecoverParams{})
+	r.hub.answers.recover(ctx, contract.RecoverParams{Done: []string{two.Answers[0].ID, "not-one"}})
+	one := r.hub.answers.recover(ctx, contract.RecoverParams{})
 	if len(one.Answers) != 1 || one.Answers[0].Thread != two.Answers[1].Thread || one.Answers[0].ID != "" {
 		t.Errorf("single-phase after done: %+v", one.Answers)
 	}
-	if none := r.hub.answers.recover(contract.RecoverParams{}); len(none.Answers) != 0 {
+	if none := r.hub.answers.recover(ctx, contract.RecoverParams{}); len(none.Answers) != 0 {
 		t.Errorf("handed over twice: %+v", none.Answers)
 	}
 }

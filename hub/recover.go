@@ -14,6 +14,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/internal/recovery"
 )
 
 // pendingAnswers is the hub's list of answers whose bridge went before it
@@ -27,10 +28,22 @@ type pendingAnswers struct {
 	path string
 	log  *slog.Logger
 
-	mu   sync.Mutex
-	next int // the number of the last id given
-	list []contract.RecoveredAnswer
-	size int // the text held
+	mu     sync.Mutex
+	next   int // the number of the last id given
+	list   []contract.RecoveredAnswer
+	size   int  // the text held
+	theirs bool // a two-phase ask goes to the harness first (theirTurn)
+
+	ledger recovery.Ledger // its Store is this
+}
+
+// theirTurn says whether this two-phase ask is the harness's turn to be
+// asked first, and turns it over.
+func (k *pendingAnswers) theirTurn() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.theirs = !k.theirs
+	return !k.theirs
 }
 
 // answersDoc is the answers file's content.
@@ -54,6 +67,7 @@ const (
 // exist yet); an empty path keeps them in memory alone.
 func openAnswers(path string, log *slog.Logger) (*pendingAnswers, error) {
 	k := &pendingAnswers{path: path, log: log}
+	k.ledger.Store = k
 	if path == "" {
 		return k, nil
 	}
@@ -126,90 +140,133 @@ func (k *pendingAnswers) write() {
 	}
 }
 
-// recover answers _link/recover: each kept answer handed over once; in
-// two phases, with its id, again at each ask until done lets it go.
-func (k *pendingAnswers) recover(p contract.RecoverParams) contract.RecoverResult {
+// Kept lists the answers kept, oldest first: recovery's Store.
+func (k *pendingAnswers) Kept(context.Context) ([]recovery.Answer, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	res := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}
-	if len(p.Done) > 0 {
-		done := make(map[string]bool, len(p.Done))
-		for _, id := range p.Done {
-			done[id] = true
-		}
-		left := k.list[:0]
-		for _, a := range k.list {
-			if !done[a.ID] {
-				left = append(left, a)
-			}
-		}
-		if len(left) != len(k.list) {
-			k.list = left
-			k.size = 0
-			for _, a := range left {
-				k.size += len(a.Text)
-			}
-			k.write()
-		}
-		return res
+	out := make([]recovery.Answer, len(k.list))
+	for i, a := range k.list {
+		out[i] = recovery.Answer{ID: a.ID, Thread: a.Thread, Text: a.Text}
 	}
+	return out, nil
+}
+
+// Remove lets the answers with ids go, in the file before it returns,
+// and returns those it let go: recovery's Store.
+func (k *pendingAnswers) Remove(_ context.Context, ids []string) ([]recovery.Answer, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	done := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		done[id] = true
+	}
+	var gone []recovery.Answer
+	left := k.list[:0]
 	for _, a := range k.list {
-		if !p.TwoPhase {
-			a.ID = ""
+		if done[a.ID] {
+			gone = append(gone, recovery.Answer{ID: a.ID, Thread: a.Thread, Text: a.Text})
+			k.size -= len(a.Text)
+		} else {
+			left = append(left, a)
 		}
-		res.Answers = append(res.Answers, a)
 	}
-	if !p.TwoPhase && len(k.list) > 0 {
-		k.list, k.size = nil, 0
+	clear(k.list[len(left):])
+	k.list = left
+	if len(gone) > 0 {
 		k.write()
 	}
+	return gone, nil
+}
+
+// recover answers _link/recover from the answers kept (recovery's rules):
+// a page of them, each handed over once; in two phases, with its id,
+// again at later asks until a done lets it go.
+func (k *pendingAnswers) recover(ctx context.Context, p contract.RecoverParams) contract.RecoverResult {
+	res, _ := k.ledger.Recover(ctx, p, nil) // the hub's Store never fails
 	return res
 }
 
 // recover answers a bridge's _link/recover from the answers kept, and,
 // for a harness whose sessions are threads (it keeps answers of turns a
 // crash cut short, finished after), from the harness's too: its ids go
-// to it, the hub's stay here.
+// to it, the hub's stay here. Each answer is a page of one side's,
+// never both, so it is what that side bounded to a frame: the hub's own
+// first, the harness's once the hub has none to hand over; two-phase,
+// where answers left kept would stay first for good, the two take turns.
 func (b *bridge) recover(ctx context.Context, r *acp.Request) {
 	p, err := contract.ParseRecoverParams(r.Params)
+	if err == nil {
+		err = contract.CheckRecoverID(r.ID)
+	}
 	if err != nil {
 		r.Fail(ctx, err)
 		return
 	}
 	hb := b.hb
-	var own, theirs contract.RecoverParams
-	own.TwoPhase, theirs.TwoPhase = p.TwoPhase, p.TwoPhase
-	for _, id := range p.Done {
-		if strings.HasPrefix(id, hubIDPrefix) {
-			own.Done = append(own.Done, id)
-		} else {
-			theirs.Done = append(theirs.Done, id)
-		}
-	}
-	res := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}
-	if len(p.Done) == 0 || len(own.Done) > 0 {
-		// A done naming none of the hub's lets none of them go: asked
-		// with no done, its own would be handed over, and forgotten.
-		res = hb.answers.recover(own)
-	}
-	if len(p.Done) > 0 && len(own.Done) > 0 && len(theirs.Done) == 0 {
-		r.Reply(ctx, res)
-		return
-	}
 	hb.mu.Lock()
 	h := hb.cur
 	hb.mu.Unlock()
-	if h != nil && h.agreedThreads() {
-		raw, err := h.call(ctx, contract.MethodRecover, theirs)
-		var more contract.RecoverResult
-		if err == nil && json.Unmarshal(raw, &more) == nil {
-			res.Answers = append(res.Answers, more.Answers...)
-		} else if err != nil {
-			hb.cfg.Logger.Warn("harness recover failed", "err", err)
+	if h != nil && !h.agreedThreads() {
+		h = nil
+	}
+	none := contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}
+	if p.Done != nil {
+		var own, theirs []string
+		for _, id := range p.Done {
+			if strings.HasPrefix(id, hubIDPrefix) {
+				own = append(own, id)
+			} else {
+				theirs = append(theirs, id)
+			}
+		}
+		if len(own) > 0 {
+			hb.answers.recover(ctx, contract.RecoverParams{Done: own})
+		}
+		if len(theirs) > 0 && h != nil {
+			if _, err := h.call(ctx, contract.MethodRecover, contract.RecoverParams{Done: theirs}); err != nil {
+				hb.cfg.Logger.Warn("harness recover failed", "err", err)
+			}
+		}
+		r.Reply(ctx, none)
+		return
+	}
+	theirsFirst := p.TwoPhase && hb.answers.theirTurn()
+	if h != nil && theirsFirst {
+		if raw, ok := b.recoverTheirs(ctx, h, p); ok {
+			r.Reply(ctx, raw)
+			return
 		}
 	}
-	if len(p.Done) > 0 {
-		res.Answers = []contract.RecoveredAnswer{}
+	res := hb.answers.recover(ctx, p)
+	if len(res.Answers) > 0 || h == nil || theirsFirst {
+		if h != nil && res.Meta == nil && len(res.Answers) > 0 {
+			res.Meta = &contract.RecoverMeta{Link: contract.RecoverLink{More: true}} // the harness's may wait
+		}
+		r.Reply(ctx, res)
+		return
+	}
+	if raw, ok := b.recoverTheirs(ctx, h, p); ok {
+		r.Reply(ctx, raw)
+		return
 	}
 	r.Reply(ctx, res)
+}
+
+// recoverTheirs asks the harness h's _link/recover with p and returns
+// its result as it came, to go out byte for byte (its page bounded for
+// a frame); ok is false when it failed or handed over none.
+func (b *bridge) recoverTheirs(ctx context.Context, h *harness, p contract.RecoverParams) (json.RawMessage, bool) {
+	raw, err := h.call(ctx, contract.MethodRecover, p)
+	var res contract.RecoverResult
+	if err == nil {
+		err = json.Unmarshal(raw, &res)
+	}
+	if err == nil && len(raw) > contract.MaxRecoverResult {
+		err = fmt.Errorf("its result is %d bytes, over the %d a frame leaves it", len(raw), contract.MaxRecoverResult)
+	}
+	if err != nil {
+		b.hb.cfg.Logger.Warn("harness recover failed", "err", err)
+		return nil, false
+	}
+	return raw, len(res.Answers) > 0
 }

@@ -265,9 +265,9 @@ func ensureKey(path string) ([]byte, error) {
 	return contract.ReadKeyFile(path)
 }
 
-// maxRecoverRead bounds _link/recover's answer, which may hold several
-// answers, each read up to maxAnswerRead.
-const maxRecoverRead = 4 * maxAnswerRead
+// maxRecoverRead bounds _link/recover's answer: a page of answers, at
+// most a frame (contract.MaxFrame), as Link's bridge reads it.
+const maxRecoverRead = contract.MaxFrame
 
 // dial opens one message's connection, reading messages up to limit: the
 // proof first, then the upgrade.
@@ -393,17 +393,33 @@ func (a *agentConn) recoverCall(ctx context.Context, p contract.RecoverParams) (
 	return res, nil
 }
 
-// pending lists thread's pending answers, oldest first, each with its
-// id, leaving them pending (two-phase): letGo lets them go once shown.
+// maxRecoverPages bounds the pages pending asks for: 64 pages of a
+// frame each are a gigabyte of answers.
+const maxRecoverPages = 64
+
+// pending lists thread's pending answers, each with its id, leaving them
+// pending (two-phase): letGo lets them go once shown. A result that
+// leaves answers out (its _meta.link.more) is followed by the next page,
+// until one leaves none out or hands over one already seen: the round
+// of pages came back to its start.
 func (a *agentConn) pending(ctx context.Context, thread string) ([]contract.RecoveredAnswer, error) {
-	res, err := a.recoverCall(ctx, contract.RecoverParams{TwoPhase: true})
-	if err != nil {
-		return nil, err
-	}
 	var out []contract.RecoveredAnswer
-	for _, k := range res.Answers {
-		if k.Thread == thread && k.ID != "" {
-			out = append(out, k)
+	seen := map[string]bool{}
+	for range maxRecoverPages {
+		res, err := a.recoverCall(ctx, contract.RecoverParams{TwoPhase: true})
+		if err != nil {
+			return nil, err
+		}
+		again := false
+		for _, k := range res.Answers {
+			again = again || seen[k.ID]
+			if k.Thread == thread && k.ID != "" && !seen[k.ID] {
+				out = append(out, k)
+			}
+			seen[k.ID] = true
+		}
+		if !res.More() || again || len(res.Answers) == 0 {
+			break
 		}
 	}
 	return out, nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/internal/recovery"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/folder"
 )
@@ -88,6 +89,9 @@ type Answers struct {
 	sending sync.Map   // id → when its turn returned, zero while it runs
 	spares  spares     // sending files let go, for the next holds (spare.go)
 	named   sync.Map   // corrupt files already named in the log
+
+	ledgerOnce sync.Once
+	ledger     recovery.Ledger // its Store is folders
 }
 
 func (a *Answers) now() time.Time {
@@ -178,9 +182,12 @@ func (a *Answers) pending(ctx context.Context) ([]Answer, error) {
 	return out, err
 }
 
-// Done lets the answers with ids go. An id that names none is passed
-// over; each is let go on its own, so one that fails keeps no other.
-func (a *Answers) Done(ctx context.Context, ids []string) error {
+// done lets the answers with ids go, and returns those it let go from
+// answers.json. An id that names none is passed over, and so is one of
+// a conversation whose answers.json isn't a regular file (a link, a
+// named pipe): it holds no answer of this agent's. Each is let go on its
+// own, so one that fails keeps no other.
+func (a *Answers) done(ctx context.Context, ids []string) ([]Answer, error) {
 	byThread := map[string]map[string]bool{}
 	var errs []error
 	for _, id := range ids {
@@ -205,13 +212,16 @@ func (a *Answers) Done(ctx context.Context, ids []string) error {
 		threads = append(threads, th)
 	}
 	sort.Strings(threads)
+	var out []Answer
 	for _, thread := range threads {
 		ids := byThread[thread]
-		if _, err := a.remove(ctx, thread, func(k Answer) bool { return ids[k.ID] }); err != nil {
+		gone, err := a.remove(ctx, thread, func(k Answer) bool { return ids[k.ID] })
+		out = append(out, gone...)
+		if err != nil && !errors.Is(err, fsx.ErrLink) && !errors.Is(err, fsx.ErrNotRegular) {
 			errs = append(errs, fmt.Errorf("let answers of %s go: %w", thread, err))
 		}
 	}
-	return errors.Join(errs...)
+	return out, errors.Join(errs...)
 }
 
 // TakeAfter hands over the first answer of thread kept at or after t,
@@ -236,41 +246,56 @@ func (a *Answers) TakeAfter(ctx context.Context, thread string, t time.Time) (k 
 	return gone[0], true, nil
 }
 
-// HandOver answers _link/recover, the answers still sending that pass
-// names (Settle) or this process sends now passed over. Single phase it
-// hands over every pending answer but those for chat and forgets it, so
-// each is handed over once at most: one lost on its way is lost.
-// Two-phase it hands over every pending answer with its id and keeps it,
-// handing it over again at each ask until Done lets it go, so each is
+// Recover answers _link/recover by recovery.Ledger's rules over the
+// agent's answers.json files: a done lets its ids go (done); else a page
+// of the answers pending, oldest first, the answers still sending that
+// pass names (Settle) or this process sends now passed over. Single
+// phase it hands over the page's answers but those for chat and forgets
+// them, so each is handed over once at most: one lost on its way is
+// lost. Two-phase it hands over each with its id and keeps it, handing
+// it over again at later asks until a done lets it go, so each is
 // handed over at least once. First it adopts each sending answer whose
 // turn is gone. A folder that fails costs its own answers only, named in
 // the log and asked again at the next recover; the error is for the
 // agent's folder as a whole.
-func (a *Answers) HandOver(ctx context.Context, twoPhase bool, pass map[string]bool) ([]Answer, error) {
+func (a *Answers) Recover(ctx context.Context, p contract.RecoverParams, pass map[string]bool) (contract.RecoverResult, error) {
+	a.ledgerOnce.Do(func() { a.ledger.Store = folders{a} })
+	if p.Done != nil {
+		return a.ledger.Recover(ctx, p, nil)
+	}
 	skip := func(id string) bool { return pass[id] || a.isSending(id) }
 	if err := a.adopt(ctx, skip); err != nil {
-		return nil, err
+		return contract.RecoverResult{Answers: []contract.RecoveredAnswer{}}, fmt.Errorf("hand over answers: %w", err)
 	}
-	var out []Answer
-	var err error
-	if twoPhase {
-		out, err = a.pending(ctx)
-		out = slices.DeleteFunc(out, func(k Answer) bool { return skip(k.ID) })
-	} else {
-		err = a.eachFolder(ctx, func(thread, dir string) error {
-			if _, err := os.Stat(filepath.Join(dir, folder.Answers)); errors.Is(err, fs.ErrNotExist) {
-				return nil
-			}
-			gone, err := a.remove(ctx, thread, func(k Answer) bool { return !k.ForChat && !skip(k.ID) })
-			out = append(out, gone...)
-			return err
-		})
-	}
-	sortAnswers(out)
+	res, err := a.ledger.Recover(ctx, p, skip)
 	if err != nil {
-		return out, fmt.Errorf("hand over answers: %w", err)
+		return res, fmt.Errorf("hand over answers: %w", err)
 	}
-	return out, nil
+	return res, nil
+}
+
+// folders is recovery's Store over the agent's answers.json files.
+type folders struct{ a *Answers }
+
+// Kept lists every answer pending, oldest first.
+func (f folders) Kept(ctx context.Context) ([]recovery.Answer, error) {
+	all, err := f.a.pending(ctx)
+	sortAnswers(all)
+	out := make([]recovery.Answer, len(all))
+	for i, k := range all {
+		out[i] = recovery.Answer{ID: k.ID, Thread: k.Thread, Text: k.Text, ForChat: k.ForChat}
+	}
+	return out, err
+}
+
+// Remove lets the answers with ids go.
+func (f folders) Remove(ctx context.Context, ids []string) ([]recovery.Answer, error) {
+	gone, err := f.a.done(ctx, ids)
+	out := make([]recovery.Answer, len(gone))
+	for i, k := range gone {
+		out[i] = recovery.Answer{ID: k.ID, Thread: k.Thread, Text: k.Text, ForChat: k.ForChat}
+	}
+	return out, err
 }
 
 // remove forgets the answers of thread that pick says, keeping the rest

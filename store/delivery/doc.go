@@ -13,15 +13,15 @@
 //	sending, its turn gone, its event's answer pending already--> gone (kept once)
 //	sending, its turn gone --Settle: another event, or none and no lease--> gone
 //	sending, its turn gone --Settle: a turn holds the lease--> sending (passed over)
-//	pending --HandOver, single phase--> gone (handed over once)
-//	pending --HandOver, two-phase--> pending (handed over with its id) --Done--> gone
-//	pending for chat --HandOver, single phase--> pending for chat (left)
+//	pending --Recover, single phase, in its page--> gone (handed over once)
+//	pending --Recover, two-phase, in its page--> pending (handed over with its id) --done--> gone
+//	pending for chat --Recover, single phase--> pending for chat (left)
 //	pending --TakeAfter--> gone (taken by lnk agent chat)
 //
 // An answer is sending from just before the event that stores it is
 // written until its caller has the prompt's response: a kill at any point
 // leaves either the file or the caller with it. While its turn runs here,
-// and for Grace after it returned, HandOver passes it over; after that, a
+// and for Grace after it returned, Recover passes it over; after that, a
 // recover settles it by the event it names. docs/architecture.md draws
 // the same machine; docs/decisions.md ("The answer delivered, or kept")
 // says why each step is where it is.

@@ -25,7 +25,7 @@ import (
 const SendingDir = "sending"
 
 // Grace is how long after its turn returned an answer sending from this
-// process is passed over by HandOver: the prompt's response is written in
+// process is passed over by Recover: the prompt's response is written in
 // that time, or failed to be, and the answer is then settled like any
 // other whose turn is gone.
 const Grace = 10 * time.Second
@@ -328,7 +328,7 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 // on the disk (left for a recover when that keep failed: err says so).
 // For a caller still there, delivered is what lets the answer go once the
 // prompt's response is written: until then, and Grace after End, this
-// process's HandOver passes it over. delivered is nil when there is
+// process's Recover passes it over. delivered is nil when there is
 // nothing to let go. An answer kept for chat has its hold marked for chat
 // first, so a recover that adopts it (the response's write failed, or a
 // kill came first) never hands it to a bridge, even once the chat's
