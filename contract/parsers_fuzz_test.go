@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ruleNamed fails t unless err is a refusal naming the rule it broke.
@@ -127,6 +128,40 @@ func FuzzKeyMatches(f *testing.F) {
 		}
 		if !VerifyProof(key, challenge, Proof(key, challenge)) {
 			t.Fatalf("key %q's own proof of %q refused", key, challenge)
+		}
+	})
+}
+
+// FuzzMessageOnce proves a prompt's _meta never panics ParseMessageOnce,
+// is refused with a named rule, and that what it accepts is a good id and
+// a time that read the same when written back.
+func FuzzMessageOnce(f *testing.F) {
+	for _, s := range []string{
+		``, `null`, `{}`, `[]`, `{"link":{}}`,
+		`{"link.local/message":{"id":"schedule:r1.3","since":"2026-12-07T10:00:00.5Z"}}`,
+		`{"link.local/message":{"id":"r1","since":"2026-12-07T10:00:00+01:00"}}`,
+		`{"link.local/message":{"id":"a b","since":"2026-12-07T10:00:00Z"}}`,
+		`{"link.local/message":{"id":"r1"}}`, `{"link.local/message":"r1"}`,
+		`{"link.local/message":{"id":"r1","since":"2026-12-07T10:00:00Z","x":1}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		m, ok, err := ParseMessageOnce(meta)
+		if err != nil {
+			ruleNamed(t, err)
+			return
+		}
+		if !ok {
+			return
+		}
+		if CheckMessageID(m.ID) != nil || m.Since.Location() != time.UTC {
+			t.Fatalf("accepted %+v", m)
+		}
+		b, _ := json.Marshal(map[string]MessageOnce{MessageMeta: m})
+		again, ok, err := ParseMessageOnce(b)
+		if err != nil || !ok || again.ID != m.ID || !again.Since.Equal(m.Since) {
+			t.Fatalf("%+v read back as %+v, %v", m, again, err)
 		}
 	})
 }

@@ -277,6 +277,12 @@ func (h *Harness) append(ctx context.Context, c *conv, e store.Event, hook ...ap
 		defer func() { hook[0](ev, true, err) }()
 	}
 	defer h.locks.lock(c.agent, c.thread)()
+	return h.appendLocked(ctx, c, e, hook...)
+}
+
+// appendLocked is append under the conversation's lock.
+func (h *Harness) appendLocked(ctx context.Context, c *conv, e store.Event, hook ...appendHook) (store.Event, error) {
+	var err error
 	keeper := c.keeper()
 	next := c.next.Load()
 	for range maxAppendTries {

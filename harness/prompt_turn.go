@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -53,7 +54,11 @@ func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 // conversation's lease and returns the turn begun, noted running for
 // Cancel from before its message is stored.
 func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) (t *turn, ans acp.Answer, err error) {
-	c, cmd, err := h.prepare(ctx, p)
+	once, err := messageOnce(p) // once.go
+	if err != nil {
+		return nil, acp.Answer{}, err
+	}
+	c, cmd, err := h.prepare(ctx, p, once)
 	if err != nil {
 		return nil, acp.Answer{}, err
 	}
@@ -62,13 +67,16 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 		return nil, ans, err
 	}
 	msg := messageEvent(p, h.cfg.Now(), h.cfg.Location)
+	if once != nil {
+		msg.MessageID = once.ID
+	}
 	if err := h.waitCompacted(ctx, c); err != nil { // window_after.go
 		return nil, acp.Answer{}, err
 	}
 	holder := h.holder()
 	err = c.lease(ctx, holder, h.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		return h.steer(ctx, c, msg, s)
+		return h.steer(ctx, c, msg, s, once)
 	}
 	if err != nil {
 		return nil, acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
@@ -76,7 +84,7 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 	t = h.newTurn(c, holder)
 	t.answerFirst = true
 	h.running(t) // until Prompt returns
-	if err := t.store(ctx, msg); err != nil {
+	if err := t.store(ctx, msg, once); err != nil {
 		h.ran(t)
 		c.release(context.WithoutCancel(ctx), holder)
 		return nil, acp.Answer{}, err
@@ -94,10 +102,11 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 // answers it is kept for it here (cover). Free, the turn let it go before
 // the message was stored, maybe after its last look: the message gets a
 // turn of its own, t, streamed to its caller as any other, unless a turn
-// answered it meanwhile.
-func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Stream) (t *turn, ans acp.Answer, err error) {
+// answered it meanwhile. A message sent once whose id c holds already is
+// refused, nothing stored (once.go).
+func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Stream, once *contract.MessageOnce) (t *turn, ans acp.Answer, err error) {
 	msg.Steered = true
-	ev, err := h.append(ctx, c, msg)
+	ev, err := h.appendMessage(ctx, c, msg, once) // once.go
 	if err != nil {
 		return nil, acp.Answer{}, err
 	}
@@ -135,10 +144,15 @@ func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Str
 // message's list does, kept with it the same way (with neither, the tools
 // kept are read once, so a tools.json that doesn't read refuses the
 // message before it is written), and a model the message names is set.
-// cmd is the owner's command the prompt is, nil for a message.
-func (h *Harness) prepare(ctx context.Context, p acp.Prompt) (*conv, *command, error) {
+// cmd is the owner's command the prompt is, nil for a message. A message
+// sent once whose id the conversation holds already is refused first,
+// nothing of it kept (once.go).
+func (h *Harness) prepare(ctx context.Context, p acp.Prompt, once *contract.MessageOnce) (*conv, *command, error) {
 	c, err := h.open(ctx, p.Agent, p.Thread)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := h.checkReceived(ctx, c, once); err != nil {
 		return nil, nil, err
 	}
 	cmd, err := h.ownerCommand(c, p)
@@ -180,13 +194,14 @@ func (h *Harness) prepare(ctx context.Context, p acp.Prompt) (*conv, *command, e
 // store stores the message that begins the turn, under its lease. The
 // conversation is read first, so the message takes the number after its
 // last event without asking, and the turn's first round needn't read
-// again.
-func (t *turn) store(ctx context.Context, msg store.Event) error {
+// again. A message sent once (once not nil) whose id was stored
+// meanwhile is refused, nothing stored.
+func (t *turn) store(ctx context.Context, msg store.Event, once *contract.MessageOnce) error {
 	t.resume()
 	if err := t.refresh(ctx); err != nil {
 		return err
 	}
-	ev, err := t.h.append(ctx, t.c, msg)
+	ev, err := t.h.appendMessage(ctx, t.c, msg, once)
 	if err != nil {
 		return err
 	}

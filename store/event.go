@@ -27,13 +27,16 @@ type Event struct {
 	// A message: who sent it (empty From is the owner), the header it was
 	// sent to the model with (date, local time, connection, speaker), its
 	// text and attachments. Steered marks one that joined a running turn.
-	From     string `json:"from,omitempty"`
-	FromName string `json:"fromName,omitempty"`
-	Hops     int    `json:"hops,omitempty"`
-	Header   string `json:"header,omitempty"`
-	Text     string `json:"text,omitempty"`
-	Parts    []Part `json:"parts,omitempty"`
-	Steered  bool   `json:"steered,omitempty"`
+	// MessageID is the id a sender on the owner's machine gave it
+	// (contract.MessageMeta), so it is never stored twice.
+	From      string `json:"from,omitempty"`
+	FromName  string `json:"fromName,omitempty"`
+	Hops      int    `json:"hops,omitempty"`
+	Header    string `json:"header,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Parts     []Part `json:"parts,omitempty"`
+	Steered   bool   `json:"steered,omitempty"`
+	MessageID string `json:"messageId,omitempty"`
 
 	// An answer: thinking (kept, never shown), the calls it makes, and
 	// what the provider said of the call.

@@ -32,6 +32,7 @@ func Event(seq int64, tag string) store.Event {
 			{Type: "resource", MimeType: "text/plain", Name: "file:///notes.txt", Text: "a text resource"},
 		}
 		e.Steered = true
+		e.MessageID = fmt.Sprintf("schedule:r1.%d", seq)
 	case 2:
 		e.Kind = store.KindAnswer
 		e.Text = fmt.Sprintf("answer %d of %s", seq, tag)
