@@ -16,7 +16,7 @@ import (
 // running no turn.
 
 // MessageMeta is the prompt's _meta key of a message sent once:
-// {"id": "<id>", "since": "<RFC 3339>"}.
+// {"id": "<id>", "since": "<RFC 3339>", "recover": true}.
 const MessageMeta = "link.local/message"
 
 // CodeAlreadyReceived is the JSON-RPC error code of a prompt whose
@@ -37,6 +37,12 @@ type MessageOnce struct {
 	// if it was, no earlier, so the harness looks for the id among the
 	// events written since then alone (less a margin for the clock).
 	Since time.Time `json:"since"`
+	// Recover: the turn's answer is never streamed to this caller but
+	// kept for _link/recover from the start, as a caller gone's is: so
+	// lnk agent chat shows a link: thread's and Link's bridge takes
+	// another's to its chat. The sender, a reminder's, lets the
+	// connection go once the harness has the message (_link/taken).
+	Recover bool `json:"recover,omitempty"`
 }
 
 // AlreadyReceived is the data of a CodeAlreadyReceived error: the id and
@@ -57,7 +63,8 @@ func CheckMessageID(id string) error {
 
 // ParseMessageOnce reads the MessageMeta of a prompt's _meta. A _meta
 // without it says none (ok false); one that isn't an object with a good
-// id and an RFC 3339 since, and nothing else, is refused naming the rule.
+// id, an RFC 3339 since and at most recover, a boolean, is refused naming
+// the rule.
 func ParseMessageOnce(meta json.RawMessage) (m MessageOnce, ok bool, err error) {
 	meta = bytes.TrimSpace(meta)
 	if len(meta) == 0 || string(meta) == "null" {
@@ -76,8 +83,8 @@ func ParseMessageOnce(meta json.RawMessage) (m MessageOnce, ok bool, err error) 
 		return m, false, refuse(MessageMeta, "%s is an object: {\"id\", \"since\"}", MessageMeta)
 	}
 	for key := range fields {
-		if key != "id" && key != "since" {
-			return m, false, refuse(MessageMeta, "%q is not one of %s's: id, since", truncate(key, 32), MessageMeta)
+		if key != "id" && key != "since" && key != "recover" {
+			return m, false, refuse(MessageMeta, "%q is not one of %s's: id, since, recover", truncate(key, 32), MessageMeta)
 		}
 	}
 	if err := parseString(fields["id"], "id", &m.ID, CheckMessageID); err != nil {
@@ -92,5 +99,10 @@ func ParseMessageOnce(meta json.RawMessage) (m MessageOnce, ok bool, err error) 
 		return m, false, refuse(MessageMeta, "since is when the message was first recorded, an RFC 3339 time")
 	}
 	m.Since = t.UTC()
+	if v, ok := fields["recover"]; ok {
+		if err := parseBool(v, "recover", &m.Recover); err != nil {
+			return m, false, refuse(MessageMeta, "recover is true or false")
+		}
+	}
 	return m, true, nil
 }

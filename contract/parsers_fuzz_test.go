@@ -140,6 +140,8 @@ func FuzzMessageOnce(f *testing.F) {
 		``, `null`, `{}`, `[]`, `{"link":{}}`,
 		`{"link.local/message":{"id":"schedule:r1.3","since":"2026-12-07T10:00:00.5Z"}}`,
 		`{"link.local/message":{"id":"r1","since":"2026-12-07T10:00:00+01:00"}}`,
+		`{"link.local/message":{"id":"r1","since":"2026-12-07T10:00:00Z","recover":true}}`,
+		`{"link.local/message":{"id":"r1","since":"2026-12-07T10:00:00Z","recover":1}}`,
 		`{"link.local/message":{"id":"a b","since":"2026-12-07T10:00:00Z"}}`,
 		`{"link.local/message":{"id":"r1"}}`, `{"link.local/message":"r1"}`,
 		`{"link.local/message":{"id":"r1","since":"2026-12-07T10:00:00Z","x":1}}`,
@@ -160,7 +162,7 @@ func FuzzMessageOnce(f *testing.F) {
 		}
 		b, _ := json.Marshal(map[string]MessageOnce{MessageMeta: m})
 		again, ok, err := ParseMessageOnce(b)
-		if err != nil || !ok || again.ID != m.ID || !again.Since.Equal(m.Since) {
+		if err != nil || !ok || again.ID != m.ID || !again.Since.Equal(m.Since) || again.Recover != m.Recover {
 			t.Fatalf("%+v read back as %+v, %v", m, again, err)
 		}
 	})

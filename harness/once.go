@@ -86,3 +86,14 @@ func messageOnce(p acp.Prompt) (*contract.MessageOnce, error) {
 	}
 	return &m, nil
 }
+
+// answerFor is the answer of a turn begun by a prompt streaming to s: one
+// nobody waits for when the message asks its answer kept for
+// _link/recover from the start (contract.MessageOnce.Recover), so it is
+// never streamed to a caller that goes once it has _link/taken.
+func answerFor(ctx context.Context, s acp.Stream, max int, activity *bool, once *contract.MessageOnce) *answer {
+	if once != nil && once.Recover {
+		return newAnswer(nil, nil, max, activity)
+	}
+	return newAnswer(ctx, s, max, activity)
+}

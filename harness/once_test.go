@@ -147,3 +147,30 @@ func TestMessageOnceRefused(t *testing.T) {
 		t.Fatalf("refused messages stored %d events", len(ev))
 	}
 }
+
+// A message sent once asking its answer be kept for _link/recover streams
+// nothing to its caller, who may go once it has _link/taken: the turn's
+// answer is kept, as a caller gone's, for lnk agent chat or the bridge to
+// take (TestMessageOnceRecover).
+func TestMessageOnceRecover(t *testing.T) {
+	r := newRig(t)
+	r.Model.Push(model.Response{Text: "Time to call the bank."})
+	meta, _ := json.Marshal(map[string]any{
+		"link":               map[string]any{"from": "schedule:r1"},
+		contract.MessageMeta: map[string]any{"id": "r1.1", "since": time.Now().Format(time.RFC3339Nano), "recover": true},
+	})
+	res, x, err := r.Say("link:chat", "call the bank", meta)
+	if err != nil || res.StopReason != acp.StopEndTurn {
+		t.Fatalf("answered %+v, %v", res, err)
+	}
+	if got := x.Text(); got != "" {
+		t.Fatalf("streamed %q to a caller that asked it kept", got)
+	}
+	kept, err := r.Answers().Pending(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(kept) != 1 || kept[0].Thread != "link:chat" || kept[0].Text != "Time to call the bank." {
+		t.Fatalf("kept %+v", kept)
+	}
+}

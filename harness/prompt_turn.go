@@ -90,7 +90,7 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 		return nil, acp.Answer{}, err
 	}
 	s.Taken(ctx)
-	t.out = newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
+	t.out = answerFor(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose, once) // once.go
 	return t, acp.Answer{}, nil
 }
 
@@ -120,7 +120,7 @@ func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Str
 			if err = c.pinned.Begun(); err == nil {
 				t.start, t.current = ev.Seq, true
 				s.Taken(ctx)
-				t.out = newAnswer(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose)
+				t.out = answerFor(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose, once)
 				return t, acp.Answer{}, nil
 			}
 		}
