@@ -59,6 +59,24 @@ func (in CommandIn) args() []string {
 	return in.Command
 }
 
+// specOf is in's command as s runs it in the sandbox over workspace:
+// run__command's, and run__start's kept for its supervisor.
+func specOf(workspace string, s Settings, in CommandIn) sandbox.Spec {
+	env := map[string]string{}
+	for k, v := range s.Env {
+		env[k] = v
+	}
+	return sandbox.Spec{
+		Args:       in.args(),
+		Dir:        workspace,
+		Env:        sandbox.Env(workspace, env),
+		Network:    s.Network,
+		Read:       s.Read,
+		Limits:     s.Limits,
+		Unconfined: s.Sandbox == "off",
+	}
+}
+
 // Result is what became of a command.
 type Result struct {
 	Exit     int           // its exit status; 128+n killed by signal n
@@ -83,20 +101,7 @@ func Run(ctx context.Context, workspace string, s Settings, in CommandIn) (Resul
 		}
 		timeout = in.Timeout
 	}
-	env := map[string]string{}
-	for k, v := range s.Env {
-		env[k] = v
-	}
-	spec := sandbox.Spec{
-		Args:       in.args(),
-		Dir:        workspace,
-		Env:        sandbox.Env(workspace, env),
-		Network:    s.Network,
-		Read:       s.Read,
-		Limits:     s.Limits,
-		Unconfined: s.Sandbox == "off",
-	}
-	cmd, err := sandbox.Command(spec)
+	cmd, err := sandbox.Command(specOf(workspace, s, in))
 	if err != nil {
 		return Result{}, err
 	}

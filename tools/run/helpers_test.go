@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/mcpserve"
 	"github.com/lnk-dev/link/tools/run"
+	"github.com/lnk-dev/link/tools/run/background"
 	"github.com/lnk-dev/link/tools/sandbox"
 )
 
@@ -26,6 +27,9 @@ const helperEnv = "LNK_RUN_TEST_HOME"
 func TestMain(m *testing.M) {
 	if sandbox.IsTrampoline(os.Args) {
 		os.Exit(sandbox.Main())
+	}
+	if background.IsSupervisor(os.Args) {
+		os.Exit(background.Supervise(os.Args, run.Build))
 	}
 	if home := os.Getenv(helperEnv); home != "" {
 		os.Exit(serveHelper(home))

@@ -3,9 +3,10 @@
 // shell line, in the agent's workspace (its files/ folder), each call in
 // a kernel sandbox of its own (tools/sandbox), killed with every process
 // it started at its timeout, its output answered bounded; the background
-// commands (run__start, run__list, run__read, run__stop) are added to the
-// same server by tools/run/background. Its settings are config.json's
-// "run" table, read at each call (Settings).
+// commands' calls (run__start, run__list, run__read, run__stop) are the
+// same server's, over tools/run/background (Options.Background), each
+// command in the same sandbox. Its settings are config.json's "run"
+// table, read at each call (Settings).
 package run
 
 import (
@@ -21,6 +22,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/home"
 	"github.com/lnk-dev/link/tools/mcpserve"
+	"github.com/lnk-dev/link/tools/run/background"
 )
 
 // Tool is run as tools/mcpserve names it.
@@ -38,13 +40,17 @@ type Options struct {
 	Paths  store.Paths   // the agent's: its files/ is the workspace, its config.json the settings
 	Logger *slog.Logger  // what goes wrong outside a call's answer; nil logs nothing
 	Idle   time.Duration // a session unused this long is ended; 0 is an hour
+	// Background keeps the background commands (run__start, run__list,
+	// run__read, run__stop, offered with it); nil offers none.
+	Background *background.Manager
 }
 
 // maxConfig bounds config.json as run reads it.
 const maxConfig = 1 << 20
 
 // New is the MCP server of run for the agent opts names, with
-// run__command; Handler serves it.
+// run__command, and the background commands' calls with
+// opts.Background; Handler serves it.
 func New(opts Options) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "link-run", Title: "Link Run", Version: "1"}, &mcp.ServerOptions{Instructions: Instructions})
 	c := calls{opts: opts}
@@ -53,6 +59,9 @@ func New(opts Options) *mcp.Server {
 		Description: "Run a program with its arguments (command) or a shell line (shell) in your workspace, sandboxed, and answer its exit status, stdout and stderr (long output cut in the middle, said). Killed with everything it started past its timeout (seconds; the agent's default unless said).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, c.command)
+	if opts.Background != nil {
+		addBackground(s, c)
+	}
 	return s
 }
 

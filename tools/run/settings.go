@@ -21,7 +21,8 @@ import (
 //	  "env": {"GOFLAGS": "-mod=mod"},
 //	  "read": ["/home/me/go"],
 //	  "output": 32768,
-//	  "limits": {"processes": 256, "memory": 8589934592, "cpu_seconds": 600, "file_size": 1073741824, "open_files": 1024}
+//	  "limits": {"processes": 256, "memory": 8589934592, "cpu_seconds": 600, "file_size": 1073741824, "open_files": 1024},
+//	  "background": {"max_running": 16, "output": 8388608}
 //	}
 //
 // timeout is a command's in seconds when its call says none, max_timeout
@@ -31,7 +32,9 @@ import (
 // each command's environment (PATH replaces the default); read are more
 // folders commands may read; output is the most of a command's standard
 // output answered (its standard error a quarter of it); limits bound each
-// command (sandbox.Limits).
+// command (sandbox.Limits); background bounds the background commands
+// (run__start): how many run at once, and how many bytes of each one's
+// latest output are kept.
 type Settings struct {
 	Timeout    int               `json:"timeout"`
 	MaxTimeout int               `json:"max_timeout"`
@@ -41,6 +44,13 @@ type Settings struct {
 	Read       []string          `json:"read"`
 	Output     int               `json:"output"`
 	Limits     sandbox.Limits    `json:"limits"`
+	Background Background        `json:"background"`
+}
+
+// Background is the "background" table of run's settings.
+type Background struct {
+	MaxRunning int   `json:"max_running"`
+	Output     int64 `json:"output"`
 }
 
 // The bounds of Settings: Link's defaults, and the most each may be.
@@ -51,11 +61,18 @@ const (
 	DefaultOutput     = 32 << 10
 	MostOutput        = 1 << 20
 	leastOutput       = 1 << 10
+
+	DefaultMaxRunning = 16
+	MostRunning       = 256
+	DefaultKeep       = 8 << 20
+	LeastKeep         = 64 << 10
+	MostKeep          = 1 << 30
 )
 
 // Defaults are run's settings for an agent whose config.json says none.
 func Defaults() Settings {
-	return Settings{Timeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout, Sandbox: "on", Output: DefaultOutput, Limits: sandbox.DefaultLimits}
+	return Settings{Timeout: DefaultTimeout, MaxTimeout: DefaultMaxTimeout, Sandbox: "on", Output: DefaultOutput, Limits: sandbox.DefaultLimits,
+		Background: Background{MaxRunning: DefaultMaxRunning, Output: DefaultKeep}}
 }
 
 // ParseSettings reads the "run" table of config.json (b) over Defaults,
@@ -99,6 +116,10 @@ func (s Settings) check() error {
 		return errors.New(`sandbox is "on" or "off"`)
 	case s.Output < leastOutput || s.Output > MostOutput:
 		return fmt.Errorf("output is %d to %d bytes", leastOutput, MostOutput)
+	case s.Background.MaxRunning < 1 || s.Background.MaxRunning > MostRunning:
+		return fmt.Errorf("background.max_running is 1 to %d commands", MostRunning)
+	case s.Background.Output < LeastKeep || s.Background.Output > MostKeep:
+		return fmt.Errorf("background.output is %d to %d bytes", LeastKeep, MostKeep)
 	case s.Limits.Processes < 0 || s.Limits.Memory < 0 || s.Limits.CPUSeconds < 0 || s.Limits.FileSize < 0 || s.Limits.OpenFiles < 0:
 		return errors.New("limits are counts, 0 (Link's default) or more")
 	}

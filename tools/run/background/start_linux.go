@@ -2,6 +2,7 @@ package background
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,6 +28,10 @@ type Request struct {
 	Hops    int    // the hops of the message being answered
 	Command string // the command as said back to the model
 	Spec    []byte // the command as the supervisor's Builder makes it
+	// MaxRunning and KeepOutput, when said, are the agent's settings now
+	// in place of the Manager's.
+	MaxRunning int
+	KeepOutput int64
 }
 
 // ErrTooMany is the refusal of a start past MaxRunning.
@@ -51,8 +56,9 @@ func (m *Manager) Start(ctx context.Context, req Request) (Info, error) {
 			running++
 		}
 	}
-	if running >= m.opts.MaxRunning {
-		return Info{}, fmt.Errorf("%w: %d of %d at once; stop one (run__stop) or wait for one to end", ErrTooMany, running, m.opts.MaxRunning)
+	most := cmp.Or(req.MaxRunning, m.opts.MaxRunning)
+	if running >= most {
+		return Info{}, fmt.Errorf("%w: %d of %d at once; stop one (run__stop) or wait for one to end", ErrTooMany, running, most)
 	}
 	// The folder is made under a name no sweep looks at, its lock taken
 	// and job.json written before it is given its id: a sweep never finds
@@ -72,7 +78,7 @@ func (m *Manager) Start(ctx context.Context, req Request) (Info, error) {
 		return Info{}, fmt.Errorf("background: lock: %w", err)
 	}
 	job := Job{Thread: req.Thread, Hops: req.Hops, Command: req.Command, Spec: req.Spec,
-		Started: m.opts.Now().UTC(), KeepOutput: m.opts.KeepOutput, Grace: m.opts.Grace}
+		Started: m.opts.Now().UTC(), KeepOutput: cmp.Or(req.KeepOutput, m.opts.KeepOutput), Grace: m.opts.Grace}
 	id, dir, err := m.place(tmp, &job)
 	if err != nil {
 		os.RemoveAll(tmp)

@@ -13,6 +13,10 @@ type Request struct {
 	Hops    int
 	Command string
 	Spec    []byte
+	// MaxRunning and KeepOutput, when said, are the agent's settings now
+	// in place of the Manager's.
+	MaxRunning int
+	KeepOutput int64
 }
 
 // ErrTooMany is the refusal of a start past MaxRunning.

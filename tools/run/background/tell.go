@@ -3,6 +3,7 @@ package background
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -54,6 +55,10 @@ func endText(job Job, end End, status Status, dir string) string {
 	return b.String()
 }
 
+// sandboxSignal says whether exit is the status a sandbox's trampoline
+// answers for a command killed by a signal, 128+n.
+func sandboxSignal(exit int) bool { return exit > 128 && exit < 128+65 }
+
 // exitText says how a command's process ended.
 func exitText(end End) string {
 	switch {
@@ -61,8 +66,12 @@ func exitText(end End) string {
 		return "stopped by run__stop (" + end.Signal + ")"
 	case end.Signal != "":
 		return "killed by a signal (" + end.Signal + ")"
+	case end.Stopped && sandboxSignal(end.Exit):
+		return fmt.Sprintf("stopped by run__stop (%s)", syscall.Signal(end.Exit-128))
 	case end.Stopped:
 		return fmt.Sprintf("stopped by run__stop, exit status %d", end.Exit)
+	case sandboxSignal(end.Exit):
+		return fmt.Sprintf("exit status %d (killed by signal %d, %s)", end.Exit, end.Exit-128, syscall.Signal(end.Exit-128))
 	default:
 		return fmt.Sprintf("exit status %d", end.Exit)
 	}
