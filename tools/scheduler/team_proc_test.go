@@ -1,0 +1,196 @@
+package scheduler
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
+)
+
+// The real Link Harness, built and run as a process of its own, reaches
+// a scheduler served here over MCP at $LNK_SCHEDULER, its model the
+// fake provider.
+
+// buildHarness builds lnk-link-harness into a folder of the test's.
+func buildHarness(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "lnk-link-harness")
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/lnk-link-harness")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build lnk-link-harness: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// lockedBuffer is a buffer written by a process's output and read by the
+// test.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// harnessProc is one run of the built harness.
+type harnessProc struct {
+	cmd    *exec.Cmd
+	url    string
+	stderr *lockedBuffer
+	exited chan struct{}
+}
+
+// startHarness starts the harness on home at a free port, its tools and
+// provider from env, and reads its endpoint.
+func startHarness(t *testing.T, bin, home, keyFile string, env map[string]string) *harnessProc {
+	t.Helper()
+	cmd := exec.Command(bin, "serve", "--home", home, "--port", "0", "--key-file", keyFile, "--model", "anthropic/claude-test")
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") || k == "OLLAMA_HOST" || strings.HasPrefix(k, "LNK_") {
+			continue
+		}
+		cmd.Env = append(cmd.Env, kv)
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	p := &harnessProc{cmd: cmd, stderr: &lockedBuffer{}, exited: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		if sc.Scan() {
+			line <- sc.Text()
+		}
+		close(line)
+		for sc.Scan() {
+		}
+		cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(p.kill)
+	select {
+	case l, ok := <-line:
+		if !ok || !strings.HasPrefix(l, "endpoint ") {
+			t.Fatalf("the harness said %q: %s", l, p.stderr.String())
+		}
+		p.url = strings.TrimPrefix(l, "endpoint ")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the harness didn't listen: %s", p.stderr.String())
+	}
+	return p
+}
+
+// kill SIGKILLs the harness and waits for it to be gone.
+func (p *harnessProc) kill() {
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.exited
+}
+
+// selfAt is the agent's own endpoint, which a test moves when it starts
+// its harness again.
+type selfAt struct {
+	mu sync.Mutex
+	ep Endpoint
+}
+
+func (s *selfAt) set(url string, key []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ep = Endpoint{URL: url, Key: key, Agent: contract.DefaultAgent}
+}
+
+func (s *selfAt) get(context.Context) (Endpoint, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.ep, nil
+}
+
+// serveTeam serves t's calls over Streamable HTTP on 127.0.0.1, its
+// address what $LNK_SCHEDULER names.
+func serveTeam(tb testing.TB, t *Team) string {
+	tb.Helper()
+	s := mcp.NewServer(&mcp.Implementation{Name: "link-scheduler-test", Version: "1"}, &mcp.ServerOptions{Instructions: TeamInstructions})
+	AddTeamTools(s, t)
+	h := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	tb.Cleanup(h.Close)
+	return h.URL
+}
+
+// events are the events of thread in the main agent's conversations at
+// home.
+func events(tb testing.TB, home, thread string) []store.Event {
+	tb.Helper()
+	p, err := store.For(home, contract.DefaultAgent)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	evs, err := log.Open(p.Chats()).Read(context.Background(), thread, 1)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return evs
+}
+
+// messagesFrom are the messages of evs from senders starting prefix.
+func messagesFrom(evs []store.Event, prefix string) []store.Event {
+	var out []store.Event
+	for _, e := range evs {
+		if e.Kind == store.KindMessage && strings.HasPrefix(e.From, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// waitFor waits up to d for cond, failing the test with what it waited
+// for.
+func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	pause := 10 * time.Millisecond
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("waited %v for %s", d, what)
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 250*time.Millisecond)
+	}
+}
