@@ -30,6 +30,12 @@ type harnessRig struct {
 // newHarnessRig builds the harness and starts it with a team of its own.
 func newHarnessRig(t *testing.T, maxTasks int) *harnessRig {
 	t.Helper()
+	return newHarnessRigWith(t, maxTasks, nil)
+}
+
+// newHarnessRigWith is newHarnessRig with env's tools too.
+func newHarnessRigWith(t *testing.T, maxTasks int, env map[string]string) *harnessRig {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the real harness")
 	}
@@ -45,6 +51,9 @@ func newHarnessRig(t *testing.T, maxTasks int) *harnessRig {
 		"ANTHROPIC_BASE_URL": r.fake.URL(),
 		"LNK_SCHEDULER":      serveTeam(t, r.team),
 		"LNK_LEASE_TTL":      "2s",
+	}
+	for k, v := range env {
+		r.env[k] = v
 	}
 	r.start(t)
 	return r
@@ -80,14 +89,15 @@ func (r *harnessRig) start(t *testing.T) {
 }
 
 // SIGKILL the harness while a task runs: its result still reaches the
-// parent's conversation once. The task's turn is cut mid-answer; the
+// parent's conversation once. (Meanwhile a task over the limit is
+// refused.) The task's turn is cut mid-answer; the
 // harness started again finishes it and keeps its answer, which the
 // scheduler takes from _link/recover (its message answered already
 // received when sent again) and brings back to link:chat as a message
 // from task:<id>, exactly once; the parent's answer to it is kept for
 // the owner. The task's own message was stored once.
 func TestTaskResultAcrossHarnessKill(t *testing.T) {
-	r := newHarnessRig(t, 4)
+	r := newHarnessRig(t, 1)
 	r.fake.Script(fakeprovider.Turn{Hang: true}, fakeprovider.Turn{Text: "There are 42 stars."})
 	cs := connectTo(t, r.env["LNK_SCHEDULER"])
 	text, failed := call(t, cs, callStartTask, StartTaskIn{Text: "count the stars"}, mcp.Meta{metaThread: "link:chat", metaHops: 0, metaTools: []string{"scheduler__start_task"}})
@@ -96,6 +106,15 @@ func TestTaskResultAcrossHarnessKill(t *testing.T) {
 	}
 	id := taskID(t, text)
 	waitFor(t, 20*time.Second, "the task's turn to reach the model", func() bool { return len(r.fake.Requests()) == 1 })
+	// Over the agent's limit of tasks at once (1 here), another is
+	// refused, and nothing more is stored.
+	text, failed = call(t, cs, callStartTask, StartTaskIn{Text: "count the moons"}, mcp.Meta{metaThread: "link:chat", metaTools: []string{"scheduler__start_task"}})
+	if !failed || !strings.Contains(text, "Refused: the agent runs at most 1 tasks at once (config.json's scheduler.max_tasks), and 1 are running") {
+		t.Fatalf("a task over the limit: %q", text)
+	}
+	if n := stored(t, r.team); n != 1 {
+		t.Fatalf("%d jobs stored", n)
+	}
 	r.proc.kill()
 	r.start(t)
 

@@ -149,6 +149,12 @@ func serveTeam(tb testing.TB, t *Team) string {
 	tb.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "link-scheduler-test", Version: "1"}, &mcp.ServerOptions{Instructions: TeamInstructions})
 	AddTeamTools(s, t)
+	return serveMCP(tb, s)
+}
+
+// serveMCP serves s over Streamable HTTP on 127.0.0.1.
+func serveMCP(tb testing.TB, s *mcp.Server) string {
+	tb.Helper()
 	h := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	tb.Cleanup(h.Close)
 	return h.URL
