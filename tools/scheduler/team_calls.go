@@ -324,8 +324,11 @@ func (t *Team) messageTeammate(ctx context.Context, req *mcp.CallToolRequest, in
 	if t.cfg.Teammates == nil {
 		return refused("agent %s: %v (this agent has no teammates here)", in.Agent, ErrNoTeammate)
 	}
-	if _, err := t.cfg.Teammates.Teammate(ctx, in.Agent); err != nil {
+	if _, err := t.cfg.Teammates.Teammate(ctx, in.Agent); errors.Is(err, ErrNoTeammate) {
 		return refused("%v", err)
+	} else if err != nil {
+		t.cfg.Logger.Warn("team: a teammate can't be reached", "agent", in.Agent, "err", err.Error())
+		return refused("agent %s can't be reached now: its endpoint or key doesn't read (the scheduler's log says why)", in.Agent)
 	}
 	thread, err := teammateThread(t.cfg.Agent)
 	if err != nil {

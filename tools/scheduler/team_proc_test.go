@@ -65,6 +65,7 @@ func (l *lockedBuffer) String() string {
 type harnessProc struct {
 	cmd    *exec.Cmd
 	url    string
+	agent  string // the agent the url is of, with --agents
 	stderr *lockedBuffer
 	exited chan struct{}
 }
@@ -73,7 +74,14 @@ type harnessProc struct {
 // provider from env, and reads its endpoint.
 func startHarness(t *testing.T, bin, home, keyFile string, env map[string]string) *harnessProc {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--home", home, "--port", "0", "--key-file", keyFile, "--model", "anthropic/claude-test")
+	return startProc(t, bin, env, 1, "serve", "--home", home, "--port", "0", "--key-file", keyFile, "--model", "anthropic/claude-test")[0]
+}
+
+// startProc starts the harness with args and reads the endpoints it
+// prints, n of them: a harnessProc each, of the one process.
+func startProc(t *testing.T, bin string, env map[string]string, n int, args ...string) []*harnessProc {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") || k == "OLLAMA_HOST" || strings.HasPrefix(k, "LNK_") {
@@ -93,29 +101,35 @@ func startHarness(t *testing.T, bin, home, keyFile string, env map[string]string
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	line := make(chan string, 1)
+	lines := make(chan string, n)
 	go func() {
 		sc := bufio.NewScanner(out)
-		if sc.Scan() {
-			line <- sc.Text()
+		for i := 0; i < n && sc.Scan(); i++ {
+			lines <- sc.Text()
 		}
-		close(line)
+		close(lines)
 		for sc.Scan() {
 		}
 		cmd.Wait()
 		close(p.exited)
 	}()
 	t.Cleanup(p.kill)
-	select {
-	case l, ok := <-line:
-		if !ok || !strings.HasPrefix(l, "endpoint ") {
-			t.Fatalf("the harness said %q: %s", l, p.stderr.String())
+	var all []*harnessProc
+	timeout := time.After(30 * time.Second)
+	for range n {
+		select {
+		case l, ok := <-lines:
+			if !ok || !strings.HasPrefix(l, "endpoint ") {
+				t.Fatalf("the harness said %q: %s", l, p.stderr.String())
+			}
+			one := *p
+			one.url, one.agent, _ = strings.Cut(strings.TrimPrefix(l, "endpoint "), " ")
+			all = append(all, &one)
+		case <-timeout:
+			t.Fatalf("the harness didn't listen: %s", p.stderr.String())
 		}
-		p.url = strings.TrimPrefix(l, "endpoint ")
-	case <-time.After(30 * time.Second):
-		t.Fatalf("the harness didn't listen: %s", p.stderr.String())
 	}
-	return p
+	return all
 }
 
 // kill SIGKILLs the harness and waits for it to be gone.
@@ -164,7 +178,13 @@ func serveMCP(tb testing.TB, s *mcp.Server) string {
 // home.
 func events(tb testing.TB, home, thread string) []store.Event {
 	tb.Helper()
-	p, err := store.For(home, contract.DefaultAgent)
+	return agentEvents(tb, home, contract.DefaultAgent, thread)
+}
+
+// agentEvents are the events of thread in agent's conversations at home.
+func agentEvents(tb testing.TB, home, agent, thread string) []store.Event {
+	tb.Helper()
+	p, err := store.For(home, agent)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -1,0 +1,110 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/model/fakeprovider"
+)
+
+// Two agents of one owner exchange a message and a reply, served by one
+// Link Harness process (serve --agents), each with a scheduler of its
+// own: main's model asks work whether the report is done; work reads it
+// in its conversation with main (link:agent-main), from agent:main, 1
+// hop away; its answer comes back into main's link:chat once, from
+// agent:work, 2 hops away, and main's answer to it is kept for the owner.
+func TestTeammatesExchange(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real harness")
+	}
+	bin := buildHarness(t)
+	fake := fakeprovider.New()
+	t.Cleanup(fake.Close)
+	home, dir := t.TempDir(), t.TempDir()
+
+	var mu sync.Mutex
+	urls := map[string]string{}
+	list := AgentList(func(context.Context) ([]Agent, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []Agent
+		for _, name := range []string{"main", "work"} {
+			out = append(out, Agent{Name: name, URL: urls[name], KeyFile: filepath.Join(dir, name+".key")})
+		}
+		return out, nil
+	})
+	teams := map[string]*Team{}
+	var file strings.Builder
+	for _, name := range []string{"main", "work"} {
+		if err := os.WriteFile(filepath.Join(dir, name+".key"), []byte(name+"-key-0123456789abcdef\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		team, err := NewTeam(TeamConfig{
+			Agent:     name,
+			Dir:       filepath.Join(home, "agents", name, "scheduler"),
+			Self:      func(ctx context.Context) (Endpoint, error) { return list.Teammate(ctx, name) },
+			Teammates: list,
+			Sender:    Sent{},
+			Settings:  func(context.Context) (TeamSettings, error) { return TeamSettings{MaxTasks: 2}, nil },
+			Retry:     50 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := team.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { team.Close() })
+		teams[name] = team
+		line, _ := json.Marshal(map[string]any{"name": name, "home": home, "port": 0, "key_file": filepath.Join(dir, name+".key"), "env": map[string]string{"LNK_SCHEDULER": serveTeam(t, team)}})
+		file.Write(append(line, '\n'))
+	}
+	agentsFile := filepath.Join(dir, "agents")
+	if err := os.WriteFile(agentsFile, []byte(file.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range startProc(t, bin, map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL()}, 2, "serve", "--agents", agentsFile, "--model", "anthropic/claude-test") {
+		mu.Lock()
+		urls[p.agent] = p.url
+		mu.Unlock()
+	}
+
+	in, _ := json.Marshal(MessageTeammateIn{Agent: "work", Text: "is the report done?"})
+	fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "scheduler__" + callMessageTeammate, Input: string(in)}}})
+	mainEP, err := list.Teammate(context.Background(), "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	say(t, mainEP, "link:chat", "ask work whether the report is done", nil)
+
+	waitFor(t, 30*time.Second, "work's reply in main's link:chat", func() bool {
+		return len(messagesFrom(agentEvents(t, home, "main", "link:chat"), "agent:")) > 0 && stored(t, teams["main"]) == 0
+	})
+	asked := messagesFrom(agentEvents(t, home, "work", "link:agent-main"), "agent:")
+	if len(asked) != 1 || asked[0].From != "agent:main" || asked[0].Text != "is the report done?" || asked[0].Hops != 1 {
+		t.Fatalf("work read %+v", asked)
+	}
+	replies := messagesFrom(agentEvents(t, home, "main", "link:chat"), "agent:")
+	if len(replies) != 1 || replies[0].From != "agent:work" || !strings.Contains(replies[0].Text, "is the report done?") || replies[0].Hops != 2 {
+		t.Fatalf("main got %+v", replies)
+	}
+	// work's conversation with main was its alone: main's home has none.
+	if evs := agentEvents(t, home, "main", "link:agent-main"); len(evs) != 0 {
+		t.Fatalf("main's home holds %d events of link:agent-main", len(evs))
+	}
+	waitFor(t, 20*time.Second, "main's answer to the reply kept for the owner", func() bool {
+		all, _ := Sent{}.Kept(context.Background(), mainEP)
+		for _, k := range all {
+			if k.Thread == "link:chat" && strings.Contains(k.Text, "agent:work wrote, 2 hops away") {
+				return true
+			}
+		}
+		return false
+	})
+}
