@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -13,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/tools/mcpserve"
 )
 
 // TeamInstructions is what the scheduler's initialize answer says of its
@@ -61,9 +61,9 @@ type MessageTeammateIn struct {
 type NoIn struct{}
 
 // callMeta is what a call of Link Harness's says beside its arguments
-// (harness/mcptools): the conversation it is made in, the hops of the
-// message it answers, the tools the conversation has this turn and its
-// model.
+// (harness/mcptools): the conversation it is made in and the hops of the
+// message it answers (mcpserve.Origin), the tools the conversation has
+// this turn and its model.
 type callMeta struct {
 	Thread string
 	Hops   int
@@ -71,47 +71,36 @@ type callMeta struct {
 	Model  string
 }
 
-// The keys of a call's _meta the team reads (harness/mcptools's).
+// The keys of a call's _meta the team reads beside mcpserve's.
 const (
-	metaThread = "link.local/thread"
-	metaHops   = "link.local/hops"
+	metaThread = mcpserve.MetaThread
+	metaHops   = mcpserve.MetaHops
 	metaTools  = "link.local/tools"
 	metaModel  = "link.local/model"
 )
 
 // parseCallMeta reads a call's _meta, refusing what breaks a rule: the
-// thread is one the contract allows and is needed; hops is a
-// non-negative integer; tools a list of tools' names; model a model's.
+// conversation and hops as mcpserve.Origin reads them; tools a list of
+// tools' names; model a model's.
 func parseCallMeta(m map[string]any) (callMeta, error) {
 	var c callMeta
-	th, ok := m[metaThread].(string)
-	if !ok {
-		return c, errors.New("the call says no conversation (" + metaThread + "): the scheduler is reached through Link Harness")
-	}
-	if err := contract.CheckThread(th); err != nil {
-		return c, fmt.Errorf("%s: %w", metaThread, err)
-	}
-	c.Thread = th
-	if v, ok := m[metaHops]; ok && v != nil {
-		f, isNum := v.(float64)
-		if !isNum || f < 0 || f != math.Trunc(f) || f > contract.MaxHops {
-			return c, fmt.Errorf("%s is a non-negative integer, at most %d", metaHops, contract.MaxHops)
-		}
-		c.Hops = int(f)
+	var err error
+	if c.Thread, c.Hops, err = mcpserve.Origin(m); err != nil {
+		return c, err
 	}
 	if v, ok := m[metaTools]; ok && v != nil {
 		list, isList := v.([]any)
 		if !isList || len(list) > contract.MaxTools {
-			return c, fmt.Errorf("%s is a list of at most %d tools' names", metaTools, contract.MaxTools)
+			return c, fmt.Errorf("the call's _meta %s is a list of at most %d tools' names", metaTools, contract.MaxTools)
 		}
 		tools := make([]string, 0, len(list))
 		for _, x := range list {
 			name, isStr := x.(string)
 			if !isStr {
-				return c, fmt.Errorf("%s is a list of tools' names, each a string", metaTools)
+				return c, fmt.Errorf("the call's _meta %s is a list of tools' names, each a string", metaTools)
 			}
 			if err := contract.CheckToolName(name); err != nil {
-				return c, fmt.Errorf("%s: %w", metaTools, err)
+				return c, fmt.Errorf("the call's _meta %s: %w", metaTools, err)
 			}
 			tools = append(tools, name)
 		}
@@ -120,10 +109,10 @@ func parseCallMeta(m map[string]any) (callMeta, error) {
 	if v, ok := m[metaModel]; ok && v != nil {
 		s, isStr := v.(string)
 		if !isStr {
-			return c, fmt.Errorf("%s is a model's name", metaModel)
+			return c, fmt.Errorf("the call's _meta %s is a model's name", metaModel)
 		}
 		if err := contract.CheckModel(s); err != nil {
-			return c, fmt.Errorf("%s: %w", metaModel, err)
+			return c, fmt.Errorf("the call's _meta %s: %w", metaModel, err)
 		}
 		c.Model = s
 	}

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -72,7 +73,7 @@ func (h homeTeammates) Teammate(_ context.Context, name string) (Endpoint, error
 			return Endpoint{Agent: n}, nil
 		}
 	}
-	return Endpoint{}, errors.New("agent " + name + ": " + ErrNoTeammate.Error())
+	return Endpoint{}, fmt.Errorf("agent %s: %w", name, ErrNoTeammate)
 }
 func (h homeTeammates) Names(context.Context) ([]string, error) { return h, nil }
 
@@ -132,10 +133,10 @@ func TestTeamRefusals(t *testing.T) {
 		{"a model that isn't one", callStartTask, StartTaskIn{Text: "x", Model: "a model"}, parent, "model: a model is 1 to 128"},
 		{"no text", callStartTask, StartTaskIn{Text: "  "}, parent, "text is the message"},
 		{"hops past the limit", callStartTask, StartTaskIn{Text: "x"}, with(metaHops, MaxHops-1), "hops away, and a message the scheduler sends is fewer than 8"},
-		{"no conversation said", callStartTask, StartTaskIn{Text: "x"}, with(metaThread, nil), "the call says no conversation"},
+		{"no conversation said", callStartTask, StartTaskIn{Text: "x"}, with(metaThread, nil), "the call's _meta names no conversation (link.local/thread)"},
 		{"a conversation the contract refuses", callStartTask, StartTaskIn{Text: "x"}, with(metaThread, "link:../x"), "link.local/thread: thread:"},
 		{"no tools said", callStartTask, StartTaskIn{Text: "x"}, with(metaTools, nil), "a task gets its parent's tools or fewer, and this call doesn't say"},
-		{"hops that aren't a number", callStartTask, StartTaskIn{Text: "x"}, with(metaHops, "2"), "link.local/hops is a non-negative integer"},
+		{"hops that aren't a number", callStartTask, StartTaskIn{Text: "x"}, with(metaHops, "2"), "link.local/hops is a count"},
 		{"not a teammate", callMessageTeammate, MessageTeammateIn{Agent: "stranger", Text: "hi"}, parent, "agent stranger: no such agent of the owner's on this machine"},
 		{"itself", callMessageTeammate, MessageTeammateIn{Agent: "main", Text: "hi"}, parent, "main is you"},
 		{"a name that isn't an agent's", callMessageTeammate, MessageTeammateIn{Agent: "Work!", Text: "hi"}, parent, "an agent's name is lowercase"},

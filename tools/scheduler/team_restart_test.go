@@ -34,7 +34,9 @@ func TestTaskAcrossSchedulerRestart(t *testing.T) {
 		t.Fatalf("%d jobs kept across the stop", n)
 	}
 	again := r.newTeam(t, 2)
-	waitFor(t, 30*time.Second, "the task done", func() bool { return stored(t, again) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0 })
+	waitFor(t, 30*time.Second, "the task done", func() bool {
+		return stored(t, again) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
+	})
 	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
 	if len(results) != 1 || results[0].From != "task:"+id || !strings.HasPrefix(results[0].Text, "The moon is far away") {
 		t.Fatalf("the parent got %+v", results)
