@@ -16,13 +16,13 @@ import (
 )
 
 // TeamInstructions is what the scheduler's initialize answer says of its
-// subagents and teammates, for the prompt's tools section.
-const TeamInstructions = `Subagents and teammates: work done in other conversations, whose answers come back here as messages.
-
-- start_task starts a subagent: text is its whole task (it sees nothing of this conversation, so say everything it needs). It runs in a conversation of its own, link:task-<id> (or link:task-<name> when you name one, to carry on an earlier task's conversation), with your tools or fewer (tools: names as you have them, memory__search, or a tool's name, memory, for all of its calls) and your model unless model names another. start_task answers at once with the task's id; its answer comes back later as a message from task:<id>, and you answer it then. Start several to work in parallel; an agent runs at most a few at once (config.json's scheduler.max_tasks).
-- list_tasks lists the tasks and messages of this conversation still waiting for their answer.
-- message_teammate sends text to another of your owner's agents on this machine (list_teammates names them); it reads it in its conversation with you, link:agent-<your name>, and its reply comes back here as a message from agent:<its name>.
-- A message that came from a task or a teammate says how many hops away it is; past a few hops nothing more can be started or sent, so two agents never answer each other for good.`
+// subagents and teammates, for the prompt's tools section: short, as the
+// scheduler's whole text is at most 2 KB (prompt.MaxToolText).
+const TeamInstructions = `Subagents and teammates (their answers come back here later, as messages):
+- start_task: a subagent does text in a conversation of its own (it sees nothing of this one: say all it needs), with your tools or fewer (memory__search, or memory for all its calls) and your model unless model names one; name carries on an earlier task's conversation. Its answer comes as a message from task:<id>. Start several to work in parallel.
+- list_tasks: this conversation's tasks and messages still waiting.
+- message_teammate: text to another of your owner's agents (list_teammates); its reply comes as a message from agent:<name>.
+- A few hops away, nothing more can be started or sent.`
 
 // Names of the team's calls.
 const (

@@ -193,3 +193,19 @@ func TestTaskTools(t *testing.T) {
 		t.Fatalf("a wider list: %v", err)
 	}
 }
+
+// The initialize answer's words on subagents and teammates name each of
+// the team's calls and leave the scheduler room for its reminders within
+// the 2 KB the prompt keeps of one tool's text.
+func TestTeamInstructions(t *testing.T) {
+	cs := teamServer(t, newTestTeam(t, unsent{t}, 1))
+	got := cs.InitializeResult().Instructions
+	if got != TeamInstructions || len(got) > 1024 {
+		t.Fatalf("instructions of %d bytes: %q", len(got), got)
+	}
+	for _, c := range []string{callStartTask, callListTasks, callMessageTeammate, callListTeammates, "task:<id>", "agent:<name>"} {
+		if !strings.Contains(got, c) {
+			t.Errorf("the instructions don't say %s", c)
+		}
+	}
+}
