@@ -27,19 +27,42 @@ import (
 // a scheduler served here over MCP at $LNK_SCHEDULER, its model the
 // fake provider.
 
-// buildHarness builds lnk-link-harness into a folder of the test's.
+// built is the harness built once for the package's tests, in a folder
+// TestMain removes.
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+	out  []byte
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// buildHarness builds lnk-link-harness, once for every test.
 func buildHarness(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lnk-link-harness")
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	built.once.Do(func() {
+		if built.dir, built.err = os.MkdirTemp("", "team-harness-"); built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "lnk-link-harness")
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		built.out, built.err = exec.Command(goTool, "build", "-o", built.bin, "../../cmd/lnk-link-harness").CombinedOutput()
+	})
+	if built.err != nil {
+		t.Fatalf("build lnk-link-harness: %v\n%s", built.err, built.out)
 	}
-	cmd := exec.Command(goTool, "build", "-o", bin, "../../cmd/lnk-link-harness")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build lnk-link-harness: %v\n%s", err, out)
-	}
-	return bin
+	return built.bin
 }
 
 // lockedBuffer is a buffer written by a process's output and read by the
