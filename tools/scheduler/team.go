@@ -47,6 +47,10 @@ type TeamConfig struct {
 	Sender Sender
 	// Settings reads the agent's scheduler settings, at each call.
 	Settings func(ctx context.Context) (TeamSettings, error)
+	// KeptFor is how long the answer of a message stored before a crash
+	// is looked for among those kept, before the parent is told none
+	// came; 0 is 30 minutes.
+	KeptFor time.Duration
 	// Retry is the first wait before a message that couldn't be sent is
 	// tried again, doubled at each try up to a minute; 0 is a second.
 	Retry time.Duration
@@ -126,6 +130,9 @@ var (
 	// rule it broke, an agent it doesn't answer): sent again it would be
 	// refused again.
 	ErrRefused = errors.New("refused")
+	// ErrFailed wraps a turn that failed: the harness had the message,
+	// and its turn ended in an error, with no answer.
+	ErrFailed = errors.New("its turn failed")
 )
 
 // Teammates finds the agents of the owner on this machine.
@@ -150,6 +157,9 @@ func NewTeam(cfg TeamConfig) (*Team, error) {
 		return nil, errors.New("team: no folder")
 	case cfg.Self == nil || cfg.Sender == nil || cfg.Settings == nil:
 		return nil, errors.New("team: no endpoint, sender or settings")
+	}
+	if cfg.KeptFor <= 0 {
+		cfg.KeptFor = 30 * time.Minute
 	}
 	if cfg.Retry <= 0 {
 		cfg.Retry = time.Second
@@ -340,10 +350,12 @@ func (t *Team) step(ctx context.Context, j *job) error {
 		answer, err := t.cfg.Sender.Ask(ctx, to, t.askMessage(j))
 		switch {
 		case errors.Is(err, ErrReceived):
-			j.Stage = stageKept
+			j.Stage, j.KeptSince = stageKept, t.cfg.Now().UTC()
 			return t.jobs.save(j)
 		case errors.Is(err, ErrRefused):
 			return t.answered(j, "The message was refused: "+err.Error()+".", true)
+		case errors.Is(err, ErrFailed):
+			return t.answered(j, "No answer: "+err.Error()+".", true)
 		case err != nil:
 			return err
 		}
@@ -441,6 +453,9 @@ func (t *Team) fromKept(ctx context.Context, to Endpoint, j *job) error {
 		}
 	}
 	if len(ids) == 0 {
+		if since := j.KeptSince; !since.IsZero() && t.cfg.Now().Sub(since) > t.cfg.KeptFor {
+			return t.answered(j, fmt.Sprintf("No answer: its turn was cut short (a crash) and hadn't finished %v later.", t.cfg.KeptFor), true)
+		}
 		return errNotYet
 	}
 	if err := t.answered(j, joinAnswers(text), false); err != nil {

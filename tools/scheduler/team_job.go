@@ -71,6 +71,9 @@ type job struct {
 	// were, no earlier.
 	Since time.Time `json:"since"`
 	Stage string    `json:"stage"`
+	// KeptSince is when its message was found stored before a crash: its
+	// answer is looked for among those kept from then on.
+	KeptSince time.Time `json:"keptSince,omitzero"`
 	// Answer is what comes back to the parent, once in hand; Failed says
 	// it tells why the message got no answer.
 	Answer string `json:"answer,omitempty"`

@@ -161,3 +161,43 @@ func FuzzCallMeta(f *testing.F) {
 		}
 	})
 }
+
+// A task whose turn fails (its model refuses the request) comes back to
+// its parent once, saying why in the harness's words.
+func TestTaskTurnFails(t *testing.T) {
+	r := newHarnessRig(t, 2)
+	r.fake.Script(fakeprovider.Turn{Status: 400, ErrorBody: `{"type":"error","error":{"type":"invalid_request_error","message":"no such model"}}`})
+	cs := connectTo(t, r.env["LNK_SCHEDULER"])
+	text, failed := call(t, cs, callStartTask, StartTaskIn{Text: "sum the column"}, mcp.Meta{metaThread: "link:chat", metaTools: []string{"scheduler__start_task"}})
+	if failed {
+		t.Fatal(text)
+	}
+	id := taskID(t, text)
+	waitFor(t, 30*time.Second, "the failure told", func() bool {
+		return stored(t, r.team) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
+	})
+	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
+	if len(results) != 1 || results[0].From != "task:"+id || !strings.HasPrefix(results[0].Text, "[The model couldn't answer") {
+		t.Fatalf("the parent got %+v", results)
+	}
+}
+
+// A task found stored before a crash whose answer never comes to be kept
+// (its turn never finished) is told to its parent once, as no answer,
+// KeptFor after, rather than looked for again for good.
+func TestTaskKeptNeverAnswered(t *testing.T) {
+	r := newHarnessRig(t, 2)
+	r.team.Close()
+	j := &job{ID: "00000000000000e1", Kind: kindTask, Parent: "link:chat", Thread: "link:task-00000000000000e1", Text: "lost", Since: time.Now().Add(-2 * time.Hour).UTC(), Stage: stageKept, KeptSince: time.Now().Add(-time.Hour).UTC()}
+	if err := r.team.jobs.save(j); err != nil {
+		t.Fatal(err)
+	}
+	again := r.newTeam(t, 2)
+	waitFor(t, 20*time.Second, "the lost task told", func() bool {
+		return stored(t, again) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
+	})
+	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
+	if len(results) != 1 || !strings.HasPrefix(results[0].Text, "No answer: its turn was cut short (a crash) and hadn't finished 30m0s later.") {
+		t.Fatalf("the parent got %+v", results)
+	}
+}

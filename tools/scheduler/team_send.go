@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/tools/send"
 )
@@ -31,9 +32,14 @@ func message(m Message, wait bool) send.Message {
 // is kept), anything else to be tried again.
 func sendErr(err error) error {
 	var se *send.Error
+	var ae *acp.Error
 	switch {
 	case errors.As(err, &se) && se.Refused:
 		return fmt.Errorf("%w: %v", ErrRefused, err)
+	case errors.As(err, &se) && se.Taken && errors.As(err, &ae):
+		// The harness had the message and answered its prompt with an
+		// error: its turn failed, and no answer is kept.
+		return fmt.Errorf("%w: %s", ErrFailed, ae.Message)
 	case errors.As(err, &se) && se.Taken:
 		return fmt.Errorf("%w: %v", ErrReceived, err)
 	}
