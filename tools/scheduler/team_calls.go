@@ -119,8 +119,8 @@ func parseCallMeta(m map[string]any) (callMeta, error) {
 	return c, nil
 }
 
-// refused is a call's answer refusing it, naming the rule.
-func refused(format string, args ...any) (*mcp.CallToolResult, any, error) {
+// teamRefused is a call's answer refusing it, naming the rule.
+func teamRefused(format string, args ...any) (*mcp.CallToolResult, any, error) {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Refused: " + fmt.Sprintf(format, args...)}}}, nil, nil
 }
 
@@ -203,22 +203,22 @@ func listOrNone(names []string) string {
 func (t *Team) startTask(ctx context.Context, req *mcp.CallToolRequest, in StartTaskIn) (*mcp.CallToolResult, any, error) {
 	meta, err := parseCallMeta(req.Params.Meta)
 	if err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	if err := checkText(in.Text); err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	if err := checkHops(meta.Hops); err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	tools, err := taskTools(meta.Tools, in.Tools)
 	if err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	model := meta.Model
 	if in.Model != "" {
 		if err := contract.CheckModel(in.Model); err != nil {
-			return refused("%v", err)
+			return teamRefused("%v", err)
 		}
 		model = in.Model
 	}
@@ -227,23 +227,23 @@ func (t *Team) startTask(ctx context.Context, req *mcp.CallToolRequest, in Start
 	if in.Name != "" {
 		thread = "link:task-" + in.Name
 		if err := contract.CheckThread(thread); err != nil {
-			return refused("a task's conversation is link:task-<name>, and %s: %v", thread, err)
+			return teamRefused("a task's conversation is link:task-<name>, and %s: %v", thread, err)
 		}
 	}
 	set, err := t.cfg.Settings(ctx)
 	if err != nil {
-		return refused("the scheduler's settings don't read: %v", err)
+		return teamRefused("the scheduler's settings don't read: %v", err)
 	}
 	tasks, all := t.counts()
 	switch {
 	case tasks >= set.MaxTasks:
-		return refused("the agent runs at most %d tasks at once (config.json's scheduler.max_tasks), and %d are running: wait for an answer first", set.MaxTasks, tasks)
+		return teamRefused("the agent runs at most %d tasks at once (config.json's scheduler.max_tasks), and %d are running: wait for an answer first", set.MaxTasks, tasks)
 	case all >= maxJobs:
-		return refused("the scheduler carries at most %d tasks and messages at once", maxJobs)
+		return teamRefused("the scheduler carries at most %d tasks and messages at once", maxJobs)
 	}
 	j := &job{ID: id, Kind: kindTask, Parent: meta.Thread, Hops: meta.Hops, Thread: thread, Text: in.Text, Tools: tools, Model: model, Since: t.cfg.Now().UTC(), Stage: stageAsking}
 	if err := t.add(j); err != nil {
-		return refused("the task couldn't be kept: %v", err)
+		return teamRefused("the task couldn't be kept: %v", err)
 	}
 	return told("Started task:%s in %s, with %d tools%s. Its answer comes back here as a message from task:%s.", id, thread, len(*tools), onModel(model), id)
 }
@@ -259,7 +259,7 @@ func onModel(model string) string {
 func (t *Team) listTasks(_ context.Context, req *mcp.CallToolRequest, _ NoIn) (*mcp.CallToolResult, any, error) {
 	meta, err := parseCallMeta(req.Params.Meta)
 	if err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	var b strings.Builder
 	for _, j := range t.snapshot() {
@@ -296,39 +296,39 @@ func firstLine(text string, n int) string {
 func (t *Team) messageTeammate(ctx context.Context, req *mcp.CallToolRequest, in MessageTeammateIn) (*mcp.CallToolResult, any, error) {
 	meta, err := parseCallMeta(req.Params.Meta)
 	if err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	if err := checkText(in.Text); err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	if err := checkHops(meta.Hops); err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	if err := contract.CheckAgentName(in.Agent); err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	if in.Agent == t.cfg.Agent {
-		return refused("a teammate is another agent of your owner's: %s is you", in.Agent)
+		return teamRefused("a teammate is another agent of your owner's: %s is you", in.Agent)
 	}
 	if t.cfg.Teammates == nil {
-		return refused("agent %s: %v (this agent has no teammates here)", in.Agent, ErrNoTeammate)
+		return teamRefused("agent %s: %v (this agent has no teammates here)", in.Agent, ErrNoTeammate)
 	}
 	if _, err := t.cfg.Teammates.Teammate(ctx, in.Agent); errors.Is(err, ErrNoTeammate) {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	} else if err != nil {
 		t.cfg.Logger.Warn("team: a teammate can't be reached", "agent", in.Agent, "err", err.Error())
-		return refused("agent %s can't be reached now: its endpoint or key doesn't read (the scheduler's log says why)", in.Agent)
+		return teamRefused("agent %s can't be reached now: its endpoint or key doesn't read (the scheduler's log says why)", in.Agent)
 	}
 	thread, err := teammateThread(t.cfg.Agent)
 	if err != nil {
-		return refused("%v", err)
+		return teamRefused("%v", err)
 	}
 	if _, all := t.counts(); all >= maxJobs {
-		return refused("the scheduler carries at most %d tasks and messages at once", maxJobs)
+		return teamRefused("the scheduler carries at most %d tasks and messages at once", maxJobs)
 	}
 	j := &job{ID: newJobID(), Kind: kindAgent, Parent: meta.Thread, Hops: meta.Hops, Thread: thread, Teammate: in.Agent, Text: in.Text, Since: t.cfg.Now().UTC(), Stage: stageAsking}
 	if err := t.add(j); err != nil {
-		return refused("the message couldn't be kept: %v", err)
+		return teamRefused("the message couldn't be kept: %v", err)
 	}
 	return told("Sent to %s (in its conversation with you, %s). Its reply comes back here as a message from agent:%s.", in.Agent, thread, in.Agent)
 }
@@ -349,7 +349,7 @@ func (t *Team) listTeammates(ctx context.Context, _ *mcp.CallToolRequest, _ NoIn
 	}
 	names, err := t.cfg.Teammates.Names(ctx)
 	if err != nil {
-		return refused("the owner's agents can't be listed: %v", err)
+		return teamRefused("the owner's agents can't be listed: %v", err)
 	}
 	names = removeName(names, t.cfg.Agent)
 	if len(names) == 0 {
