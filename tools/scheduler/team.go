@@ -255,7 +255,8 @@ func (t *Team) snapshot() []job {
 	return out
 }
 
-// run carries j through its stages until it is done or the team closes:
+// run carries j through its stages until it is done or the team closes
+// (its goroutine alone changes j, under t.mu, so snapshot reads it whole):
 // its message sent and its answer had (from the endpoint's kept answers
 // when it was stored before a crash), then that answer told to the
 // parent, each step saved before the next.
@@ -350,7 +351,9 @@ func (t *Team) step(ctx context.Context, j *job) error {
 		answer, err := t.cfg.Sender.Ask(ctx, to, t.askMessage(j))
 		switch {
 		case errors.Is(err, ErrReceived):
+			t.mu.Lock()
 			j.Stage, j.KeptSince = stageKept, t.cfg.Now().UTC()
+			t.mu.Unlock()
 			return t.jobs.save(j)
 		case errors.Is(err, ErrRefused):
 			return t.answered(j, "The message was refused: "+err.Error()+".", true)
@@ -383,7 +386,9 @@ func (t *Team) step(ctx context.Context, j *job) error {
 		if err := t.jobs.remove(j.ID); err != nil {
 			return err
 		}
+		t.mu.Lock()
 		j.Stage = ""
+		t.mu.Unlock()
 		return nil
 	}
 	return fmt.Errorf("job %s: stage %q", j.ID, j.Stage)
@@ -425,7 +430,9 @@ func (t *Team) answered(j *job, answer string, failed bool) error {
 		}
 		answer = answer[:cut] + "\n[The answer was cut here: it was longer than the scheduler brings back.]"
 	}
+	t.mu.Lock()
 	j.Answer, j.Failed, j.Stage = answer, failed, stageAnswered
+	t.mu.Unlock()
 	return t.jobs.save(j)
 }
 

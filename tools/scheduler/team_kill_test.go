@@ -90,7 +90,7 @@ func (r *harnessRig) start(t *testing.T) {
 
 // SIGKILL the harness while a task runs: its result still reaches the
 // parent's conversation once. (Meanwhile a task over the limit is
-// refused.) The task's turn is cut mid-answer; the
+// refused, and list_tasks lists the one running.) The task's turn is cut mid-answer; the
 // harness started again finishes it and keeps its answer, which the
 // scheduler takes from _link/recover (its message answered already
 // received when sent again) and brings back to link:chat as a message
@@ -114,6 +114,13 @@ func TestTaskResultAcrossHarnessKill(t *testing.T) {
 	}
 	if n := stored(t, r.team); n != 1 {
 		t.Fatalf("%d jobs stored", n)
+	}
+	// list_tasks lists it in its conversation alone.
+	if text, _ := call(t, cs, callListTasks, NoIn{}, mcp.Meta{metaThread: "link:chat"}); !strings.HasPrefix(text, "task:"+id+" (running, since ") || !strings.HasSuffix(text, "): count the stars\n") {
+		t.Fatalf("list_tasks in link:chat: %q", text)
+	}
+	if text, _ := call(t, cs, callListTasks, NoIn{}, mcp.Meta{metaThread: "link:other"}); text != "Nothing of this conversation's is waiting for an answer." {
+		t.Fatalf("list_tasks in link:other: %q", text)
 	}
 	r.proc.kill()
 	r.start(t)

@@ -39,7 +39,7 @@ func TestTeammatesExchange(t *testing.T) {
 		}
 		return out, nil
 	})
-	teams := map[string]*Team{}
+	teams, servers := map[string]*Team{}, map[string]string{}
 	var file strings.Builder
 	for _, name := range []string{"main", "work"} {
 		if err := os.WriteFile(filepath.Join(dir, name+".key"), []byte(name+"-key-0123456789abcdef\n"), 0o600); err != nil {
@@ -61,8 +61,8 @@ func TestTeammatesExchange(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { team.Close() })
-		teams[name] = team
-		line, _ := json.Marshal(map[string]any{"name": name, "home": home, "port": 0, "key_file": filepath.Join(dir, name+".key"), "env": map[string]string{"LNK_SCHEDULER": serveTeam(t, team)}})
+		teams[name], servers[name] = team, serveTeam(t, team)
+		line, _ := json.Marshal(map[string]any{"name": name, "home": home, "port": 0, "key_file": filepath.Join(dir, name+".key"), "env": map[string]string{"LNK_SCHEDULER": servers[name]}})
 		file.Write(append(line, '\n'))
 	}
 	agentsFile := filepath.Join(dir, "agents")
@@ -75,6 +75,10 @@ func TestTeammatesExchange(t *testing.T) {
 		mu.Unlock()
 	}
 
+	// Each lists the other as its teammate, never itself.
+	if text, _ := call(t, connectTo(t, servers["main"]), callListTeammates, NoIn{}, nil); text != "Your teammates: work." {
+		t.Fatalf("list_teammates: %q", text)
+	}
 	in, _ := json.Marshal(MessageTeammateIn{Agent: "work", Text: "is the report done?"})
 	fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{Name: "scheduler__" + callMessageTeammate, Input: string(in)}}})
 	mainEP, err := list.Teammate(context.Background(), "main")
