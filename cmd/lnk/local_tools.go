@@ -36,6 +36,9 @@ var localTools = []localTool{
 	{name: "memory", env: "LNK_MEMORY", start: func(ctx context.Context, home string, p store.Paths, env map[string]string, logger *slog.Logger) (localServer, error) {
 		return startMemory(ctx, chatFlags{home: home, agent: p.Agent}, p, env, "127.0.0.1:0", false, logger)
 	}},
+	{name: "run", env: "LNK_RUN", start: func(ctx context.Context, _ string, p store.Paths, _ map[string]string, logger *slog.Logger) (localServer, error) {
+		return startRun(ctx, p, "127.0.0.1:0", false, logger)
+	}},
 }
 
 // startedTool is a local tool's server, running.

@@ -19,9 +19,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lnk-dev/link/cmd/internal/environ"
+	"github.com/lnk-dev/link/tools/sandbox"
 )
 
 func main() {
+	// A sandbox's trampoline (lnk run's commands) is this program again:
+	// it confines itself and runs the command, nothing else of lnk.
+	if sandbox.IsTrampoline(os.Args) {
+		os.Exit(sandbox.Main())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	m := NewMain(os.Stdout, os.Stderr, environ.Map())
 	m.Stdin, m.Terminal, m.Signals = os.Stdin, isTerminal(os.Stdin), true

@@ -14,11 +14,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/tools/sandbox"
 )
 
 // TestMain runs lnk's command line when lnk measure starts this test
 // binary as lnk (its floor server).
 func TestMain(m *testing.M) {
+	if sandbox.IsTrampoline(os.Args) {
+		os.Exit(sandbox.Main())
+	}
 	if os.Getenv(envMeasureRunLnk) != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 		code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)

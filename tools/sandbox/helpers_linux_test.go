@@ -99,13 +99,13 @@ type result struct {
 
 // testSpec is a spec over a fresh agent home's workspace, the test
 // binary readable inside (for helper).
-func testSpec(t *testing.T, args ...string) Spec {
+func testSpec(t testing.TB, args ...string) Spec {
 	t.Helper()
 	return specIn(t, t.TempDir(), args...)
 }
 
 // specIn is testSpec with the Link home at home.
-func specIn(t *testing.T, home string, args ...string) Spec {
+func specIn(t testing.TB, home string, args ...string) Spec {
 	t.Helper()
 	root := home + "/agents/main"
 	ws := root + "/files"

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/tools/mcpserve"
+	runtool "github.com/lnk-dev/link/tools/run"
+)
+
+func (m *Main) runServeCmd() *cobra.Command {
+	var cf chatFlags
+	var laddr string
+	var newSecret bool
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "run the agent's run tool: an MCP server running commands in its workspace, each in a kernel sandbox",
+		Long:  runServeLong,
+		Example: `  lnk run serve
+  lnk run serve --agent research --listen 127.0.0.1:18901
+  lnk run serve --new-secret`,
+		Args: noWords,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return runServe(c.Context(), cf, laddr, newSecret, m.Stdout, m.Stderr)
+		},
+	}
+	cf.register(c.Flags())
+	c.Flags().StringVar(&laddr, "listen", "127.0.0.1:0", "the loopback `address` to answer on; port 0 takes a free one")
+	c.Flags().BoolVar(&newSecret, "new-secret", false, "make a new secret for the address, so the one $LNK_RUN holds now is answered no more")
+	return c
+}
+
+const runServeLong = `Runs the agent's run tool, an MCP server over Streamable HTTP on the loopback:
+run__command runs a program, or a shell line, in the agent's workspace (its files/
+folder), each call in a kernel sandbox of its own (Landlock and namespaces: the
+workspace read-write, the system read-only, nothing else of the home, no network
+unless config.json's "run" allows it), killed with all it started at its timeout.
+Link Harness reaches it at $LNK_RUN; lnk agent chat starts one itself.
+Once listening it prints its address, the value for $LNK_RUN, on a line of its
+own, and serves until interrupted. The address's path holds a secret kept in the
+agent's run/secret (0600), as lnk memory serve's; --new-secret makes a new one.
+Where the kernel offers no sandbox, every call is refused saying why; config.json's
+"run": {"sandbox": "off"} runs commands unconfined (README, "Running commands").`
+
+// runServe serves run until ctx ends.
+func runServe(ctx context.Context, cf chatFlags, laddr string, newSecret bool, stdout, stderr io.Writer) error {
+	p, err := cf.paths()
+	if err != nil {
+		return err
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	r, err := startRun(ctx, p, laddr, newSecret, logger)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, r.URL())
+	<-ctx.Done()
+	return r.Close()
+}
+
+// startRun serves run for the agent at p on laddr, at the secret the
+// agent's run/secret keeps (a new one with newSecret).
+func startRun(ctx context.Context, p store.Paths, laddr string, newSecret bool, logger *slog.Logger) (*mcpserve.Running, error) {
+	if err := os.MkdirAll(filepath.Dir(p.ToolSecret(runtool.Tool.Name)), 0o700); err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	secret, err := runtool.Tool.KeepSecret(ctx, p.ToolSecret(runtool.Tool.Name), newSecret, logger)
+	if err != nil {
+		return nil, err
+	}
+	opts := runtool.Options{Paths: p, Logger: logger}
+	return runtool.Tool.Start(ctx, runtool.Handler(runtool.New(opts), opts), laddr, secret)
+}
