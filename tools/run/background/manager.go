@@ -24,6 +24,11 @@ type Teller interface {
 	Tell(ctx context.Context, m Message) error
 }
 
+// ErrUntellable is a Teller's answer for a message no telling can carry
+// (one its sender refuses whatever the agent): the end is then marked
+// told, and said in the log, not tried again each sweep.
+var ErrUntellable = errors.New("the end can't be told")
+
 // Message is a command's end as told to the conversation that started it.
 type Message struct {
 	ID     string // the command's: the message is from run:<ID>
@@ -262,7 +267,10 @@ func (m *Manager) settle(ctx context.Context, id string) error {
 		msg.Since = job.Started
 	}
 	if err := m.opts.Teller.Tell(ctx, msg); err != nil {
-		return err
+		if !errors.Is(err, ErrUntellable) {
+			return err
+		}
+		m.opts.Logger.Warn("background: a command's end is told to no one", "id", id, "err", err)
 	}
 	return m.markTold(id)
 }
