@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	if background.IsSupervisor(os.Args) {
 		os.Exit(background.Supervise(os.Args, run.Build))
 	}
+	if home := os.Getenv(backgroundEnv); home != "" {
+		os.Exit(serveBackgroundHelper(home))
+	}
 	if home := os.Getenv(helperEnv); home != "" {
 		os.Exit(serveHelper(home))
 	}

@@ -119,12 +119,15 @@ func validID(id string) bool {
 
 // writeJSON writes v as name, atomically (a temporary file synced, then
 // renamed over it, the folder synced), 0600.
-func writeJSON(name string, v any) error {
+func writeJSON(name string, v any) error { return replaceJSON(name, v, true) }
+
+// replaceJSON writes v as name, atomically, synced to the disk or not.
+func replaceJSON(name string, v any, sync bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	return fsx.Replace(name, b, true)
+	return fsx.Replace(name, b, sync)
 }
 
 // readJSON reads name into v, bounded; errNone when there is no file.

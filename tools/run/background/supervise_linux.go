@@ -89,7 +89,8 @@ func Supervise(args []string, build Builder) int {
 	}
 	w.Close()
 	pid := cmd.Process.Pid
-	if err := writeJSON(filepath.Join(dir, procFile), Proc{Supervisor: os.Getpid(), PID: pid}); err != nil {
+	// Not synced: a machine's stop ends the processes it names too.
+	if err := replaceJSON(filepath.Join(dir, procFile), Proc{Supervisor: os.Getpid(), PID: pid}, false); err != nil {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		cmd.Wait()
 		return failed(err)

@@ -1,0 +1,222 @@
+package run_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/harness/harnesstest"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/tools/mcpserve"
+	"github.com/lnk-dev/link/tools/run"
+	"github.com/lnk-dev/link/tools/run/background"
+	"github.com/lnk-dev/link/tools/send"
+)
+
+// backgroundEnv makes the test binary a run server with background
+// commands of the home it names, telling their ends through an outbox in
+// its run folder to the endpoint $LNK_RUN_TEST_TARGET names (its URL, a
+// space, its key), printing its URL: a process of its own, to be killed.
+const (
+	backgroundEnv = "LNK_RUN_TEST_BACKGROUND"
+	targetEnv     = "LNK_RUN_TEST_TARGET"
+)
+
+func serveBackgroundHelper(home string) int {
+	fail := func(err error) int {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	p, err := store.For(home, "main")
+	if err != nil {
+		return fail(err)
+	}
+	box, err := send.OpenOutbox(filepath.Join(p.Root, "run", "outbox"), nil)
+	if err != nil {
+		return fail(err)
+	}
+	d := &send.Deliverer{Outbox: box, RetryMin: 20 * time.Millisecond, RetryMax: 200 * time.Millisecond}
+	d.Start(context.Background())
+	url, key, _ := strings.Cut(os.Getenv(targetEnv), " ")
+	d.SetTarget(send.Target{URL: url, Key: []byte(key), Agent: harnesstest.Agent})
+	m, err := background.Open(background.Options{Dir: filepath.Join(p.Root, "run"), Teller: run.Teller{Deliver: d}, Poll: 50 * time.Millisecond, Grace: 200 * time.Millisecond})
+	if err != nil {
+		return fail(err)
+	}
+	opts := run.Options{Paths: p, Background: m}
+	r, err := run.Tool.Start(context.Background(), run.Handler(run.New(opts), opts), "127.0.0.1:0", mcpserve.NewSecret())
+	if err != nil {
+		return fail(err)
+	}
+	fmt.Println(r.URL())
+	select {} // until killed
+}
+
+// startBackgroundHelper starts a run server of home in a process of its
+// own, telling ends to r, and a session with it.
+func startBackgroundHelper(t *testing.T, home string, r *harnesstest.Rig) (*exec.Cmd, *mcp.ClientSession) {
+	t.Helper()
+	exe, _ := os.Executable()
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), backgroundEnv+"="+home, targetEnv+"="+r.URL+" "+string(r.Key))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, connect(t, strings.TrimSpace(line))
+}
+
+// told counts the messages r stored in thread from each run:<id>, and
+// says whether each has the message id its end is keyed by.
+func told(r *harnesstest.Rig, thread string) (map[string]int, bool) {
+	n := map[string]int{}
+	keyed := true
+	for _, e := range r.Events(thread) {
+		if id, ok := strings.CutPrefix(e.From, "run:"); ok && e.Kind == store.KindMessage {
+			n[id]++
+			keyed = keyed && e.MessageID == "run."+id
+		}
+	}
+	return n, keyed
+}
+
+// 100 background commands through run's server, started and stopped or
+// ending on their own, the server killed with SIGKILL while 20 run (10 of
+// them ending while no server runs) and started again: the agent's
+// harness stores each end not stopped exactly once, from run:<id>, keyed
+// by it; no stopped command's end; and no process of any command is left.
+func TestBackgroundServerKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100 sandboxed commands: not in -short")
+	}
+	r := harnesstest.New(t)
+	for range 100 {
+		r.Model.Push(model.Response{Text: "noted"})
+	}
+	home, err := os.MkdirTemp("/var/tmp", "lnk-run-test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	p, _ := store.For(home, "main")
+	if err := os.MkdirAll(p.Files(), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.Config(), []byte(`{"run": {"background": {"max_running": 100}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	const thread = "telegram:7"
+	cmd, s := startBackgroundHelper(t, home, r)
+	start := func(s *mcp.ClientSession, args map[string]any) string {
+		text, failed := callIn(t, s, thread, "start", args)
+		if failed {
+			t.Fatalf("start %v: %s", args, text)
+		}
+		return idOf(t, text)
+	}
+	stop := func(s *mcp.ClientSession, id string) {
+		if text, failed := callIn(t, s, thread, "stop", map[string]any{"id": id}); failed || !strings.HasPrefix(text, "Stopped run:"+id) {
+			t.Fatalf("stop %s: %q", id, text)
+		}
+	}
+	var quick, stopped, through, gated []string
+	for i := range 40 {
+		quick = append(quick, start(s, map[string]any{"shell": fmt.Sprintf("echo quick %d", i)}))
+		stopped = append(stopped, start(s, map[string]any{"command": []string{"sleep", "7777"}}))
+	}
+	for range 10 {
+		through = append(through, start(s, map[string]any{"command": []string{"sleep", "7777"}}))
+		gated = append(gated, start(s, map[string]any{"shell": "while [ ! -e gate ]; do sleep 0.05; done; echo through"}))
+	}
+	for _, id := range stopped {
+		stop(s, id)
+	}
+	waitTold := func(n int) {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			got, _ := told(r, thread)
+			if len(got) >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d ends stored in 60 s, want %d", len(got), n)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	waitTold(40)
+
+	cmd.Process.Kill()
+	cmd.Wait()
+	if err := os.WriteFile(filepath.Join(p.Files(), "gate"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, id := range gated {
+		for !exists(filepath.Join(p.Root, "run", id, "end.json")) {
+			if time.Now().After(deadline) {
+				t.Fatalf("command %s didn't end, no server running", id)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+
+	cmd, s = startBackgroundHelper(t, home, r)
+	waitTold(50)
+	for _, id := range through {
+		stop(s, id)
+	}
+	// Nothing waits to be sent: every end recorded reached the harness.
+	outbox := filepath.Join(p.Root, "run", "outbox")
+	for {
+		left, _ := filepath.Glob(filepath.Join(outbox, "*.json"))
+		if len(left) == 0 {
+			break
+		}
+		if time.Now().After(deadline.Add(30 * time.Second)) {
+			t.Fatalf("%d messages left in the outbox", len(left))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	got, keyed := told(r, thread)
+	for _, id := range append(append([]string{}, quick...), gated...) {
+		if got[id] != 1 {
+			t.Errorf("the end of %s stored %d times, want once", id, got[id])
+		}
+		delete(got, id)
+	}
+	if len(got) > 0 {
+		t.Errorf("ends stored of commands stopped (or never started): %v", got)
+	}
+	if !keyed {
+		t.Error("an end stored without its message id, run.<id>")
+	}
+	gone(t, "sleep 7777")
+	gone(t, home)
+}
+
+func exists(name string) bool {
+	_, err := os.Lstat(name)
+	return err == nil
+}
