@@ -59,6 +59,9 @@ type TeamConfig struct {
 	// Logger gets what goes wrong outside a call's answer; nil logs
 	// nothing.
 	Logger *slog.Logger
+	// Done, when not nil, is told each job's sender (task:<id>,
+	// agent:<name>) once its answer is brought back: for measures.
+	Done func(from string)
 }
 
 // TeamSettings are the agent's settings of its team (config.json's
@@ -277,6 +280,9 @@ func (t *Team) run(ctx context.Context, j *job) {
 				t.mu.Lock()
 				delete(t.running, j.ID)
 				t.mu.Unlock()
+				if t.cfg.Done != nil {
+					t.cfg.Done(j.from())
+				}
 				return
 			}
 			continue

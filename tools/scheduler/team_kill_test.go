@@ -28,13 +28,13 @@ type harnessRig struct {
 }
 
 // newHarnessRig builds the harness and starts it with a team of its own.
-func newHarnessRig(t *testing.T, maxTasks int) *harnessRig {
+func newHarnessRig(t testing.TB, maxTasks int) *harnessRig {
 	t.Helper()
 	return newHarnessRigWith(t, maxTasks, nil)
 }
 
 // newHarnessRigWith is newHarnessRig with env's tools too.
-func newHarnessRigWith(t *testing.T, maxTasks int, env map[string]string) *harnessRig {
+func newHarnessRigWith(t testing.TB, maxTasks int, env map[string]string) *harnessRig {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the real harness")
@@ -60,7 +60,7 @@ func newHarnessRigWith(t *testing.T, maxTasks int, env map[string]string) *harne
 }
 
 // newTeam is the main agent's team over the rig's home, started.
-func (r *harnessRig) newTeam(t *testing.T, maxTasks int) *Team {
+func (r *harnessRig) newTeam(t testing.TB, maxTasks int) *Team {
 	t.Helper()
 	team, err := NewTeam(TeamConfig{
 		Agent:    contract.DefaultAgent,
@@ -82,7 +82,7 @@ func (r *harnessRig) newTeam(t *testing.T, maxTasks int) *Team {
 }
 
 // start starts the harness (again), the team's own endpoint moved to it.
-func (r *harnessRig) start(t *testing.T) {
+func (r *harnessRig) start(t testing.TB) {
 	t.Helper()
 	r.proc = startHarness(t, r.bin, r.home, r.keyFile, r.env)
 	r.self.set(r.proc.url, r.key)

@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 }
 
 // buildHarness builds lnk-link-harness, once for every test.
-func buildHarness(t *testing.T) string {
+func buildHarness(t testing.TB) string {
 	t.Helper()
 	built.once.Do(func() {
 		if built.dir, built.err = os.MkdirTemp("", "team-harness-"); built.err != nil {
@@ -95,14 +95,14 @@ type harnessProc struct {
 
 // startHarness starts the harness on home at a free port, its tools and
 // provider from env, and reads its endpoint.
-func startHarness(t *testing.T, bin, home, keyFile string, env map[string]string) *harnessProc {
+func startHarness(t testing.TB, bin, home, keyFile string, env map[string]string) *harnessProc {
 	t.Helper()
 	return startProc(t, bin, env, 1, "serve", "--home", home, "--port", "0", "--key-file", keyFile, "--model", "anthropic/claude-test")[0]
 }
 
 // startProc starts the harness with args and reads the endpoints it
 // prints, n of them: a harnessProc each, of the one process.
-func startProc(t *testing.T, bin string, env map[string]string, n int, args ...string) []*harnessProc {
+func startProc(t testing.TB, bin string, env map[string]string, n int, args ...string) []*harnessProc {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	for _, kv := range os.Environ() {
