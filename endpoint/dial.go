@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/coder/websocket"
 	"github.com/lnk-dev/link/acp"
@@ -105,8 +106,9 @@ func (c *ClientConn) RemoteAddr() net.Addr { return c.remote }
 // to this user (checkOwner; nothing is sent to another's), GET /_link/proof with a fresh challenge, the proof
 // checked before the key is sent (a wrong or missing one closes the
 // connection, nothing else sent), then the WebSocket upgrade on that same
-// connection with the key and the agent's headers. Its errors are
-// *DialError.
+// connection with the key and the agent's headers. A connection the
+// endpoint closes before its proof's answer is opened again, up to
+// proofTries in all (no key was sent on it). Its errors are *DialError.
 func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 	host, path, err := parseURL(o.URL)
 	if err != nil {
@@ -115,31 +117,14 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 	if len(o.Key) == 0 {
 		return nil, &DialError{Step: StepConnect, Err: errors.New("no endpoint key")}
 	}
-	d := net.Dialer{KeepAlive: -1} // one message's connection (Listen)
-	raw, err := d.DialContext(ctx, "tcp", host)
-	if err != nil {
-		return nil, &DialError{Step: StepConnect, Err: err}
-	}
-	if err := checkOwner(raw); err != nil {
-		raw.Close()
-		return nil, &DialError{Step: StepConnect, Err: err}
-	}
-	// TCP_NODELAY is on already: Go turns it on for every TCP connection
-	// it dials. It is set only to turn it off.
-	if tc, ok := raw.(*net.TCPConn); ok && o.NoDelayOff {
-		if err := tc.SetNoDelay(false); err != nil {
-			raw.Close()
-			return nil, &DialError{Step: StepConnect, Err: fmt.Errorf("set TCP_NODELAY: %w", err)}
+	var raw net.Conn
+	var br *bufio.Reader
+	for try := 1; ; try++ {
+		raw, br, err = connect(ctx, host, o)
+		if err == nil {
+			break
 		}
-	}
-	// The proof's and the upgrade's answers are read through br, bounded
-	// in size together; the WebSocket then reads the connection itself.
-	br := readers.Get().(*bufio.Reader)
-	br.Reset(&io.LimitedReader{R: raw, N: maxAnswersBytes})
-	if !o.NoProof {
-		if err := prove(ctx, raw, br, host, o); err != nil {
-			putReader(br)
-			raw.Close()
+		if try == proofTries || ctx.Err() != nil || !closedUnanswered(err) {
 			return nil, err
 		}
 	}
@@ -168,6 +153,56 @@ func Dial(ctx context.Context, o DialOptions) (*ClientConn, error) {
 		return nil, e
 	}
 	return &ClientConn{WebSocket: acp.NewWebSocket(c, o.ReadLimit), local: raw.LocalAddr(), remote: raw.RemoteAddr()}, nil
+}
+
+// proofTries is how many connections a dial opens at most while each is
+// closed before its proof is answered: an endpoint under a stream of
+// new connections closes the oldest silent ones to make room, and a
+// client held back by a busy CPU between its connect and its proof's
+// request is one. No key was sent on such a connection.
+const proofTries = 3
+
+// closedUnanswered says whether err is a proof's connection closed by
+// the endpoint before its answer.
+func closedUnanswered(err error) bool {
+	var de *DialError
+	return errors.As(err, &de) && de.Step == StepProof && de.Status == 0 &&
+		(errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET))
+}
+
+// connect opens a connection to host as Dial does, up to its proof
+// checked (without NoProof), and returns it with the reader of its
+// answers.
+func connect(ctx context.Context, host string, o DialOptions) (net.Conn, *bufio.Reader, error) {
+	d := net.Dialer{KeepAlive: -1} // one message's connection (Listen)
+	raw, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, nil, &DialError{Step: StepConnect, Err: err}
+	}
+	if err := checkOwner(raw); err != nil {
+		raw.Close()
+		return nil, nil, &DialError{Step: StepConnect, Err: err}
+	}
+	// TCP_NODELAY is on already: Go turns it on for every TCP connection
+	// it dials. It is set only to turn it off.
+	if tc, ok := raw.(*net.TCPConn); ok && o.NoDelayOff {
+		if err := tc.SetNoDelay(false); err != nil {
+			raw.Close()
+			return nil, nil, &DialError{Step: StepConnect, Err: fmt.Errorf("set TCP_NODELAY: %w", err)}
+		}
+	}
+	// The proof's and the upgrade's answers are read through br, bounded
+	// in size together; the WebSocket then reads the connection itself.
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(&io.LimitedReader{R: raw, N: maxAnswersBytes})
+	if !o.NoProof {
+		if err := prove(ctx, raw, br, host, o); err != nil {
+			putReader(br)
+			raw.Close()
+			return nil, nil, err
+		}
+	}
+	return raw, br, nil
 }
 
 // A dial's buffers, pooled: the reader of the proof's and the upgrade's

@@ -84,6 +84,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		IdleTimeout:       s.cfg.ReadTimeout, // a proved connection waits this long for its upgrade
 		MaxHeaderBytes:    maxHeaderBytes,
 		ConnState:         s.unkeyed.connState,
+		ConnContext:       func(ctx context.Context, c net.Conn) context.Context { return context.WithValue(ctx, connKey{}, c) },
 		ErrorLog:          slog.NewLogLogger(s.cfg.Logger.Handler(), slog.LevelDebug),
 	}
 	s.mu.Lock()
@@ -170,7 +171,13 @@ func (s *Server) proof(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set(contract.HeaderProof, contract.Proof(a.Key, challenge))
 	w.WriteHeader(http.StatusOK)
+	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+		s.unkeyed.provedTo(c) // its upgrade follows: evicted last
+	}
 }
+
+// connKey keys a request's connection in its context (ConnContext).
+type connKey struct{}
 
 // upgrade answers /acp: the routed agent's key, the Link-Tools header,
 // then the WebSocket, served by the Handler until it ends.
