@@ -48,7 +48,7 @@ func New(cfg Config) (*Hub, error) {
 	if err != nil {
 		return nil, err
 	}
-	kept, err := openAnswers(cfg.Answers, cfg.Logger)
+	kept, err := openAnswers(cfg.Answers, cfg.Logger, cfg.Now())
 	if err != nil {
 		return nil, err
 	}

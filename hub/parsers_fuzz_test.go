@@ -153,9 +153,10 @@ func FuzzSessionsFile(f *testing.F) {
 }
 
 // FuzzAnswersFile proves an answers.json in the hub's home, whatever its
-// bytes, never panics openAnswers, and that once it is read an answer
-// kept gets an id none of those read has, so a done naming one lets go
-// that one alone, and is written back as read.
+// bytes, never panics openAnswers nor stops the hub: it is read, or set
+// aside with its bytes whole and none kept; and that once it is read an
+// answer kept gets an id none of those read has, so a done naming one
+// lets go that one alone, and is written back as read.
 func FuzzAnswersFile(f *testing.F) {
 	for _, s := range []string{
 		`{"next":2,"answers":[{"id":"hub-1","thread":"telegram:1","text":"a"},{"id":"hub-2","thread":"telegram:1","text":"b"}]}`,
@@ -168,15 +169,19 @@ func FuzzAnswersFile(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
-	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, b []byte) {
-		path := filepath.Join(dir, "answers.json")
+		path := filepath.Join(t.TempDir(), "answers.json")
 		if err := os.WriteFile(path, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		k, err := openAnswers(path, nil)
+		k, err := openAnswers(path, nil, time.Now())
 		if err != nil {
-			return
+			t.Fatalf("%q: %v, want read or set aside", b, err)
+		}
+		if aside, _ := filepath.Glob(path + ".corrupt-*"); len(aside) > 0 {
+			if kept, _ := os.ReadFile(aside[0]); !bytes.Equal(kept, b) || len(aside) != 1 || len(k.list) != 0 {
+				t.Fatalf("%q set aside as %v holding %q, %d answers kept", b, aside, kept, len(k.list))
+			}
 		}
 		read := map[string]bool{}
 		for _, a := range k.list {
@@ -193,7 +198,7 @@ func FuzzAnswersFile(f *testing.F) {
 		if read[kept] {
 			t.Fatalf("read %q: the answer kept next is given id %s again", b, kept)
 		}
-		again, err := openAnswers(path, nil)
+		again, err := openAnswers(path, nil, time.Now())
 		if err != nil || len(again.list) != len(k.list) || again.next != k.next {
 			t.Fatalf("%q written back and read as %+v, %v", b, again, err)
 		}

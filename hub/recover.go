@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
@@ -63,45 +65,84 @@ const (
 	maxPendingText = 64 << 20
 )
 
+// maxAnswersFile bounds the answers file read.
+const maxAnswersFile = maxPendingText + maxPending*4096
+
 // openAnswers reads the answers kept at path (none when it doesn't
-// exist yet); an empty path keeps them in memory alone.
-func openAnswers(path string, log *slog.Logger) (*pendingAnswers, error) {
+// exist yet); an empty path keeps them in memory alone. A file that
+// doesn't read (cut short, not JSON, past its bound, an id the hub
+// didn't give) is set aside as path.corrupt-<time>
+// (recovery.Asides), said in log, and the hub goes on with none kept,
+// its ids numbered on from now's milliseconds so none is one given
+// before: a done naming an id handed over before the loss lets none of
+// the new go. One that isn't a regular file (a link, a named pipe) is
+// refused.
+func openAnswers(path string, log *slog.Logger, now time.Time) (*pendingAnswers, error) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	k := &pendingAnswers{path: path, log: log}
 	k.ledger.Store = k
 	if path == "" {
 		return k, nil
 	}
-	b, err := fsx.ReadLimit(path, maxPendingText+maxPending*4096)
+	b, err := fsx.ReadLimit(path, maxAnswersFile)
+	if errors.Is(err, fsx.ErrTooBig) {
+		return k, k.setAside(err, now)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read the answers kept: %w", err)
 	}
 	if b == nil {
 		return k, nil
 	}
+	if err := k.parse(b); err != nil {
+		k.list, k.size, k.next = nil, 0, 0
+		return k, k.setAside(err, now)
+	}
+	return k, nil
+}
+
+// parse reads the answers file's bytes b into k.
+func (k *pendingAnswers) parse(b []byte) error {
 	var doc answersDoc
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("read the answers kept %s: %w", path, err)
+		return err
 	}
 	if doc.Next < 0 {
-		return nil, fmt.Errorf("read the answers kept %s: next is %d, not a count", path, doc.Next)
+		return fmt.Errorf("next is %d, not a count", doc.Next)
 	}
 	k.next = doc.Next
 	ids := make(map[string]bool, len(doc.Answers))
 	for _, a := range doc.Answers {
 		if a.ID == "" || a.Thread == "" {
-			return nil, fmt.Errorf("read the answers kept %s: an answer with no id or thread", path)
+			return errors.New("an answer with no id or thread")
 		}
 		// An id the hub would give again, or twice in the file, would let
 		// a done naming one answer let go another never handed over.
 		n, err := strconv.Atoi(strings.TrimPrefix(a.ID, hubIDPrefix))
 		if !strings.HasPrefix(a.ID, hubIDPrefix) || err != nil || n < 1 || n > k.next || ids[a.ID] {
-			return nil, fmt.Errorf("read the answers kept %s: answer id %q is not one the hub gave (%sN, N from 1 to next, %d, each once)", path, a.ID, hubIDPrefix, k.next)
+			return fmt.Errorf("answer id %q is not one the hub gave (%sN, N from 1 to next, %d, each once)", truncate(a.ID, 64), hubIDPrefix, k.next)
 		}
 		ids[a.ID] = true
 		k.list = append(k.list, a)
 		k.size += len(a.Text)
 	}
-	return k, nil
+	return nil
+}
+
+// setAside sets the answers file that didn't read (why) aside and writes
+// it anew, none kept, numbering on from now's milliseconds.
+func (k *pendingAnswers) setAside(why error, now time.Time) error {
+	asides := recovery.Asides{Logger: k.log}
+	if _, err := asides.SetAside(context.Background(), k.path, why, now); err != nil {
+		return fmt.Errorf("read the answers kept %s: %v; it could not be set aside: %w", k.path, why, err)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.next = max(k.next, int(now.UnixMilli()))
+	k.write()
+	return nil
 }
 
 // keep keeps thread's answer text, in the file before it returns.

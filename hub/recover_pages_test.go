@@ -35,7 +35,7 @@ func TestRecoverPages(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "answers.json")
-			kept, err := openAnswers(path, nil)
+			kept, err := openAnswers(path, nil, time.Now())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -88,10 +88,19 @@ type Answers struct {
 	mu      sync.Mutex // orders this process's writers; the folder's lock, processes
 	sending sync.Map   // id → when its turn returned, zero while it runs
 	spares  spares     // sending files let go, for the next holds (spare.go)
-	named   sync.Map   // corrupt files already named in the log
+	named   sync.Map   // what's already named in the log
 
-	ledgerOnce sync.Once
-	ledger     recovery.Ledger // its Store is folders
+	once   sync.Once       // sets what follows (init)
+	ledger recovery.Ledger // its Store is folders
+	asides recovery.Asides
+}
+
+// init readies a's ledger and asides, once.
+func (a *Answers) init() {
+	a.once.Do(func() {
+		a.ledger.Store = folders{a}
+		a.asides.Logger = a.logger()
+	})
 }
 
 func (a *Answers) now() time.Time {
@@ -259,7 +268,7 @@ func (a *Answers) TakeAfter(ctx context.Context, thread string, t time.Time) (k 
 // the log and asked again at the next recover; the error is for the
 // agent's folder as a whole.
 func (a *Answers) Recover(ctx context.Context, p contract.RecoverParams, pass map[string]bool) (contract.RecoverResult, error) {
-	a.ledgerOnce.Do(func() { a.ledger.Store = folders{a} })
+	a.init()
 	if p.Done != nil {
 		return a.ledger.Recover(ctx, p, nil)
 	}
@@ -373,22 +382,17 @@ func (a *Answers) update(ctx context.Context, thread string, fn func(all []Answe
 }
 
 // setAside renames a corrupt answers.json of thread to
-// answers.json.corrupt-<time> beside it (folder.AnswersAside), for a person to look at, and
-// names it in the log once. Its conversation goes on with no answers
-// pending; the others never noticed. A rename that fails leaves it where
-// it is, to be written over by nothing: the error says so.
+// answers.json.corrupt-<time> beside it (folder.AnswersAside), for a
+// person to look at, and names it in the log (recovery.Asides). Its
+// conversation goes on with no answers pending; the others never
+// noticed. A rename that fails leaves it where it is, to be written over
+// by nothing: the error says so.
 func (a *Answers) setAside(ctx context.Context, thread, path string, why error) error {
-	aside := path[:len(path)-len(folder.Answers)] + folder.AnswersAside + a.now().UTC().Format("20060102T150405.000000000Z")
-	err := os.Rename(path, aside)
-	if err == nil {
-		err = fsx.SyncDir(filepath.Dir(path))
-		a.logger().LogAttrs(ctx, slog.LevelWarn, "set aside answers that don't read", slog.String("thread", thread), slog.String("file", aside), slog.String("err", why.Error()))
-		return err
+	a.init()
+	if _, err := a.asides.SetAside(ctx, path, why, a.now(), slog.String("thread", thread)); err != nil {
+		return fmt.Errorf("%w: its answers don't read and couldn't be set aside", store.ErrCorrupt)
 	}
-	if _, was := a.named.LoadOrStore(path, true); !was {
-		a.logger().LogAttrs(ctx, slog.LevelWarn, "answers that don't read, left in place", slog.String("thread", thread), slog.String("file", path), slog.String("err", why.Error()), slog.String("rename", err.Error()))
-	}
-	return fmt.Errorf("%w: its answers don't read and couldn't be set aside", store.ErrCorrupt)
+	return nil
 }
 
 // eachFolder calls fn with each conversation folder of the agent, in the
