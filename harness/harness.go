@@ -57,8 +57,9 @@ type Harness struct {
 	// onWaitCompacted, when set (by a test), is called as a message begins
 	// to wait for a summary.
 	onWaitCompacted func()
-	idle            idle      // gives free memory back once nothing runs
-	seen            sweepSeen // conversations a sweep found settled, a saving
+	idle            idle       // gives free memory back once nothing runs
+	healthLook      healthLook // Health's last look at the home
+	seen            sweepSeen  // conversations a sweep found settled, a saving
 	prompts         *prompt.Composer
 }
 

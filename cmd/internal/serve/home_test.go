@@ -9,9 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/store"
 	"golang.org/x/sys/unix"
 )
@@ -78,7 +82,12 @@ func TestHomeNotWritable(t *testing.T) {
 				t.Fatalf("a writable home: %d %q", status, body)
 			}
 			tc.spoil(t, home)
+			// /health looks again once its last look is HealthFresh old.
 			status, body := health(t, s)
+			for deadline := time.Now().Add(3 * harness.HealthFresh); status == http.StatusOK && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond)
+				status, body = health(t, s)
+			}
 			if status != http.StatusServiceUnavailable || body != "the home can't be written: "+tc.why {
 				t.Fatalf("/health of a %s home: %d %q", tc.name, status, body)
 			}
@@ -170,5 +179,68 @@ func TestChatsFolderLink(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(theirs); len(entries) != 0 {
 		t.Fatalf("written in the other agent's conversation: %v", entries)
+	}
+}
+
+// TestHealthNoWritePerAsk: /health asked 2,000 times from 8 clients at
+// once writes the home at most once a HealthFresh, as the kernel's
+// notes of files made in it count (inotify), and answers ok each time.
+func TestHealthNoWritePerAsk(t *testing.T) {
+	s, home := startServed(t, nil)
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if _, err := unix.InotifyAddWatch(fd, home, unix.IN_CREATE); err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimSuffix(s.URL(), contract.ACPPath) + contract.HealthPath
+	const asks, clients = 2000, 8
+	began := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	bad := 0
+	for range clients {
+		wg.Go(func() {
+			for range asks / clients {
+				resp, err := http.Get(url)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				if err != nil || resp.StatusCode != http.StatusOK {
+					mu.Lock()
+					bad++
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	took := time.Since(began)
+	made := 0
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := unix.Read(fd, buf)
+		if n <= 0 || err != nil {
+			break
+		}
+		for off := 0; off+unix.SizeofInotifyEvent <= n; {
+			ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+			name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+			if strings.HasPrefix(name, ".write-check-") {
+				made++
+			}
+			off += unix.SizeofInotifyEvent + int(ev.Len)
+		}
+	}
+	most := 1 + int(took/harness.HealthFresh) + 1
+	t.Logf("%d asks of /health in %v (%.0f a second): %d files written in the home", asks, took.Round(time.Millisecond), asks/took.Seconds(), made)
+	if bad > 0 {
+		t.Errorf("%d asks not answered ok", bad)
+	}
+	if made > most {
+		t.Errorf("%d files written for %d asks in %v, want at most %d", made, asks, took, most)
 	}
 }
