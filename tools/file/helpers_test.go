@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(killEnv); dir != "" {
 		os.Exit(replaceAndHang(dir))
 	}
+	if dir := os.Getenv(confinedEnv); dir != "" {
+		os.Exit(serveConfined(dir))
+	}
 	os.Exit(m.Run())
 }
 
