@@ -34,9 +34,7 @@ type chatFlags struct {
 }
 
 func (c *chatFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&c.home, "home", "", "the Link home `folder` (default $LNK_HOME, else the user's config folder/lnk)")
-	fs.StringVar(&c.agent, "agent", "", "the agent's `name` (default $"+contract.EnvAgent+", else main)")
-	groupFlags(fs, "The agent", "home", "agent")
+	c.registerAgent(fs)
 	c.settings = map[string]*string{}
 	for _, d := range drivers.Link {
 		for _, s := range d.Settings {
@@ -44,6 +42,14 @@ func (c *chatFlags) register(fs *pflag.FlagSet) {
 			groupFlags(fs, "Drivers' settings", s.Flag)
 		}
 	}
+}
+
+// registerAgent registers --home and --agent alone: a command that
+// reaches no conversation takes no driver's settings.
+func (c *chatFlags) registerAgent(fs *pflag.FlagSet) {
+	fs.StringVar(&c.home, "home", "", "the Link home `folder` (default $LNK_HOME, else the user's config folder/lnk)")
+	fs.StringVar(&c.agent, "agent", "", "the agent's `name` (default $"+contract.EnvAgent+", else main)")
+	groupFlags(fs, "The agent", "home", "agent")
 }
 
 // paths names the agent's files, from the flags, else the environment.

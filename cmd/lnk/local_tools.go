@@ -39,6 +39,9 @@ var localTools = []localTool{
 	{name: "run", env: "LNK_RUN", start: func(ctx context.Context, _ string, p store.Paths, _ map[string]string, logger *slog.Logger) (localServer, error) {
 		return startRun(ctx, p, "127.0.0.1:0", false, logger)
 	}},
+	{name: "file tool", env: "LNK_FILE", start: func(ctx context.Context, _ string, p store.Paths, _ map[string]string, logger *slog.Logger) (localServer, error) {
+		return startFile(ctx, p, "127.0.0.1:0", false, logger)
+	}},
 }
 
 // startedTool is a local tool's server, running.

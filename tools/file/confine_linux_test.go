@@ -3,9 +3,6 @@ package file
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,35 +11,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// confinedEnv makes the test binary a file server of the workspace it
-// names, confined as lnk file serve confines itself: it prints the
-// Landlock ABI, what its own read of a file outside the workspace met,
-// and its URL.
-const confinedEnv = "LNK_FILE_TEST_CONFINED"
-
-func serveConfined(dir string) int {
-	w, err := New(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	abi, err := Confine(dir)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	_, err = os.ReadFile(filepath.Join(filepath.Dir(dir), "outside", "secret.txt"))
-	_, cerr := net.Dial("tcp", ln.Addr().String())
-	fmt.Printf("abi %d\noutside: %v\nconnect: %v\nhttp://%s\n", abi, err, cerr, ln.Addr())
-	http.Serve(ln, Handler(w, Options{}))
-	return 1
-}
 
 // lnk file serve's process, confined by Landlock to the workspace, is
 // refused by the kernel a file outside it and a TCP connection, and still
