@@ -37,6 +37,12 @@ type testAgent struct {
 // ports 0, each given a key file of its own) until the test ends or stop.
 func startAgents(t *testing.T, agents []*testAgent, extra ...string) (m *Main, stop func()) {
 	t.Helper()
+	return startAgentsFile(t, agents, 0o600, extra...)
+}
+
+// startAgentsFile is startAgents with the agents file's mode.
+func startAgentsFile(t *testing.T, agents []*testAgent, mode os.FileMode, extra ...string) (m *Main, stop func()) {
+	t.Helper()
 	dir := t.TempDir()
 	var file strings.Builder
 	for _, a := range agents {
@@ -48,7 +54,10 @@ func startAgents(t *testing.T, agents []*testAgent, extra ...string) (m *Main, s
 		file.Write(append(b, '\n'))
 	}
 	path := filepath.Join(dir, "agents")
-	if err := os.WriteFile(path, []byte(file.String()), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(file.String()), mode); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, mode); err != nil { // past the umask
 		t.Fatal(err)
 	}
 	out := &syncBuffer{}

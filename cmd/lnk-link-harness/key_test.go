@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -71,5 +72,29 @@ func TestKeyFileReadableWarned(t *testing.T) {
 	}
 	if stderr, _, _ := runWithKey(t, testKey, 0o600); strings.Contains(stderr, "can be read by others") {
 		t.Fatalf("warned of a 0600 key file:\n%s", stderr)
+	}
+}
+
+// TestAgentsFileReadableWarned: an agents file its group or others can
+// read (its env may hold model keys) is served, and warned of on stderr
+// as a key file is, naming the file; one of 0600 isn't, and no env value
+// is logged.
+func TestAgentsFileReadableWarned(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("Windows has no group and other bits")
+	}
+	for _, mode := range []os.FileMode{0o644, 0o600} {
+		a := &testAgent{line: agentLine{Name: "main", Home: t.TempDir(), Env: map[string]string{"ANTHROPIC_API_KEY": "sk-secret-value"}}, key: []byte(testKey)}
+		m, stop := startAgentsFile(t, []*testAgent{a}, mode)
+		stop()
+		stderr := m.Stderr.(*syncBuffer).String()
+		path := filepath.Join(filepath.Dir(a.line.KeyFile), "agents")
+		warned := strings.Contains(stderr, "the agents file can be read by others") && strings.Contains(stderr, "file="+path) && strings.Contains(stderr, fmt.Sprintf("mode=%#o", mode))
+		if warned != (mode == 0o644) {
+			t.Fatalf("stderr of a %#o agents file:\n%s", mode, stderr)
+		}
+		if strings.Contains(stderr, "sk-secret-value") || strings.Contains(stderr, testKey) {
+			t.Fatalf("a secret was logged:\n%s", stderr)
+		}
 	}
 }

@@ -50,6 +50,8 @@ func (m *Main) runAgents(ctx context.Context) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	// Its lines' env may hold model keys and memory's secret URL.
+	serve.WarnReadable(m.AgentsFile, "the agents file", logger)
 	cfgs := make([]serve.Config, 0, len(lines))
 	for _, a := range lines {
 		cfg, err := m.agentConfig(a, logger)

@@ -32,10 +32,17 @@ func ReadKey(path string, logger *slog.Logger) ([]byte, error) {
 	if err := checkKeyLen(key); err != nil {
 		return nil, fmt.Errorf("key file %s: %w", path, err)
 	}
-	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
-		logger.Warn("the key file can be read by others than its owner: chmod 600 it", slog.String("file", path), slog.String("mode", fmt.Sprintf("%#o", fi.Mode().Perm())))
-	}
+	WarnReadable(path, "the key file", logger)
 	return key, nil
+}
+
+// WarnReadable warns, naming the file at path (what says which it is:
+// "the key file"), when its group or others can read it, as ssh does for
+// a private key: it holds a secret its owner alone should read.
+func WarnReadable(path, what string, logger *slog.Logger) {
+	if fi, err := os.Stat(path); err == nil && runtime.GOOS != "windows" && fi.Mode().Perm()&0o077 != 0 {
+		logger.Warn(what+" can be read by others than its owner: chmod 600 it", slog.String("file", path), slog.String("mode", fmt.Sprintf("%#o", fi.Mode().Perm())))
+	}
 }
 
 // checkKeyLen refuses a key shorter than MinKey.
