@@ -28,6 +28,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/store"
+	sendtool "github.com/lnk-dev/link/tools/send"
 )
 
 // How lnk agent chat and lnk agent chat send reach the agent: at an
@@ -197,6 +198,7 @@ func startLocal(ctx context.Context, o chatOptions, env map[string]string, home 
 		return nil, fmt.Errorf("start agent %s: %w", p.Agent, porthold.Explain(err, addrPort(addr), "say another $"+contract.EnvPort+", or unset it and lnk takes a free port"))
 	}
 	fmt.Fprintf(status, "lnk: started agent %s here (home %s, endpoint %s)\n", p.Agent, home, srv.URL())
+	reachTools(tools, sendtool.Target{URL: srv.URL(), Key: key, Agent: p.Agent})
 	sayTools(status, tools)
 	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, tools: tools, closeLog: closeLog}, nil
 }

@@ -9,6 +9,7 @@ import (
 	"maps"
 
 	"github.com/lnk-dev/link/store"
+	sendtool "github.com/lnk-dev/link/tools/send"
 )
 
 // localTool is one of Link's tool servers lnk agent chat starts beside a
@@ -71,6 +72,21 @@ func startTools(ctx context.Context, home string, p store.Paths, env map[string]
 		env[t.env] = srv.URL()
 	}
 	return started, env, nil
+}
+
+// reacher is a local tool that sends the agent messages of its own (a
+// background command's end): it is told where the agent's endpoint is
+// once the harness beside it has started.
+type reacher interface{ reach(sendtool.Target) }
+
+// reachTools tells each tool started that sends the agent messages where
+// the agent's endpoint is.
+func reachTools(started []startedTool, t sendtool.Target) {
+	for _, s := range started {
+		if r, ok := s.srv.(reacher); ok {
+			r.reach(t)
+		}
+	}
 }
 
 // sayTools says on status where each tool started answers, never its

@@ -19,14 +19,29 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lnk-dev/link/cmd/internal/environ"
+	runtool "github.com/lnk-dev/link/tools/run"
+	"github.com/lnk-dev/link/tools/run/background"
 	"github.com/lnk-dev/link/tools/sandbox"
 )
 
+// helper runs this program as one of the processes lnk starts itself as,
+// nothing else of lnk, answering its exit code; ok is false for lnk
+// itself. A sandbox's trampoline (lnk run's commands) confines itself
+// and runs the command; a background command's supervisor (run__start)
+// starts the command in its sandbox, waits for it and records its end.
+func helper(args []string) (code int, ok bool) {
+	switch {
+	case sandbox.IsTrampoline(args):
+		return sandbox.Main(), true
+	case background.IsSupervisor(args):
+		return background.Supervise(args, runtool.Build), true
+	}
+	return 0, false
+}
+
 func main() {
-	// A sandbox's trampoline (lnk run's commands) is this program again:
-	// it confines itself and runs the command, nothing else of lnk.
-	if sandbox.IsTrampoline(os.Args) {
-		os.Exit(sandbox.Main())
+	if code, ok := helper(os.Args); ok {
+		os.Exit(code)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	m := NewMain(os.Stdout, os.Stderr, environ.Map())

@@ -14,15 +14,14 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/lnk-dev/link/tools/sandbox"
 )
 
 // TestMain runs lnk's command line when lnk measure starts this test
-// binary as lnk (its floor server).
+// binary as lnk (its floor server), and its helpers (a sandbox's
+// trampoline, a background command's supervisor) as lnk's main does.
 func TestMain(m *testing.M) {
-	if sandbox.IsTrampoline(os.Args) {
-		os.Exit(sandbox.Main())
+	if code, ok := helper(os.Args); ok {
+		os.Exit(code)
 	}
 	if os.Getenv(envMeasureRunLnk) != "" {
 		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)

@@ -13,6 +13,8 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/mcpserve"
 	runtool "github.com/lnk-dev/link/tools/run"
+	"github.com/lnk-dev/link/tools/run/background"
+	sendtool "github.com/lnk-dev/link/tools/send"
 )
 
 func (m *Main) runServeCmd() *cobra.Command {
@@ -65,16 +67,62 @@ func runServe(ctx context.Context, cf chatFlags, laddr string, newSecret bool, s
 	return r.Close()
 }
 
+// runServer is run served for one agent: its calls, its background
+// commands, and the deliverer of their ends.
+type runServer struct {
+	*mcpserve.Running
+	bg      *background.Manager
+	deliver *sendtool.Deliverer
+	stop    context.CancelFunc
+}
+
 // startRun serves run for the agent at p on laddr, at the secret the
-// agent's run/secret keeps (a new one with newSecret).
-func startRun(ctx context.Context, p store.Paths, laddr string, newSecret bool, logger *slog.Logger) (*mcpserve.Running, error) {
-	if err := os.MkdirAll(filepath.Dir(p.ToolSecret(runtool.Tool.Name)), 0o700); err != nil {
+// agent's run/secret keeps (a new one with newSecret), with its
+// background commands kept in run/ and their ends recorded in run/outbox,
+// sent once reach says where the agent is.
+func startRun(ctx context.Context, p store.Paths, laddr string, newSecret bool, logger *slog.Logger) (*runServer, error) {
+	dir := filepath.Dir(p.ToolSecret(runtool.Tool.Name))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("run: %w", err)
 	}
 	secret, err := runtool.Tool.KeepSecret(ctx, p.ToolSecret(runtool.Tool.Name), newSecret, logger)
 	if err != nil {
 		return nil, err
 	}
-	opts := runtool.Options{Paths: p, Logger: logger}
-	return runtool.Tool.Start(ctx, runtool.Handler(runtool.New(opts), opts), laddr, secret)
+	box, err := sendtool.OpenOutbox(filepath.Join(dir, "outbox"), nil)
+	if err != nil {
+		return nil, fmt.Errorf("run: %w", err)
+	}
+	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	d := &sendtool.Deliverer{Outbox: box, Logger: logger}
+	d.Start(dctx)
+	bg, err := background.Open(background.Options{Dir: dir, Teller: runtool.Teller{Deliver: d}, Logger: logger})
+	if err != nil {
+		stop()
+		d.Wait()
+		return nil, err
+	}
+	opts := runtool.Options{Paths: p, Logger: logger, Background: bg}
+	r, err := runtool.Tool.Start(ctx, runtool.Handler(runtool.New(opts), opts), laddr, secret)
+	if err != nil {
+		bg.Close()
+		stop()
+		d.Wait()
+		return nil, err
+	}
+	return &runServer{Running: r, bg: bg, deliver: d, stop: stop}, nil
+}
+
+// reach says where the agent's endpoint is: the ends of its background
+// commands go there.
+func (s *runServer) reach(t sendtool.Target) { s.deliver.SetTarget(t) }
+
+// Close stops serving and watching; the background commands run on, and
+// the next start tells their ends.
+func (s *runServer) Close() error {
+	err := s.Running.Close()
+	s.bg.Close()
+	s.stop()
+	s.deliver.Wait()
+	return err
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/model/fakeprovider"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
+)
+
+// gatedInput gives its first line, then its second once open says so,
+// then its end: an owner who writes again only after something happened.
+type gatedInput struct {
+	first, second string
+	open          func() bool
+	step          int
+}
+
+func (g *gatedInput) Read(b []byte) (int, error) {
+	switch g.step {
+	case 0:
+		g.step++
+		return copy(b, g.first), nil
+	case 1:
+		deadline := time.Now().Add(30 * time.Second)
+		for !g.open() && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		g.step++
+		return copy(b, g.second), nil
+	}
+	return 0, io.EOF
+}
+
+// End to end through lnk agent chat, Link Harness and the fake provider:
+// the model starts a command with run__start and answers at once; the
+// command's end comes back to the conversation as a message from
+// run:<id> (stored with its id, run.<id>), which the model is told is not
+// the owner's and answers; the chat shows that answer before the owner's
+// next message.
+func TestChatBackgroundEndAnswered(t *testing.T) {
+	fake := fakeprovider.New()
+	defer fake.Close()
+	fake.Script(
+		fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_1", Name: "run__start", Input: `{"shell":"echo built ok"}`}}},
+		fakeprovider.Turn{Text: "The build runs in the background."},
+		fakeprovider.Turn{Text: "Your build finished: built ok."},
+		fakeprovider.Turn{Text: "You're welcome."},
+	)
+	home, err := os.MkdirTemp("/var/tmp", "lnk-chat-runbg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	p, _ := store.For(home, "main")
+	events := func() []store.Event {
+		evs, _ := log.Open(p.Chats()).Read(context.Background(), "link:chat", 1)
+		return evs
+	}
+	// The end's turn has answered: a message from run:<id>, then an
+	// answer after it.
+	answered := func() bool {
+		from := false
+		for _, e := range events() {
+			if e.Kind == store.KindMessage && strings.HasPrefix(e.From, "run:") {
+				from = true
+			}
+			if from && store.FinalAnswer(e) {
+				return true
+			}
+		}
+		return false
+	}
+	in := &gatedInput{first: "build it in the background\n", second: "thanks\n", open: answered}
+	env := map[string]string{"LNK_HOME": home, "ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL()}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var out, errOut safeBuffer
+	code := runChat(ctx, nil, env, in, false, nil, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	got := out.String()
+	i, j := strings.Index(got, "Your build finished: built ok."), strings.Index(got, "You're welcome.")
+	if !strings.Contains(got, "⚙ run__start") || i < 0 || j < i {
+		t.Fatalf("the chat showed %q: %s", got, errOut.String())
+	}
+	var id string
+	for _, e := range events() {
+		if e.Kind == store.KindMessage && strings.HasPrefix(e.From, "run:") {
+			id = strings.TrimPrefix(e.From, "run:")
+			if e.MessageID != "run."+id || !strings.Contains(e.Text, "ended: exit status 0") || !strings.Contains(e.Text, "built ok") {
+				t.Fatalf("the end stored as %+v", e)
+			}
+		}
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 4 || id == "" {
+		t.Fatalf("%d requests, the end from %q", len(reqs), id)
+	}
+	if body := string(reqs[2].Body); !strings.Contains(body, "run:"+id) || !strings.Contains(body, "built ok") {
+		t.Fatalf("the model wasn't told the end, from run:%s: %s", id, body)
+	}
+}
