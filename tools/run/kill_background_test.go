@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -125,29 +126,37 @@ func TestBackgroundServerKilled(t *testing.T) {
 	}
 	const thread = "telegram:7"
 	cmd, s := startBackgroundHelper(t, home, r)
+	// Calls are made 8 at a time, as a model's parallel calls are: each
+	// answered, or the test failed.
 	start := func(s *mcp.ClientSession, args map[string]any) string {
 		text, failed := callIn(t, s, thread, "start", args)
-		if failed {
-			t.Fatalf("start %v: %s", args, text)
+		if failed || !strings.HasPrefix(text, "Started run:") {
+			t.Errorf("start %v: %s", args, text)
+			return ""
 		}
-		return idOf(t, text)
+		return text[len("Started run:"):][:8]
 	}
 	stop := func(s *mcp.ClientSession, id string) {
 		if text, failed := callIn(t, s, thread, "stop", map[string]any{"id": id}); failed || !strings.HasPrefix(text, "Stopped run:"+id) {
-			t.Fatalf("stop %s: %q", id, text)
+			t.Errorf("stop %s: %q", id, text)
 		}
 	}
-	var quick, stopped, through, gated []string
-	for i := range 40 {
-		quick = append(quick, start(s, map[string]any{"shell": fmt.Sprintf("echo quick %d", i)}))
-		stopped = append(stopped, start(s, map[string]any{"command": []string{"sleep", "7777"}}))
-	}
-	for range 10 {
-		through = append(through, start(s, map[string]any{"command": []string{"sleep", "7777"}}))
-		gated = append(gated, start(s, map[string]any{"shell": "while [ ! -e gate ]; do sleep 0.05; done; echo through"}))
-	}
-	for _, id := range stopped {
-		stop(s, id)
+	quick, stopped, through, gated := make([]string, 40), make([]string, 40), make([]string, 10), make([]string, 10)
+	eight(100, func(i int) {
+		switch {
+		case i < 40:
+			quick[i] = start(s, map[string]any{"shell": fmt.Sprintf("echo quick %d", i)})
+		case i < 80:
+			stopped[i-40] = start(s, map[string]any{"command": []string{"sleep", "7777"}})
+		case i < 90:
+			through[i-80] = start(s, map[string]any{"command": []string{"sleep", "7777"}})
+		default:
+			gated[i-90] = start(s, map[string]any{"shell": "while [ ! -e gate ]; do sleep 0.05; done; echo through"})
+		}
+	})
+	eight(len(stopped), func(i int) { stop(s, stopped[i]) })
+	if t.Failed() {
+		t.FailNow()
 	}
 	waitTold := func(n int) {
 		deadline := time.Now().Add(60 * time.Second)
@@ -181,9 +190,7 @@ func TestBackgroundServerKilled(t *testing.T) {
 
 	cmd, s = startBackgroundHelper(t, home, r)
 	waitTold(50)
-	for _, id := range through {
-		stop(s, id)
-	}
+	eight(len(through), func(i int) { stop(s, through[i]) })
 	// Nothing waits to be sent: every end recorded reached the harness.
 	outbox := filepath.Join(p.Root, "run", "outbox")
 	for {
@@ -214,6 +221,21 @@ func TestBackgroundServerKilled(t *testing.T) {
 	}
 	gone(t, "sleep 7777")
 	gone(t, home)
+}
+
+// eight calls f(0) to f(n-1), eight at a time, and waits for them.
+func eight(n int, f func(i int)) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(i)
+		}()
+	}
+	wg.Wait()
 }
 
 func exists(name string) bool {

@@ -44,8 +44,16 @@ func (m *Manager) Start(ctx context.Context, req Request) (Info, error) {
 	if req.Thread == "" {
 		return Info{}, errors.New("background: a command is started in a conversation, and the call names none")
 	}
+	// The count and the folder placed are one step: a command placed is
+	// counted running from then on (its lock is held), so the launch,
+	// the slow part, runs beside other starts.
 	m.mu.Lock()
-	defer m.mu.Unlock()
+	locked := true
+	defer func() {
+		if locked {
+			m.mu.Unlock()
+		}
+	}()
 	all, err := m.List()
 	if err != nil {
 		return Info{}, err
@@ -84,6 +92,8 @@ func (m *Manager) Start(ctx context.Context, req Request) (Info, error) {
 		os.RemoveAll(tmp)
 		return Info{}, err
 	}
+	m.mu.Unlock()
+	locked = false
 	if err := m.launch(ctx, dir, lock); err != nil {
 		os.RemoveAll(dir)
 		return Info{}, err
