@@ -43,7 +43,8 @@ const fileServeLong = `Runs the file tool for the agent, an MCP server over Stre
 loopback: read (a file's lines), write (a whole file, all at once), replace (one
 exact text found once) and find (names by glob, lines by a regular expression,
 .gitignore-aware), each in the agent's workspace, its files/ folder, and nowhere
-else: every path is resolved by the kernel beneath it (openat2 on Linux).
+else: every path is resolved by the kernel beneath it (openat2 on Linux), and
+each call runs on a thread of its own held by Landlock to it.
 Link Harness reaches it at $LNK_FILE; lnk agent chat starts one itself.
 Once listening it prints its address, the value for $LNK_FILE, on a line of its
 own, and serves until interrupted. The address's path holds a secret kept in the
@@ -77,20 +78,38 @@ func fileServe(ctx context.Context, cf chatFlags, laddr string, newSecret bool, 
 	return run.Close()
 }
 
+// fileServer is the file tool served for one agent, and its workspace.
+type fileServer struct {
+	*mcpserve.Running
+	w *file.Workspace
+}
+
+// Close stops serving, then lets the workspace's sandbox go.
+func (s *fileServer) Close() error {
+	err := s.Running.Close()
+	s.w.Close()
+	return err
+}
+
 // startFile serves the file tool of the agent at p on laddr, its
 // workspace made when missing, at the secret the agent's file/secret
 // keeps (a new one with newSecret).
-func startFile(ctx context.Context, p store.Paths, laddr string, newSecret bool, logger *slog.Logger) (*mcpserve.Running, error) {
+func startFile(ctx context.Context, p store.Paths, laddr string, newSecret bool, logger *slog.Logger) (*fileServer, error) {
 	if err := os.MkdirAll(p.Files(), 0o700); err != nil {
 		return nil, fmt.Errorf("file: the workspace: %w", err)
-	}
-	w, err := file.New(p.Files())
-	if err != nil {
-		return nil, fmt.Errorf("file: %w", err)
 	}
 	secret, err := fileTool.KeepSecret(ctx, p.ToolSecret(fileTool.Name), newSecret, logger)
 	if err != nil {
 		return nil, err
 	}
-	return fileTool.Start(ctx, file.Handler(w, file.Options{Logger: logger}), laddr, secret)
+	w, err := file.New(p.Files())
+	if err != nil {
+		return nil, fmt.Errorf("file: %w", err)
+	}
+	run, err := fileTool.Start(ctx, file.Handler(w, file.Options{Logger: logger}), laddr, secret)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &fileServer{Running: run, w: w}, nil
 }

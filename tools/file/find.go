@@ -110,19 +110,24 @@ func (w *Workspace) Find(ctx context.Context, q Query) (Found, error) {
 	limit = min(limit, MaxFound)
 	ctx, cancel := context.WithTimeout(ctx, MaxFindTime)
 	defer cancel()
-
-	root, err := openRoot(w.dir)
+	wk := &walker{ctx: ctx, q: q, glob: glob, base: base, re: re, limit: limit, box: w.box}
+	err = w.box.run(func() error {
+		root, err := openRoot(w.dir)
+		if err != nil {
+			return err
+		}
+		defer root.close()
+		top, err := wk.descend(root, base)
+		if err != nil {
+			return describe(base, err)
+		}
+		wk.walk(top, base)
+		wk.flush()
+		return wk.err
+	})
 	if err != nil {
 		return Found{}, err
 	}
-	defer root.close()
-	wk := &walker{ctx: ctx, q: q, glob: glob, base: base, re: re, limit: limit}
-	top, err := wk.descend(root, base)
-	if err != nil {
-		return Found{}, describe(base, err)
-	}
-	wk.walk(top, base)
-	wk.flush()
 	return wk.out, nil
 }
 
@@ -152,6 +157,8 @@ type walker struct {
 	base    string
 	re      *regexp.Regexp
 	limit   int
+	box     *sandbox            // each searcher's thread is held by it too
+	err     error               // a searcher's sandbox refused
 	ignores []gitignore.Pattern // of the folders down to the one walked
 	pending []found             // files found, not yet searched
 	size    int                 // bytes of the lines had
@@ -357,17 +364,24 @@ func (wk *walker) flush() {
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(files)) {
 		wg.Go(func() {
-			var buf []byte // each worker's, reused file after file
-			for {
-				mu.Lock()
-				j := next
-				next++
-				mu.Unlock()
-				if j >= len(files) || wk.ctx.Err() != nil {
-					return
+			err := wk.box.run(func() error {
+				var buf []byte // each searcher's, reused file after file
+				for {
+					mu.Lock()
+					j := next
+					next++
+					mu.Unlock()
+					if j >= len(files) || wk.ctx.Err() != nil {
+						return nil
+					}
+					r := &results[j]
+					r.lines, r.binary, r.partial = grep(wk.ctx, files[j], wk.re, wk.limit, &buf)
 				}
-				r := &results[j]
-				r.lines, r.binary, r.partial = grep(wk.ctx, files[j], wk.re, wk.limit, &buf)
+			})
+			if err != nil {
+				mu.Lock()
+				wk.err = err
+				mu.Unlock()
 			}
 		})
 	}

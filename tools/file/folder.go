@@ -50,6 +50,9 @@ type folder interface {
 // errNotRegular: a file that is not a regular file.
 var errNotRegular = errors.New("not a regular file")
 
+// errClosed: a call made after the workspace's Close.
+var errClosed = errors.New("the file tool is closed")
+
 // errLink: a symbolic link met where none is followed.
 var errLink = errors.New("a symbolic link, not followed")
 

@@ -56,6 +56,7 @@ func space(tb testing.TB) (*Workspace, string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
+	tb.Cleanup(w.Close)
 	return w, dir
 }
 

@@ -50,6 +50,15 @@ type Lines struct {
 // 1), n of them (0 is DefaultLines; at most MaxLines and MaxReadBytes).
 // A binary file is said so (Binary), none of it given.
 func (w *Workspace) Read(ctx context.Context, p string, from, n int) (Lines, error) {
+	var l Lines
+	err := w.box.run(func() (err error) {
+		l, err = w.read(ctx, p, from, n)
+		return err
+	})
+	return l, err
+}
+
+func (w *Workspace) read(ctx context.Context, p string, from, n int) (Lines, error) {
 	name, err := CheckPath(p)
 	if err != nil {
 		return Lines{}, err

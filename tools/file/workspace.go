@@ -9,7 +9,9 @@
 // so "..", an absolute name and a symbolic link out of the workspace are
 // refused by the kernel's own lookup (EXDEV), while a link that stays
 // inside it is followed; elsewhere through an os.Root, which holds the
-// same. A file is written whole: a temporary file beside it, synced, renamed
+// same. Each call runs on an OS thread of its own that Landlock holds to
+// the workspace (sandbox_linux.go), so nothing else of the machine is
+// reached even through a flaw of the lookup. A file is written whole: a temporary file beside it, synced, renamed
 // over it, its folder synced, under the folder's lock, so a reader, a
 // second writer or a kill never sees half of it. No answer names a path
 // of the machine: every path said is the workspace's.
@@ -36,21 +38,30 @@ const (
 	MaxContent = 8 << 20
 )
 
-// Workspace is one agent's workspace, the folder its file calls work in.
+// Workspace is one agent's workspace, the folder its file calls work in,
+// and the sandbox each call runs in.
 type Workspace struct {
 	dir string
+	box *sandbox
 }
 
 // New is the workspace at dir (an agent's store.Paths.Files()), which
-// must be an existing folder.
+// must be an existing folder. Close lets its sandbox go.
 func New(dir string) (*Workspace, error) {
 	r, err := openRoot(dir)
 	if err != nil {
 		return nil, fmt.Errorf("the workspace: %w", err)
 	}
 	r.close()
-	return &Workspace{dir: dir}, nil
+	box, err := newSandbox(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &Workspace{dir: dir, box: box}, nil
 }
+
+// Close lets the workspace's sandbox go; no call is made after.
+func (w *Workspace) Close() { w.box.close() }
 
 // Refusal is a call refused for breaking a rule, which its text names.
 type Refusal struct{ Rule string }

@@ -144,9 +144,13 @@ var midWrite func()
 
 // edit writes name whole with what change makes of its content (nil and
 // had false when it isn't there), under its folder's lock, made with the
-// folders leading to it when mk. The content is read only when the file
-// is there and change is to see it.
+// folders leading to it when mk, in the call's sandbox. The content is
+// read only when the file is there and change is to see it.
 func (w *Workspace) edit(ctx context.Context, name string, mk bool, change func(old []byte, had bool) ([]byte, error)) error {
+	return w.box.run(func() error { return w.editIn(ctx, name, mk, change) })
+}
+
+func (w *Workspace) editIn(ctx context.Context, name string, mk bool, change func(old []byte, had bool) ([]byte, error)) error {
 	dirName, base := path.Split(name)
 	switch {
 	case base == "..":
