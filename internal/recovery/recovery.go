@@ -113,17 +113,36 @@ func (l *Ledger) Recover(ctx context.Context, p contract.RecoverParams, pass fun
 	return res, nil
 }
 
-// twoPhase is a two-phase page of all: those not handed over yet in the
-// round first, in their order; once every one has been, a new round.
+// twoPhase is a two-phase page of all: as many as fit, those not handed
+// over yet in the round first, then those that were, each part in its
+// order; the page itself in all's order. Once every one has been, a new
+// round starts.
 func (l *Ledger) twoPhase(all []Answer) contract.RecoverResult {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	fresh := slices.DeleteFunc(slices.Clone(all), func(k Answer) bool { return l.shown[k.ID] })
-	if len(fresh) == 0 {
-		l.shown, fresh = nil, all
+	var fresh, seen []int
+	for i, k := range all {
+		if l.shown[k.ID] {
+			seen = append(seen, i)
+		} else {
+			fresh = append(fresh, i)
+		}
 	}
-	page := l.fit(fresh, true)
-	// Forget ids no longer kept, so the round holds at most what is.
+	if len(fresh) == 0 {
+		l.shown, fresh, seen = nil, seen, nil // a new round
+	}
+	order := append(fresh, seen...)
+	ordered := make([]Answer, len(order))
+	for j, i := range order {
+		ordered[j] = all[i]
+	}
+	page := l.fit(ordered, true)
+	// Back in all's order, and the round noted: only ids still kept.
+	place := make(map[string]int, len(all))
+	for i, k := range all {
+		place[k.ID] = i
+	}
+	slices.SortFunc(page, func(x, y contract.RecoveredAnswer) int { return place[x.ID] - place[y.ID] })
 	keep := make(map[string]bool, len(all))
 	for _, k := range all {
 		if l.shown[k.ID] {
