@@ -68,9 +68,9 @@ func (k *Answer) UnmarshalJSON(b []byte) error {
 // name holds it (contract.ThreadFolder).
 const idSep = "~"
 
-// MaxFile bounds what a read of answers.json or a sending file takes, so
+// maxFile bounds what a read of answers.json or a sending file takes, so
 // a file grown wrong can't make it hold an unbounded amount.
-const MaxFile = 64 << 20
+const maxFile = 64 << 20
 
 // Answers is one agent's answers on their way: pending in its
 // conversations' folders, sending in chats/sending, and the ones this
@@ -134,10 +134,10 @@ func (a *Answers) Keep(ctx context.Context, thread, text string, at time.Time, s
 }
 
 // KeepForChat keeps an answer of thread for lnk agent chat, which asks
-// for that thread's own (TakeAfter): a single-phase recover leaves it,
-// since the bridge that asks one sends what it takes to a chat, and a
-// link:<name> thread's answers go to no chat. A two-phase recover hands
-// it over like any other, and Done lets it go.
+// for that thread's own (a two-phase recover): a single-phase recover
+// leaves it, since the bridge that asks one sends what it takes to a
+// chat, and a link:<name> thread's answers go to no chat. A two-phase
+// recover hands it over like any other, and a done lets it go.
 func (a *Answers) KeepForChat(ctx context.Context, thread, text string, at time.Time, seq int64) (string, error) {
 	return a.keep(ctx, thread, text, at, seq, true)
 }
@@ -231,28 +231,6 @@ func (a *Answers) done(ctx context.Context, ids []string) ([]Answer, error) {
 		}
 	}
 	return out, errors.Join(errs...)
-}
-
-// TakeAfter hands over the first answer of thread kept at or after t,
-// the one that answered a message sent at t, and forgets it; ok is false
-// when there is none. One kept before t was never the message's.
-func (a *Answers) TakeAfter(ctx context.Context, thread string, t time.Time) (k Answer, ok bool, err error) {
-	gone, err := a.removeAt(ctx, thread, func(all []Answer) map[int]bool {
-		first := -1
-		for i, c := range all {
-			if !c.At.Before(t) && (first < 0 || c.At.Before(all[first].At)) {
-				first = i
-			}
-		}
-		if first < 0 {
-			return nil
-		}
-		return map[int]bool{first: true}
-	})
-	if err != nil || len(gone) == 0 {
-		return Answer{}, false, err
-	}
-	return gone[0], true, nil
 }
 
 // Recover answers _link/recover by recovery.Ledger's rules over the
@@ -428,9 +406,9 @@ func (a *Answers) eachFolder(ctx context.Context, fn func(thread, dir string) er
 	return nil
 }
 
-// Parse reads answers.json of thread's folder: a JSON list of answers,
+// parse reads answers.json of thread's folder: a JSON list of answers,
 // each with an id of its folder and of that thread.
-func Parse(b []byte, thread string) ([]Answer, error) {
+func parse(b []byte, thread string) ([]Answer, error) {
 	var all []Answer
 	if err := json.Unmarshal(b, &all); err != nil {
 		return nil, fmt.Errorf("%w: %s is not a list of answers: %v", store.ErrCorrupt, folder.Answers, err)
@@ -456,14 +434,14 @@ func Parse(b []byte, thread string) ([]Answer, error) {
 
 // readAnswers reads dir's answers.json, none when there is no file.
 func readAnswers(dir, thread string) ([]Answer, error) {
-	b, err := fsx.ReadLimit(filepath.Join(dir, folder.Answers), MaxFile)
+	b, err := fsx.ReadLimit(filepath.Join(dir, folder.Answers), maxFile)
 	if errors.Is(err, fsx.ErrTooBig) {
-		return nil, fmt.Errorf("%w: %s is over %d bytes", store.ErrCorrupt, folder.Answers, MaxFile)
+		return nil, fmt.Errorf("%w: %s is over %d bytes", store.ErrCorrupt, folder.Answers, maxFile)
 	}
 	if err != nil || b == nil {
 		return nil, err
 	}
-	return Parse(b, thread)
+	return parse(b, thread)
 }
 
 // writeAnswers replaces dir's answers.json with all, or removes it when

@@ -16,7 +16,7 @@
 //	pending --Recover, single phase, in its page--> gone (handed over once)
 //	pending --Recover, two-phase, in its page--> pending (handed over with its id) --done--> gone
 //	pending for chat --Recover, single phase--> pending for chat (left)
-//	pending --TakeAfter--> gone (taken by lnk agent chat)
+//	pending for chat --Recover, two-phase, in its page--> shown by lnk agent chat --done--> gone
 //
 // An answer is sending from just before the event that stores it is
 // written until its caller has the prompt's response: a kill at any point

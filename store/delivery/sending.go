@@ -184,7 +184,7 @@ func (a *Answers) holdsIn(name string, out []Answer) ([]Answer, error) {
 		if !ok || e.IsDir() || slices.ContainsFunc(out[:had], func(k Answer) bool { return k.ID == id }) {
 			continue
 		}
-		b, err := fsx.ReadLimit(filepath.Join(dir, e.Name()), MaxFile)
+		b, err := fsx.ReadLimit(filepath.Join(dir, e.Name()), maxFile)
 		if errors.Is(err, fsx.ErrTooBig) {
 			continue
 		}
