@@ -32,7 +32,7 @@ var Tool = mcpserve.Tool{Name: "run", Title: "Link Run", Env: "LNK_RUN"}
 const Instructions = `Run programs on your owner's machine, in your workspace (your files/ folder, also your HOME), each call in a sandbox of its own: the workspace is yours to read and write; the system (/usr, /etc...) is read-only; /tmp is the call's own and empty; the rest of your home, other agents and the owner's files are not there; the network is off unless your owner turned it on.
 
 - run__command runs one command and answers when it ends: its exit status, then its stdout and stderr. Give command (a program and its arguments, no shell) or shell (one line for /bin/sh -c, with pipes and &&). Long output is cut in the middle, saying how much; narrow it (grep, head, tail) rather than reading it all. A command past its timeout is killed with everything it started; say a longer timeout for builds and tests (up to the ceiling), or start it in the background.
-- Nothing outlives a run__command call: for a server, a long build or anything you check on later, use run__start (when offered), whose end comes back to you as a message.
+- Nothing outlives a run__command call: for a server, a long build or anything you check on later, use run__start (when offered), which answers its id at once; its end comes back to you later as a message from run:<id>, with its exit status and the last of its output. run__read reads its output meanwhile (from an offset; each answer says where to read on), run__list lists your background commands, run__stop ends one.
 - A refusal by the system (Permission denied, Network is unreachable) is the sandbox: don't try to get around it; tell your owner what you needed.`
 
 // Options are a run server's.
