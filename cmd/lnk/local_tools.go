@@ -43,6 +43,9 @@ var localTools = []localTool{
 	{name: "file tool", env: "LNK_FILE", start: func(ctx context.Context, _ string, p store.Paths, _ map[string]string, logger *slog.Logger) (localServer, error) {
 		return startFile(ctx, p, "127.0.0.1:0", false, logger)
 	}},
+	{name: "scheduler", env: "LNK_SCHEDULER", start: func(ctx context.Context, home string, p store.Paths, env map[string]string, logger *slog.Logger) (localServer, error) {
+		return startScheduler(ctx, p, "127.0.0.1:0", false, nil, logger)
+	}},
 }
 
 // startedTool is a local tool's server, running.

@@ -4,6 +4,17 @@
 // message (tools/send), exactly once across crashes, its answer reaching
 // the conversation it is for.
 //
+// Its schedules (Scheduler, New) send a message into a conversation at a
+// time, after a delay, every interval or on a cron expression, in the
+// scheduler's zone, from schedule:<id>: schedule, list_schedules and
+// cancel_schedule. Each is a file of its own under <home>/scheduler/
+// schedules (0700, each file 0600, written whole), and each occurrence's
+// message is recorded in <home>/scheduler/outbox before it is sent, with
+// an id of the occurrence, so a crash of the scheduler or the harness
+// anywhere sends it once. The scheduler holds one timer, for the soonest
+// occurrence; an occurrence missed while it was down is sent once at its
+// start, saying it is late, or skipped where its schedule says so.
+//
 // Its team (Team, AddTeamTools) is the agent's subagents and teammates:
 // start_task runs a task in a conversation of its own (link:task-<id>,
 // from task:<id>, with its parent's tools or fewer, on its parent's model

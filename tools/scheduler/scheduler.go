@@ -1,18 +1,3 @@
-// Package scheduler is Link's scheduler, an MCP server of its own over
-// Streamable HTTP (tools/mcpserve) that Link Harness reaches at
-// $LNK_SCHEDULER: the agent's clock and team. Its schedules send a
-// message into a conversation at a time, after a delay, every interval
-// or on a cron expression, in the scheduler's zone, from schedule:<id>;
-// its subagents (task:<id>) and teammates (agent:<id>) are added to the
-// same server. Every message goes to the agent's endpoint as Link's
-// bridge sends one, exactly once across crashes of either side
-// (tools/send).
-//
-// What it keeps is in the agent's home, <home>/scheduler/ (0700, each
-// file 0600, written whole): schedules/, one file a schedule, and
-// outbox/, the messages recorded and not yet received. It holds one
-// timer, for the soonest occurrence, and nothing that wakes while none
-// is due.
 package scheduler
 
 import (
@@ -23,7 +8,6 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -72,13 +56,12 @@ type Scheduler struct {
 	deliver *send.Deliverer
 	cancel  context.CancelFunc
 
-	mu       sync.Mutex
-	byID     map[string]*entry
-	queue    queue
-	stop     func() bool // the timer's, nil when none
-	closed   bool
-	handlers map[string]func(send.Message, send.Result, error)
-	onFire   func(*Schedule, time.Time) // a test's, told of each occurrence recorded
+	mu     sync.Mutex
+	byID   map[string]*entry
+	queue  queue
+	stop   func() bool // the timer's, nil when none
+	closed bool
+	onFire func(*Schedule, time.Time) // a test's, told of each occurrence recorded
 }
 
 // Dir is the scheduler's folder in the agent's home.
@@ -111,7 +94,7 @@ func Open(opts Options) (*Scheduler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Scheduler{opts: opts, clock: opts.Clock, log: opts.Logger, book: b, byID: map[string]*entry{}, handlers: map[string]func(send.Message, send.Result, error){}}
+	s := &Scheduler{opts: opts, clock: opts.Clock, log: opts.Logger, book: b, byID: map[string]*entry{}}
 	all, bad, err := b.read()
 	if err != nil {
 		return nil, err
@@ -150,34 +133,13 @@ func (s *Scheduler) Close() error {
 	return nil
 }
 
-// Send records m to send to the agent and sends it as soon as it can,
-// exactly once (tools/send): how the scheduler's other parts (tasks,
-// teammates) send theirs. Handle says what is done with its result.
-func (s *Scheduler) Send(m send.Message) (send.Message, error) { return s.deliver.Send(m) }
-
-// Handle has f told of each message sent whose from is of kind ("task",
-// "agent"): its result, or why it failed for good.
-func (s *Scheduler) Handle(kind string, f func(send.Message, send.Result, error)) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.handlers[kind] = f
-}
-
 // Idle is closed once no message is being sent and none waits but to be
 // tried again (for tests and figures).
 func (s *Scheduler) Idle() <-chan struct{} { return s.deliver.Idle() }
 
-// sent is the deliverer's OnSent: a message's end goes to its kind's
-// handler; a reminder's refusal is logged.
-func (s *Scheduler) sent(m send.Message, r send.Result, err error) {
-	kind, _, _ := strings.Cut(m.From, ":")
-	s.mu.Lock()
-	f := s.handlers[kind]
-	s.mu.Unlock()
-	if f != nil {
-		f(m, r, err)
-		return
-	}
+// sent is the deliverer's OnSent: a reminder the agent refused is
+// logged (a thread it no longer answers); one received needs nothing.
+func (s *Scheduler) sent(m send.Message, _ send.Result, err error) {
 	if err != nil {
 		s.log.Warn("a scheduled message wasn't received", slog.String("id", m.ID), slog.String("thread", m.Thread), slog.String("err", err.Error()))
 	}

@@ -22,12 +22,15 @@ const Instructions = `Your clock: messages sent to you later, at a time you set.
 - scheduler__schedule sets one: text is the message you will get then (write it as what to do: "Remind the owner to call the bank"), and exactly one of at (a time: 2026-12-07 09:00), after (a delay: 20m, 2h), every (an interval, at least 1m) or cron ("0 9 * * 1-5", @daily), in the scheduler's zone unless you say zone. It goes into this conversation unless you name thread.
 - At its time the message comes to you from schedule:<id>, quoted; answer it as the owner would want, in that conversation, and your answer reaches them there.
 - An occurrence missed while the machine was off comes once when it is back, saying it is late; if_missed "skip" drops it instead.
-- scheduler__schedules lists them with their ids and next times; scheduler__cancel stops one. A schedule done once is gone by itself.`
+- scheduler__list_schedules lists them with their ids and next times; scheduler__cancel_schedule stops one. A schedule done once is gone by itself.`
 
-// New is the scheduler's MCP server over sc: schedule, schedules and
-// cancel; Handler serves it.
-func New(sc *Scheduler) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "link-scheduler", Title: "Link Scheduler", Version: "1"}, &mcp.ServerOptions{Instructions: Instructions})
+// New is the scheduler's MCP server over sc and its team t: schedule,
+// list_schedules and cancel_schedule, and the team's calls
+// (AddTeamTools); its initialize instructions are Instructions and
+// TeamInstructions. Handler serves it.
+func New(sc *Scheduler, t *Team) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "link-scheduler", Title: "Link Scheduler", Version: "1"}, &mcp.ServerOptions{Instructions: Instructions + "\n\n" + TeamInstructions})
+	AddTeamTools(s, t)
 	c := calls{sc: sc}
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "schedule",
@@ -35,13 +38,13 @@ func New(sc *Scheduler) *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
 	}, c.schedule)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "schedules",
+		Name:        "list_schedules",
 		Description: "List your schedules, soonest first: each one's id, when it sends, its next time, its conversation and its text.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 	}, c.list)
 	mcp.AddTool(s, &mcp.Tool{
-		Name:        "cancel",
-		Description: "Cancel a schedule by its id (as schedule or schedules answered it): none of its messages is sent from now.",
+		Name:        "cancel_schedule",
+		Description: "Cancel a schedule by its id (as schedule or list_schedules answered it): none of its messages is sent from now.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)},
 	}, c.cancel)
 	return s
