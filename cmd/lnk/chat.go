@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -44,7 +45,8 @@ message, and its answer streams as it comes, with each tool call it makes
 (⚙ memory__search …, then done or failed). Answers kept for the thread
 while nobody waited (a turn a crash cut short and finished after, a
 message that joined a running turn) are shown at the start and before
-each message. Ctrl-C while an answer streams stops it (the agent's turn
+each message, and those kept while it waits for one (a reminder's, a
+task's) as they come, within 2 seconds. Ctrl-C while an answer streams stops it (the agent's turn
 ends, saying so); at the prompt, Ctrl-C, /quit or the end of input ends
 the chat.
 
@@ -82,6 +84,9 @@ func chatMain(ctx context.Context, o chatOptions, words []string, env map[string
 		if t, ok := openTerminal(in, stdout, a.paths, env, stderr); ok {
 			defer t.close()
 			c.p, c.input = t.view, t.input
+			if t.input != nil {
+				c.kept = aboveInput{in: t.input, view: t.view}
+			}
 		}
 	}
 	fmt.Fprintf(stderr, "lnk: chatting in %s; /help lists the commands, /quit or the end of input ends it\n", o.thread)
@@ -103,7 +108,26 @@ type chat struct {
 	input  messageInput // the terminal's line editor; nil reads lines of the input
 	stderr io.Writer
 	intr   <-chan os.Signal // Ctrl-C
+	kept   keptView         // where an answer kept while waiting is shown; nil: p
 }
+
+// keptView shows an answer kept for the thread that came while the chat
+// waited for a message: the view itself on lines of the input, above the
+// prompt on a terminal's line editor (aboveInput).
+type keptView interface {
+	line(format string, args ...any)
+	answer(text string)
+}
+
+// keptEvery is how often the chat asks the agent for answers kept for
+// its thread while it waits for a message (a reminder's, a task's,
+// a background command's end): each is shown once it is kept, within
+// this, rather than before the owner's next message.
+const keptEvery = 2 * time.Second
+
+// errIdle is next's word that keptEvery passed with no message: the chat
+// looks for answers kept meanwhile.
+var errIdle = errors.New("no message yet")
 
 // messageInput reads the owner's messages one at a time, when asked: io.EOF
 // when the owner ends the chat.
@@ -126,6 +150,12 @@ func (c *chat) run(ctx context.Context, in io.Reader, prompt bool, stdout io.Wri
 	}
 	for {
 		line, ok, err := next()
+		if errors.Is(err, errIdle) {
+			if err := c.showCame(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(c.stderr, "lnk agent chat: %v\n", err)
+			}
+			continue
+		}
 		if err != nil {
 			fmt.Fprintf(c.stderr, "lnk agent chat: read a message: %v\n", err)
 			return 1
@@ -172,16 +202,23 @@ func (c *chat) readLines(ctx context.Context, in io.Reader, prompt bool, stdout 
 		}
 		readErr <- sc.Err()
 	}()
+	prompted := false
 	return func() (string, bool, error) {
-		if prompt {
+		if prompt && !prompted {
 			fmt.Fprint(stdout, "› ")
+			prompted = true
 		}
+		idle := time.NewTimer(keptEvery)
+		defer idle.Stop()
 		select {
 		case <-ctx.Done():
 			return "", false, nil
 		case <-c.intr:
 			return "", false, nil
+		case <-idle.C:
+			return "", true, errIdle
 		case line, ok := <-lines:
+			prompted = false
 			if !ok {
 				return "", false, <-readErr
 			}
@@ -197,18 +234,26 @@ func (c *chat) readInput(ctx context.Context) (next func() (line string, ok bool
 		line string
 		err  error
 	}
+	var got chan read // the read under way, kept across idle returns
 	return func() (string, bool, error) {
-		got := make(chan read, 1)
-		go func() {
-			line, err := c.input.Read()
-			got <- read{line, err}
-		}()
+		if got == nil {
+			got = make(chan read, 1)
+			go func(got chan<- read) {
+				line, err := c.input.Read()
+				got <- read{line, err}
+			}(got)
+		}
+		idle := time.NewTimer(keptEvery)
+		defer idle.Stop()
 		select {
 		case <-ctx.Done():
 			return "", false, nil
 		case <-c.intr:
 			return "", false, nil
+		case <-idle.C:
+			return "", true, errIdle
 		case r := <-got:
+			got = nil
 			if errors.Is(r.err, io.EOF) {
 				return "", false, nil
 			}
@@ -261,6 +306,32 @@ func (c *chat) showAnswer(text string) {
 		return
 	}
 	c.p.answer(text)
+}
+
+// showCame shows the answers kept for the thread that came while the
+// chat waited for a message, where it waits (keptView), and lets each go
+// once shown.
+func (c *chat) showCame(ctx context.Context) error {
+	all, err := c.a.pending(ctx, c.o.thread)
+	if err != nil || len(all) == 0 {
+		return err
+	}
+	v := c.kept
+	if v == nil {
+		v = c.p
+	}
+	for _, k := range all {
+		v.line("[An answer kept for %s while nobody waited:]", c.o.thread)
+		if len(k.Text) > maxAnswerRead {
+			v.line("[The agent failed: %v.]", errTooLong)
+		} else {
+			v.answer(k.Text)
+		}
+		if err := c.a.letGo(ctx, []string{k.ID}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // showPending shows the thread's pending answers (kept because their caller

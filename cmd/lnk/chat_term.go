@@ -73,3 +73,14 @@ func (t *termView) toolDone(id, status string) {
 func (t *termView) line(format string, args ...any) { t.v.Line(fmt.Sprintf(format, args...)) }
 func (t *termView) answer(text string)              { t.v.Markdown(text) }
 func (t *termView) end()                            { t.v.End() }
+
+// aboveInput shows lines and an answer above the line editor's prompt
+// while it reads a message: an answer kept for the thread that came
+// meanwhile (chat.showCame).
+type aboveInput struct {
+	in   *chatterm.Input
+	view *termView
+}
+
+func (a aboveInput) line(format string, args ...any) { a.in.Above(fmt.Sprintf(format, args...)) }
+func (a aboveInput) answer(text string)              { a.in.Above(a.view.v.Rendered(text)) }

@@ -98,3 +98,10 @@ func (in *Input) Read() (string, error) {
 	}
 	return strings.ReplaceAll(line, "\\\n", "\n"), nil
 }
+
+// Above shows text above the prompt while a message is being read, the
+// prompt and the line being edited drawn again below it: an answer that
+// came meanwhile.
+func (in *Input) Above(text string) {
+	in.rl.Printf("%s", strings.TrimSuffix(text, "\n"))
+}

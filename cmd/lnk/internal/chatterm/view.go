@@ -203,6 +203,13 @@ func (v *View) Line(text string) {
 	v.draw(v.flush() + text + "\n")
 }
 
+// Rendered is a whole answer as Markdown shows it, for another to write.
+func (v *View) Rendered(text string) string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.md.render(printable(text), v.cols())
+}
+
 // Markdown shows a whole answer, rendered.
 func (v *View) Markdown(text string) {
 	text = printable(text)
