@@ -267,10 +267,6 @@ func ensureKey(path string) ([]byte, error) {
 	return contract.ReadKeyFile(path)
 }
 
-// maxRecoverRead bounds _link/recover's answer: a page of answers, at
-// most a frame (contract.MaxFrame), as Link's bridge reads it.
-const maxRecoverRead = contract.MaxFrame
-
 // dial opens one message's connection, reading messages up to limit: the
 // proof first, then the upgrade.
 func (a *agentConn) dial(ctx context.Context, limit int64) (*endpoint.ClientConn, error) {
@@ -377,51 +373,23 @@ func (a *agentConn) say(ctx context.Context, thread, text string, out sink, intr
 	return exchange{text: got.String(), stop: res.StopReason, steered: res.Steered()}, nil
 }
 
-// recoverCall asks _link/recover with p, on a connection of its own.
-func (a *agentConn) recoverCall(ctx context.Context, p contract.RecoverParams) (contract.RecoverResult, error) {
-	conn, err := a.dial(ctx, maxRecoverRead)
-	if err != nil {
-		return contract.RecoverResult{}, err
-	}
-	c := acp.NewClient(ctx, conn, nil)
-	defer c.Close()
-	if _, err := c.Initialize(ctx); err != nil {
-		return contract.RecoverResult{}, fmt.Errorf("recover: %w", err)
-	}
-	res, err := c.Recover(ctx, p)
-	if err != nil {
-		return res, fmt.Errorf("recover: %w", err)
-	}
-	return res, nil
+// target is the agent's endpoint as tools/send reaches it.
+func (a *agentConn) target() sendtool.Target {
+	return sendtool.Target{URL: a.url, Key: a.key, Agent: a.agent}
 }
 
-// maxRecoverPages bounds the pages pending asks for: 64 pages of a
-// frame each are a gigabyte of answers.
-const maxRecoverPages = 64
-
 // pending lists thread's pending answers, each with its id, leaving them
-// pending (two-phase): letGo lets them go once shown. A result that
-// leaves answers out (its _meta.link.more) is followed by the next page,
-// until one leaves none out or hands over one already seen: the round
-// of pages came back to its start.
+// pending (two-phase, every page: sendtool.Kept): letGo lets them go
+// once shown.
 func (a *agentConn) pending(ctx context.Context, thread string) ([]contract.RecoveredAnswer, error) {
+	all, err := sendtool.Kept(ctx, a.target())
+	if err != nil {
+		return nil, err
+	}
 	var out []contract.RecoveredAnswer
-	seen := map[string]bool{}
-	for range maxRecoverPages {
-		res, err := a.recoverCall(ctx, contract.RecoverParams{TwoPhase: true})
-		if err != nil {
-			return nil, err
-		}
-		again := false
-		for _, k := range res.Answers {
-			again = again || seen[k.ID]
-			if k.Thread == thread && k.ID != "" && !seen[k.ID] {
-				out = append(out, k)
-			}
-			seen[k.ID] = true
-		}
-		if !res.More() || again || len(res.Answers) == 0 {
-			break
+	for _, k := range all {
+		if k.Thread == thread {
+			out = append(out, k)
 		}
 	}
 	return out, nil
@@ -432,7 +400,7 @@ func (a *agentConn) letGo(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	_, err := a.recoverCall(ctx, contract.RecoverParams{Done: ids})
+	_, err := sendtool.Recover(ctx, a.target(), contract.RecoverParams{Done: ids})
 	return err
 }
 

@@ -79,14 +79,14 @@ func (Sent) Tell(ctx context.Context, to Endpoint, m Message) error {
 	return nil
 }
 
-// Kept is the answers kept at to, in two phases.
+// Kept is the answers kept at to, in two phases, every page of them.
 func (Sent) Kept(ctx context.Context, to Endpoint) ([]Kept, error) {
-	res, err := send.Recover(ctx, target(to), contract.RecoverParams{TwoPhase: true})
+	all, err := send.Kept(ctx, target(to))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Kept, 0, len(res.Answers))
-	for _, a := range res.Answers {
+	out := make([]Kept, 0, len(all))
+	for _, a := range all {
 		if a.ID != "" {
 			out = append(out, Kept{ID: a.ID, Thread: a.Thread, Text: a.Text})
 		}
