@@ -158,9 +158,9 @@ func TestBackgroundCalls(t *testing.T) {
 // Bad input to the background calls is refused naming the rule: a start
 // with no conversation (a call not made through Link Harness), without a
 // command, past the agent's bound of commands running; a read of no such
-// command or past its limit.
+// command or past its limit. A command as long as the kernel takes runs.
 func TestBackgroundRefused(t *testing.T) {
-	s, _, _ := serveBackground(t, `{"run": {"background": {"max_running": 1}}}`)
+	s, _, tl := serveBackground(t, `{"run": {"background": {"max_running": 1}}}`)
 	for _, c := range []struct {
 		thread, name string
 		args         map[string]any
@@ -177,6 +177,16 @@ func TestBackgroundRefused(t *testing.T) {
 		if !failed || !strings.HasPrefix(text, "Refused: ") || !strings.Contains(text, c.want) {
 			t.Errorf("%s %v: %v %q, want %q", c.name, c.args, failed, text, c.want)
 		}
+	}
+	// A shell line as long as the kernel takes one argument (128 KiB)
+	// runs, and is said back cut.
+	long := "echo long #" + strings.Repeat("x", 127<<10)
+	text, failed := callIn(t, s, "link:chat", "start", map[string]any{"shell": long})
+	if failed || len(text) > 2000 {
+		t.Fatalf("a start of a 127 KiB shell line: %v, %d bytes: %.200s", failed, len(text), text)
+	}
+	if msg := tl.next(t); !strings.Contains(msg.Text, "exit status 0") || !strings.Contains(msg.Text, "long\n") || len(msg.Text) > 4000 {
+		t.Fatalf("the end of a 127 KiB shell line, %d bytes: %.100s ... %s", len(msg.Text), msg.Text, msg.Text[len(msg.Text)-120:])
 	}
 	callIn(t, s, "link:chat", "start", map[string]any{"command": []string{"sleep", "1000"}})
 	if text, failed := callIn(t, s, "link:chat", "start", map[string]any{"command": []string{"sleep", "1000"}}); !failed || !strings.Contains(text, "1 of 1 at once") {

@@ -84,7 +84,7 @@ func statusText(in Info, now time.Time) string {
 		return fmt.Sprintf("running for %s", now.Sub(in.Started).Round(time.Second))
 	case Ended:
 		if strings.HasPrefix(in.End.Error, "not started: ") {
-			return "not started (" + strings.TrimPrefix(in.End.Error, "not started: ") + ")"
+			return "not started (" + clip(strings.TrimPrefix(in.End.Error, "not started: "), 500) + ")"
 		}
 		return fmt.Sprintf("ended %s ago, %s", now.Sub(in.End.Ended).Round(time.Second), exitText(in.End))
 	default:

@@ -59,3 +59,21 @@ func TestAnswers(t *testing.T) {
 		t.Errorf("read answered\n%s\nwant\n%s", read, want)
 	}
 }
+
+// Words quoted back are cut at a character's start, never inside one.
+func TestClip(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"héllo", 10, "héllo"},
+		{"héllo", 2, "h..."},
+		{"héllo", 3, "hé..."},
+		{"日本語", 4, "日..."},
+	} {
+		if got := clip(tc.s, tc.n); got != tc.want {
+			t.Errorf("clip(%q, %d) = %q, want %q", tc.s, tc.n, got, tc.want)
+		}
+	}
+}

@@ -108,3 +108,31 @@ func TestCorruptState(t *testing.T) {
 		t.Fatalf("told %v", got)
 	}
 }
+
+// FuzzState: a command's job.json and end.json as found on disk, written
+// by anything. Whatever they hold, a list says the command (or leaves
+// out one with no job), and its end's text is bounded: nothing panics.
+func FuzzState(f *testing.F) {
+	f.Add([]byte(`{"id":"abcd2345","thread":"link:test","command":"x"}`), []byte(`{"exit":3,"output":1}`))
+	f.Add([]byte(`{"command":`), []byte(`{"exit":-1,"signal":"killed","stopped":true}`))
+	f.Add([]byte(`null`), []byte(`[]`))
+	f.Fuzz(func(t *testing.T, job, end []byte) {
+		dir := t.TempDir()
+		kept(t, dir, "abcd2345", "out")
+		d := filepath.Join(dir, "abcd2345")
+		os.WriteFile(filepath.Join(d, jobFile), job, 0o600)
+		os.WriteFile(filepath.Join(d, endFile), end, 0o600)
+		m := &Manager{opts: Options{Dir: dir}}
+		all, err := m.List()
+		if err != nil || len(all) > 1 {
+			t.Fatalf("list: %+v, %v", all, err)
+		}
+		var j Job
+		var e End
+		if readJSON(filepath.Join(d, jobFile), &j) == nil && readJSON(filepath.Join(d, endFile), &e) == nil {
+			if text := endText(j, e, Ended, d); len(text) > 4<<10 {
+				t.Fatalf("an end's text of %d bytes", len(text))
+			}
+		}
+	})
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/lnk-dev/link/internal/fsx"
 )
@@ -424,10 +425,14 @@ func (m *Manager) prune() {
 	}
 }
 
-// clip is s cut to n bytes, for a refusal quoting the model's words.
+// clip is s cut to at most n bytes, never inside a character, for words
+// quoted back to the model.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "..."
 }

@@ -29,8 +29,9 @@ const (
 const newPrefix = ".new-"
 
 // maxStateFile bounds a read of job.json, proc.json or end.json: a file
-// past it was not written by Link.
-const maxStateFile = 256 << 10
+// past it was not written by Link. job.json holds the spec (the sandbox
+// takes at most 4 MiB of one) and the command as said (run takes 256 KiB).
+const maxStateFile = 8 << 20
 
 // Job is a background command as run__start made it: job.json.
 type Job struct {

@@ -18,11 +18,11 @@ func endText(job Job, end End, status Status, dir string) string {
 	fmt.Fprintf(&b, "The background command run:%s ", job.ID)
 	switch {
 	case status == Lost && end.Error != "":
-		fmt.Fprintf(&b, "was lost: how it ended doesn't read (%s).", end.Error)
+		fmt.Fprintf(&b, "was lost: how it ended doesn't read (%s).", clip(end.Error, 500))
 	case status == Lost:
 		b.WriteString("was lost: its supervisor was killed (or the machine stopped) before it could say how the command ended.")
 	case strings.HasPrefix(end.Error, "not started: "):
-		fmt.Fprintf(&b, "could not be started: %s.", strings.TrimPrefix(end.Error, "not started: "))
+		fmt.Fprintf(&b, "could not be started: %s.", clip(strings.TrimPrefix(end.Error, "not started: "), 500))
 	default:
 		b.WriteString("ended: ")
 		b.WriteString(exitText(end))
@@ -31,7 +31,7 @@ func endText(job Job, end End, status Status, dir string) string {
 		}
 		b.WriteString(".")
 		if end.Error != "" {
-			fmt.Fprintf(&b, " (%s)", end.Error)
+			fmt.Fprintf(&b, " (%s)", clip(end.Error, 500))
 		}
 	}
 	fmt.Fprintf(&b, "\nCommand: %s\n", clip(job.Command, 1000))
@@ -63,9 +63,9 @@ func sandboxSignal(exit int) bool { return exit > 128 && exit < 128+65 }
 func exitText(end End) string {
 	switch {
 	case end.Signal != "" && end.Stopped:
-		return "stopped by run__stop (" + end.Signal + ")"
+		return "stopped by run__stop (" + clip(end.Signal, 40) + ")"
 	case end.Signal != "":
-		return "killed by a signal (" + end.Signal + ")"
+		return "killed by a signal (" + clip(end.Signal, 40) + ")"
 	case end.Stopped && sandboxSignal(end.Exit):
 		return fmt.Sprintf("stopped by run__stop (%s)", syscall.Signal(end.Exit-128))
 	case end.Stopped:
