@@ -17,14 +17,23 @@ const MaxBlocks = 1024
 // uri. A prompt with no block, or a block that isn't one of these, is
 // refused with a *contract.RuleError naming the rule.
 func DecodeBlocks(raw json.RawMessage) ([]Block, error) {
-	return decodeBlocks(raw, false)
+	return decodeBlocks(raw, readCopy)
 }
 
-// decodeBlocks is DecodeBlocks; with inPlace the blocks' large strings
-// are read where they lie in raw (decodeBlock), so a prompt of many
-// megabytes is held once, as it was read, and raw is not to be used or
-// changed after.
-func decodeBlocks(raw json.RawMessage, inPlace bool) ([]Block, error) {
+// CheckBlocks refuses raw as DecodeBlocks does, and reads none of its
+// large strings: they are looked at where they lie (readCheck), so a
+// prompt of many megabytes passed on as it came is checked without a
+// copy. raw is left as it was.
+func CheckBlocks(raw json.RawMessage) error {
+	_, err := decodeBlocks(raw, readCheck)
+	return err
+}
+
+// decodeBlocks is DecodeBlocks; with readInPlace the blocks' large
+// strings are read where they lie in raw (decodeBlock), so a prompt of
+// many megabytes is held once, as it was read, and raw is not to be used
+// or changed after.
+func decodeBlocks(raw json.RawMessage, mode readMode) ([]Block, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" || !json.Valid(raw) {
 		return nil, refuse("a prompt is a list of content blocks")
@@ -37,7 +46,7 @@ func decodeBlocks(raw json.RawMessage, inPlace bool) ([]Block, error) {
 		if i == MaxBlocks {
 			return refuse("a prompt is at most %d content blocks", MaxBlocks)
 		}
-		b, err := decodeBlock(item, inPlace)
+		b, err := decodeBlock(item, mode)
 		if err != nil {
 			return refuse("block %d: a content block is an object with a type and its fields as strings", i)
 		}
@@ -93,8 +102,8 @@ func checkBlock(b Block) error {
 }
 
 // isBase64 says whether s is non-empty standard base64, padded.
-func isBase64(s string) bool {
-	if s == "" || len(s)%4 != 0 {
+func isBase64[T string | []byte](s T) bool {
+	if len(s) == 0 || len(s)%4 != 0 {
 		return false
 	}
 	pad := 0

@@ -338,8 +338,10 @@ func (c *Conn) Err() error {
 }
 
 // Call sends a request and waits for its response: the raw result, or an
-// *Error the peer answered. params may be a json.RawMessage, sent as it is.
+// *Error the peer answered. params may be a json.RawMessage, sent as it
+// is, or Joined, sent as its parts joined.
 func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	parts, _ := params.(Joined)
 	raw, err := rawOf(params)
 	if err != nil {
 		return nil, fmt.Errorf("call %s: encode params: %w", method, err)
@@ -353,7 +355,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 	id := json.RawMessage(strconv.FormatInt(c.ids.Add(1), 10))
 	c.pending[string(id)] = ch
 	c.mu.Unlock()
-	if err := c.send(ctx, &Message{ID: id, Method: method, Params: raw}); err != nil {
+	if err := c.send(ctx, &Message{ID: id, Method: method, Params: raw, parts: parts}); err != nil {
 		c.forget(id)
 		return nil, fmt.Errorf("call %s: %w", method, err)
 	}
@@ -388,19 +390,22 @@ func (c *Conn) isDone() bool {
 }
 
 // Notify sends a notification. params may be a json.RawMessage, sent as
-// it is.
+// it is, or Joined, sent as its parts joined.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
+	parts, _ := params.(Joined)
 	raw, err := rawOf(params)
 	if err != nil {
 		return fmt.Errorf("notify %s: encode params: %w", method, err)
 	}
-	if err := c.send(ctx, &Message{Method: method, Params: raw}); err != nil {
+	if err := c.send(ctx, &Message{Method: method, Params: raw, parts: parts}); err != nil {
 		return fmt.Errorf("notify %s: %w", method, err)
 	}
 	return nil
 }
 
-// send writes ms, in order, in one write when the framer is a Batcher.
+// send writes ms, in order, in one write when the framer is a Batcher;
+// a message of Joined params alone, to a framer that writes parts
+// (Stdio), as its parts, never joined.
 // ctx bounds only the wait for the write's turn: the write itself runs
 // under the connection's own life, since a cancelled write context would
 // end the whole WebSocket.
@@ -410,6 +415,11 @@ func (c *Conn) send(ctx context.Context, ms ...*Message) error {
 	if len(ms) > 1 {
 		bs = make([][]byte, 0, len(ms))
 	}
+	if pw, ok := c.f.(partsWriter); ok && len(ms) == 1 {
+		if parts := ms[0].encodeParts(); parts != nil { // written as they are
+			return c.sendWith(ctx, func() error { return pw.writeParts(parts) })
+		}
+	}
 	for _, m := range ms {
 		b, err := m.Encode()
 		if err != nil {
@@ -417,6 +427,18 @@ func (c *Conn) send(ctx context.Context, ms ...*Message) error {
 		}
 		bs = append(bs, b)
 	}
+	return c.sendWith(ctx, func() error { return c.write(bs) })
+}
+
+// partsWriter is a framer that writes a message given as parts without
+// joining them first (Stdio's).
+type partsWriter interface {
+	writeParts(parts [][]byte) error
+}
+
+// sendWith runs write, the connection's one write at a time, within its
+// life; ctx bounds only the wait for the write's turn.
+func (c *Conn) sendWith(ctx context.Context, write func() error) error {
 	if c.life.Err() != nil {
 		return ErrClosed
 	}
@@ -431,7 +453,7 @@ func (c *Conn) send(ctx context.Context, ms ...*Message) error {
 	if c.life.Err() != nil {
 		return ErrClosed
 	}
-	if err := c.write(bs); err != nil {
+	if err := write(); err != nil {
 		if c.life.Err() != nil {
 			return ErrClosed
 		}

@@ -64,7 +64,16 @@ type Message struct {
 	Params json.RawMessage
 	Result json.RawMessage
 	Error  *Error
+
+	parts Joined // the params, as parts, when Params is nil
 }
+
+// Joined is a JSON value given as parts, each a slice of bytes already
+// checked JSON as joined: Call and Notify send their concatenation,
+// copied once, into the message, so a prompt of many megabytes being
+// forwarded is held once as read and once as sent, never a third time as
+// params put together first.
+type Joined [][]byte
 
 // IsRequest says whether m is a request, awaiting a response.
 func (m *Message) IsRequest() bool { return m.Method != "" && m.ID != nil }
@@ -200,11 +209,50 @@ func stringMember(v []byte) (*string, error) {
 	return &s, nil
 }
 
+// encodeParts is a request or notification given as Joined params,
+// encoded as Encode does but as parts: its start, the params' parts as
+// they are, its end. nil when m is another, or a part holds a line break
+// (Encode then compacts them).
+func (m *Message) encodeParts() [][]byte {
+	if m.parts == nil || m.Params != nil || m.Method == "" {
+		return nil
+	}
+	for _, p := range m.parts {
+		if bytes.ContainsAny(p, "\r\n") {
+			return nil
+		}
+	}
+	head := []byte(`{"jsonrpc":"2.0"`)
+	if m.ID != nil {
+		head = append(append(head, `,"id":`...), m.ID...)
+	}
+	name, _ := json.Marshal(m.Method)
+	head = append(append(append(head, `,"method":`...), name...), `,"params":`...)
+	out := make([][]byte, 0, len(m.parts)+2)
+	return append(append(append(out, head), m.parts...), []byte("}"))
+}
+
 // Encode writes m as JSON. Params and Result go out byte for byte as they
 // are held (after a check that they are JSON), so a forwarded message is
 // what came.
 func (m *Message) Encode() ([]byte, error) {
 	var b bytes.Buffer
+	params := m.Params
+	if m.parts != nil {
+		size := 0
+		for _, p := range m.parts {
+			size += len(p)
+			if bytes.ContainsAny(p, "\r\n") { // joined to be compacted
+				params = bytes.Join(m.parts, nil)
+				size = -1
+				break
+			}
+		}
+		if size >= 0 {
+			b.Grow(size + len(m.ID) + len(m.Method) + 64)
+		}
+	}
+	b.Grow(len(params) + len(m.Result) + len(m.ID) + len(m.Method) + 64) // one slice of the message's size, not doubled into
 	b.WriteString(`{"jsonrpc":"2.0"`)
 	if m.ID != nil {
 		b.WriteString(`,"id":`)
@@ -216,12 +264,18 @@ func (m *Message) Encode() ([]byte, error) {
 		name, _ := json.Marshal(m.Method)
 		b.WriteString(`,"method":`)
 		b.Write(name)
-		if len(m.Params) > 0 {
-			if !json.Valid(m.Params) {
+		switch {
+		case m.parts != nil && params == nil:
+			b.WriteString(`,"params":`)
+			for _, p := range m.parts {
+				b.Write(p)
+			}
+		case len(params) > 0:
+			if !json.Valid(params) {
 				return nil, fmt.Errorf("encode %s: params are not JSON", m.Method)
 			}
 			b.WriteString(`,"params":`)
-			b.Write(compactLine(m.Params))
+			b.Write(compactLine(params))
 		}
 	} else if m.Error != nil {
 		e, err := json.Marshal(m.Error)
@@ -263,7 +317,7 @@ func compactLine(raw json.RawMessage) []byte {
 // nothing, anything else marshalled.
 func rawOf(v any) (json.RawMessage, error) {
 	switch v := v.(type) {
-	case nil:
+	case nil, Joined:
 		return nil, nil
 	case json.RawMessage:
 		return v, nil

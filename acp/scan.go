@@ -21,6 +21,13 @@ func eachMember(b []byte, fn func(key string, value []byte) error) error {
 	return eachMemberAt(b, func(key string, start, end int) error { return fn(key, b[start:end]) })
 }
 
+// Members calls fn with each member of the JSON object b, valid JSON
+// (json.Valid): its key, unescaped, and its value as a slice of b, never
+// a copy. One that isn't an object is an error.
+func Members(b []byte, fn func(key string, value []byte) error) error {
+	return eachMember(b, fn)
+}
+
 // eachMemberAt is eachMember giving each value as where it starts and
 // ends in b.
 func eachMemberAt(b []byte, fn func(key string, start, end int) error) error {

@@ -239,7 +239,7 @@ func (s *server) checkPrompt(params json.RawMessage) (Prompt, error) {
 	if err != nil {
 		return Prompt{}, err
 	}
-	blocks, err := decodeBlocks(pp.Prompt, true)
+	blocks, err := decodeBlocks(pp.Prompt, readInPlace)
 	if err != nil {
 		return Prompt{}, err
 	}

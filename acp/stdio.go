@@ -136,6 +136,17 @@ func (s *Stdio) WriteMessage(ctx context.Context, msg []byte) error {
 		}
 		msg = b.Bytes()
 	}
+	if len(msg) >= writeApart {
+		// Not copied to add its line break: a reader takes the line as
+		// it comes, in one write or two.
+		if _, err := s.w.Write(msg); err != nil {
+			return fmt.Errorf("write line: %w", err)
+		}
+		if _, err := s.w.Write([]byte{'\n'}); err != nil {
+			return fmt.Errorf("write line: %w", err)
+		}
+		return nil
+	}
 	line := make([]byte, 0, len(msg)+1)
 	line = append(append(line, msg...), '\n')
 	if _, err := s.w.Write(line); err != nil {
@@ -143,6 +154,22 @@ func (s *Stdio) WriteMessage(ctx context.Context, msg []byte) error {
 	}
 	return nil
 }
+
+// writeParts writes a message given as parts (Message.encodeParts), a
+// line break after them, each part as it is: a reader takes the line as
+// it comes, in one write or several.
+func (s *Stdio) writeParts(parts [][]byte) error {
+	for _, p := range append(parts, []byte{'\n'}) {
+		if _, err := s.w.Write(p); err != nil {
+			return fmt.Errorf("write line: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeApart is the size from which a message is written, then its line
+// break, rather than copied first to write them at once.
+const writeApart = 64 << 10
 
 // Close closes the reader and writer given, once.
 func (s *Stdio) Close() error {

@@ -116,3 +116,32 @@ func TestStdioSkipLong(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinedParams: params given as parts go over stdio as one line,
+// byte for byte the params joined, whatever their size (a large message
+// written, then its line break); parts holding a line break are joined
+// and compacted.
+func TestJoinedParams(t *testing.T) {
+	big := strings.Repeat("p", 100<<10)
+	for _, c := range []struct {
+		parts Joined
+		want  string
+	}{
+		{Joined{[]byte(`{"a":`), []byte(`"x y"`), []byte(`}`)}, `{"a":"x y"}`},
+		{Joined{[]byte(`{"a":`), []byte(`"` + big + `"`), []byte(`}`)}, `{"a":"` + big + `"}`},
+		{Joined{[]byte("{\n \"a\":"), []byte(` [1,` + "\n" + `2]`), []byte(`}`)}, `{"a":[1,2]}`},
+	} {
+		r, w := io.Pipe()
+		c2 := NewConn(NewStdio(strings.NewReader(""), w, 0), nil)
+		go c2.Notify(context.Background(), "m", c.parts)
+		got, err := NewStdio(r, io.Discard, 0).ReadMessage(context.Background())
+		want := `{"jsonrpc":"2.0","method":"m","params":` + c.want + `}`
+		if err != nil || string(got) != want {
+			t.Errorf("read %.80q..., %v; want %.80q...", got, err, want)
+		}
+		// A framer that writes no parts (a WebSocket) is given them joined.
+		if enc, err := (&Message{Method: "m", parts: c.parts}).Encode(); err != nil || string(enc) != want {
+			t.Errorf("encoded %.80q..., %v; want %.80q...", enc, err, want)
+		}
+	}
+}

@@ -134,13 +134,23 @@ var fieldsInPlace = map[string]map[string]bool{
 	"resource": {"text": true, "blob": true},
 }
 
+// readMode is how a prompt's blocks are read.
+type readMode uint8
+
+const (
+	readCopy    readMode = iota // as json.Unmarshal reads them, copying their strings
+	readInPlace                 // large strings read where they lie, the bytes changed
+	readCheck                   // large strings looked at where they lie, kept nowhere
+)
+
 // decodeBlock reads one content block from item, as json.Unmarshal
-// does; with inPlace its large text, data, and resource text and blob
-// are read where they lie in item (unquoteInPlace), and item is not to be
-// used or changed after.
-func decodeBlock(item []byte, inPlace bool) (Block, error) {
+// does; readInPlace reads its large text, data, and resource text and
+// blob where they lie in item (unquoteInPlace), and item is not to be
+// used or changed after; readCheck reads them not at all (checkedLiteral),
+// item left as it was, for checkBlock alone.
+func decodeBlock(item []byte, mode readMode) (Block, error) {
 	var b Block
-	if !inPlace || len(item) < largeString {
+	if mode == readCopy || len(item) < largeString {
 		err := json.Unmarshal(item, &b)
 		return b, err
 	}
@@ -182,7 +192,14 @@ func decodeBlock(item []byte, inPlace bool) (Block, error) {
 		return b, err
 	}
 	for _, a := range asides {
-		s, err := unquoteInPlace(a.lit)
+		read := unquoteInPlace
+		switch {
+		case mode == readCheck && a.key == "text":
+			read = func([]byte) (string, error) { return "", nil } // checkBlock asks nothing of a text
+		case mode == readCheck:
+			read = checkedLiteral
+		}
+		s, err := read(a.lit)
 		if err != nil {
 			return b, err
 		}
@@ -199,4 +216,30 @@ func decodeBlock(item []byte, inPlace bool) (Block, error) {
 		}
 	}
 	return b, nil
+}
+
+// checkedLiteral stands for the large string literal lit in a block
+// read only to be checked (readCheck): lit is left as it was, and the
+// string is "" when lit holds none, "AAAA" when it holds base64, as
+// checkBlock asks of data and a blob, "!" when it doesn't. lit is copied
+// only when it has an escape.
+func checkedLiteral(lit []byte) (string, error) {
+	body := lit[1 : len(lit)-1]
+	if len(body) == 0 {
+		return "", nil
+	}
+	ok := false
+	if bytes.IndexByte(body, '\\') < 0 {
+		ok = isBase64(body)
+	} else {
+		s, err := unquote(lit)
+		if err != nil {
+			return "", err
+		}
+		ok = isBase64(s)
+	}
+	if ok {
+		return "AAAA", nil
+	}
+	return "!", nil
 }

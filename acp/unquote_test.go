@@ -35,7 +35,7 @@ func FuzzDecodeBlockInPlace(f *testing.F) {
 		}
 		var want Block
 		wantErr := json.Unmarshal(item, &want)
-		got, err := decodeBlock(bytes.Clone(item), true)
+		got, err := decodeBlock(bytes.Clone(item), readInPlace)
 		if (err != nil) != (wantErr != nil) {
 			t.Fatalf("%s: in place %v, json.Unmarshal %v", item, err, wantErr)
 		}
@@ -54,7 +54,7 @@ func TestDecodeBlocksInPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := decodeBlocks(raw, true)
+	got, err := decodeBlocks(raw, readInPlace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,4 +72,37 @@ func TestDecodeBlocksInPlace(t *testing.T) {
 	if inside(want[0].Text) {
 		t.Fatal("DecodeBlocks's text is the message's memory")
 	}
+}
+
+// FuzzCheckBlocks: CheckBlocks refuses a prompt exactly as DecodeBlocks
+// does, with the same rule, whatever its bytes, and leaves them as they
+// were.
+func FuzzCheckBlocks(f *testing.F) {
+	for _, s := range []string{
+		`[{"type":"text","text":"a\nb \"q\""}]`,
+		`[{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo="}]`,
+		`[{"type":"image","mimeType":"image/png","data":"iVBO\/w0KGgo="}]`,
+		`[{"type":"image","mimeType":"image/png","data":"not base64!"}]`,
+		`[{"type":"resource","resource":{"uri":"file:///a","blob":"QUJD"}}]`,
+		`[{"type":"resource","resource":{"uri":"file:///a","blob":"QU\u004aD"}}]`,
+		`[{"type":"resource","resource":null}]`,
+		`[{"type":"text","TEXT":"x","text":"y"}]`,
+		`[]`, `{}`, `null`,
+	} {
+		f.Add([]byte(s))
+	}
+	was := largeString
+	largeString = 0
+	defer func() { largeString = was }()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		before := bytes.Clone(raw)
+		_, want := DecodeBlocks(bytes.Clone(raw))
+		got := CheckBlocks(raw)
+		if (got == nil) != (want == nil) || (got != nil && got.Error() != want.Error()) {
+			t.Fatalf("%s: CheckBlocks %v, DecodeBlocks %v", raw, got, want)
+		}
+		if !bytes.Equal(raw, before) {
+			t.Fatalf("%s: CheckBlocks changed it to %s", before, raw)
+		}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/lnk-dev/link/acp"
@@ -191,6 +192,43 @@ type promptParams struct {
 	Meta      json.RawMessage `json:"_meta"`
 }
 
+// readPromptParams reads session/prompt's params, valid JSON, as slices
+// of them, never copies (acp.Members): a prompt of many megabytes is held
+// once as read. A member named as Go's reader folds it (sessionid) but
+// not exactly is read by that reader, as it always was.
+func readPromptParams(params json.RawMessage) (promptParams, error) {
+	var p promptParams
+	folded := false
+	err := acp.Members(params, func(key string, v []byte) error {
+		switch key {
+		case "sessionId":
+			var id *string
+			if err := json.Unmarshal(v, &id); err != nil {
+				return err
+			}
+			p.SessionID = id
+		case "prompt":
+			p.Prompt = v
+		case "_meta":
+			p.Meta = v
+		default:
+			switch strings.ToLower(key) {
+			case "sessionid", "prompt", "_meta":
+				folded = true
+			}
+		}
+		return nil
+	})
+	if err != nil || folded {
+		p = promptParams{}
+		err = json.Unmarshal(params, &p)
+	}
+	if string(p.Prompt) == "null" {
+		p.Prompt = nil
+	}
+	return p, err
+}
+
 // prompt checks a prompt and runs its turn on a goroutine of its own.
 // Its bytes count against the agent's prompts in flight (the endpoint's
 // acp.Budget, as Link Harness's) as they are read and until its turn is
@@ -214,8 +252,8 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 			r.Release()
 		}
 	}()
-	var p promptParams
-	if err := json.Unmarshal(r.Params, &p); err != nil {
+	p, err := readPromptParams(r.Params)
+	if err != nil {
 		r.Fail(ctx, &contract.RuleError{Field: "session/prompt", Rule: "params are an object with sessionId, prompt and _meta"})
 		return
 	}
@@ -235,7 +273,7 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 		r.Fail(ctx, err)
 		return
 	}
-	if _, err := acp.DecodeBlocks(p.Prompt); err != nil {
+	if err := acp.CheckBlocks(p.Prompt); err != nil { // no copy of it made
 		r.Fail(ctx, err)
 		return
 	}
@@ -278,7 +316,7 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 	defer hb.gate.leave()
 	var cmd parsed
 	isCmd := false
-	if meta.From == "" { // another sender's text is quoted, never a command
+	if meta.From == "" && len(prompt) <= maxCommand { // another sender's text is quoted, never a command
 		cmd, isCmd = hb.parseCommand(prompt)
 	}
 	if isCmd && cmd.action != nil && cmd.action.Route != "" {
@@ -438,7 +476,7 @@ const resetNote = "[The agent could not take up this conversation's session afte
 // call forwards the prompt and waits for its answer, the harness's end,
 // or the turn's failure on the hub's side (which wins, even over an
 // answer that came after it).
-func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, error) {
+func (b *bridge) call(h *harness, t *turn, params acp.Joined) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(b.hb.life)
 	defer cancel()
 	go func() {
@@ -448,7 +486,7 @@ func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, erro
 		case <-ctx.Done():
 		}
 	}()
-	res, err := h.conn.Call(ctx, acp.MethodSessionPrompt, json.RawMessage(params))
+	res, err := h.conn.Call(ctx, acp.MethodSessionPrompt, params)
 	if failure := t.failedWith(); failure != nil {
 		// The harness is asked to end the turn the hub gave up on.
 		t.cancel()
@@ -472,21 +510,52 @@ func (b *bridge) call(h *harness, t *turn, params []byte) (json.RawMessage, erro
 
 // forwarded is the prompt's params as the harness is sent them: its
 // session the harness's, and a message from someone else with who it is
-// written into its text. Its _meta goes on as it came.
-func (b *bridge) forwarded(params json.RawMessage, session string, meta contract.LinkMeta, prompt json.RawMessage) ([]byte, error) {
-	out, err := withSession(params, session)
-	if err != nil {
-		return nil, fmt.Errorf("forward prompt: %w", err)
-	}
+// written into its text. Its _meta and every other member go on as they
+// came, given as slices of the params read (acp.Joined), so the harness's
+// copy is the one made.
+func (b *bridge) forwarded(params json.RawMessage, session string, meta contract.LinkMeta, prompt json.RawMessage) (acp.Joined, error) {
 	if meta.From != "" {
+		var err error
 		if prompt, err = writeSender(prompt, meta); err != nil {
 			return nil, fmt.Errorf("forward prompt: %w", err)
 		}
 	}
-	if out, err = setMember(out, "prompt", prompt); err != nil {
+	id, _ := json.Marshal(session)
+	out := acp.Joined{[]byte("{")}
+	add := func(key string, v []byte) {
+		if len(out) > 1 {
+			out = append(out, []byte(","))
+		}
+		out = append(out, append(appendString(nil, key), ':'), v)
+	}
+	var hasSession, hasPrompt bool
+	err := acp.Members(params, func(key string, v []byte) error {
+		switch key {
+		case "sessionId":
+			if !hasSession {
+				add(key, id)
+			}
+			hasSession = true
+		case "prompt":
+			if !hasPrompt {
+				add(key, prompt)
+			}
+			hasPrompt = true
+		default:
+			add(key, v)
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("forward prompt: %w", err)
 	}
-	return out, nil
+	if !hasSession {
+		add("sessionId", id)
+	}
+	if !hasPrompt {
+		add("prompt", prompt)
+	}
+	return append(out, []byte("}")), nil
 }
 
 // cancel answers session/cancel of a thread opened on this connection:

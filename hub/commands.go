@@ -74,6 +74,10 @@ type parsed struct {
 	action *Action // the action it names, nil for none
 }
 
+// maxCommand bounds a prompt read as a command: one past it is sent as
+// it came, never read twice to find that it isn't one.
+const maxCommand = 64 << 10
+
 // parseCommand reads a prompt that is one command: text blocks alone,
 // whose whole text (space around it aside) starts with a slash. ok is
 // false for any other prompt.
