@@ -60,6 +60,11 @@ type Config struct {
 	// CancelGrace is how long a turn past TurnTimeout is given to end
 	// once cancelled. 30 s when zero.
 	CancelGrace time.Duration
+	// IdleClose is how long a session may go without a turn before the
+	// hub closes it (session/close), where the harness offers close and
+	// session/resume or session/load, by which the thread's next message
+	// takes it up again. 10 minutes when zero.
+	IdleClose time.Duration
 	// HealthWait is how long /health waits for a harness still starting.
 	// 2 s when zero.
 	HealthWait time.Duration
@@ -111,6 +116,9 @@ func (c *Config) Validate() error {
 	}
 	if c.CancelGrace <= 0 {
 		c.CancelGrace = 30 * time.Second
+	}
+	if c.IdleClose <= 0 {
+		c.IdleClose = 10 * time.Minute
 	}
 	if c.HealthWait <= 0 {
 		c.HealthWait = 2 * time.Second

@@ -31,6 +31,7 @@ type harness struct {
 	mu       sync.Mutex
 	why      string                     // how it ended, once ended
 	open     map[string]bool            // sessions made or taken up in this run
+	used     map[string]usedBy          // each open session's thread and when its last turn ended
 	turns    map[string]*turn           // the running turn by session
 	commands map[string]json.RawMessage // the latest availableCommands by session
 	listed   map[string]chan struct{}   // closed when a session's commands come
@@ -51,10 +52,11 @@ type capabilities struct {
 	// state: it answers agent state itself (_meta.link.state).
 	state bool
 	list  bool // session/list
+	close bool // session/close
 }
 
 func newHarness(hb *Hub) *harness {
-	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}, settling: map[string]time.Time{}}
+	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, used: map[string]usedBy{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}, settling: map[string]time.Time{}}
 }
 
 // ok says whether it agreed on ACP and has not ended; call it once agreed
@@ -167,6 +169,9 @@ func (h *harness) initialize() {
 	h.agreedAt = hb.cfg.Now()
 	h.good = true
 	close(h.agreed)
+	if h.caps.close && (h.caps.resume || h.caps.load) && !h.caps.threads {
+		go h.closeIdle()
+	}
 }
 
 // readCaps reads initialize's answer.
@@ -179,6 +184,7 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 			Session struct {
 				Resume json.RawMessage `json:"resume"`
 				List   json.RawMessage `json:"list"`
+				Close  json.RawMessage `json:"close"`
 			} `json:"sessionCapabilities"`
 			MCP struct {
 				HTTP bool `json:"http"`
@@ -205,6 +211,7 @@ func (h *harness) readCaps(raw json.RawMessage) error {
 		threads: r.Meta.Link.Threads,
 		state:   r.Meta.Link.State,
 		list:    len(r.Caps.Session.List) > 0 && string(r.Caps.Session.List) != "null",
+		close:   len(r.Caps.Session.Close) > 0 && string(r.Caps.Session.Close) != "null",
 	}
 	return nil
 }
@@ -365,6 +372,9 @@ func (h *harness) finish(session string, t *turn) {
 	h.mu.Lock()
 	if h.turns[session] == t {
 		delete(h.turns, session)
+	}
+	if h.open[session] {
+		h.used[session] = usedBy{t.thread, time.Now()}
 	}
 	h.mu.Unlock()
 }

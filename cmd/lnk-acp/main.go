@@ -103,6 +103,9 @@ type Main struct {
 	// TurnTimeout bounds a prompt's turn (--turn-timeout,
 	// hub.Config.TurnTimeout; 0 is the hub's 30 minutes).
 	TurnTimeout time.Duration
+	// IdleClose is how long a session goes unused before it is closed
+	// (--idle-close, hub.Config.IdleClose; 0 is the hub's 10 minutes).
+	IdleClose time.Duration
 	// CallTimeout bounds each call of the harness but a prompt's turn,
 	// its initialize among them (hub.Config.CallTimeout; 0 is the hub's
 	// 30 s).
@@ -157,6 +160,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.StringVar(&m.Dir, "dir", "", "the folder the harness runs in and its sessions' cwd (else the current one)")
 	fs.DurationVar(&m.CallTimeout, "call-timeout", 0, "how long each call of the harness but a prompt's may take, its start among them (0: 30s)")
 	fs.DurationVar(&m.TurnTimeout, "turn-timeout", 0, "how long a prompt's turn may run before the harness is asked to cancel it, and stopped 30 s later (0: 30m)")
+	fs.DurationVar(&m.IdleClose, "idle-close", 0, "how long a thread's session may go unused before it is closed, where the harness can take it up again (0: 10m)")
 	fs.Func("actions", "an actions.toml of one of Link's namespaces, beside the chat namespace's (repeat it for more)", func(p string) error {
 		m.Actions = append(m.Actions, p)
 		return nil
@@ -295,6 +299,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Logger:      logger,
 		CallTimeout: m.CallTimeout,
 		TurnTimeout: m.TurnTimeout,
+		IdleClose:   m.IdleClose,
 		// A harness may write its own files a little after it answers
 		// (Claude Code drains its transcript's queue every 100 ms): agent
 		// state waits a second after the last turn for them.

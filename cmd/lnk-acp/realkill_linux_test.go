@@ -22,42 +22,19 @@ import (
 func TestRealAgentsKilled(t *testing.T) {
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
-			bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
-			fake := fakeprovider.New()
-			defer fake.Close()
-			home, work := t.TempDir(), t.TempDir()
-			keyFile := filepath.Join(home, "key")
-			key := []byte("lnk-acp-test-key")
-			os.WriteFile(keyFile, key, 0o600)
-			args := append([]string{"--preset", a.name, "--home", home, "--dir", work, "--key-file", keyFile, "--port", "0", "--call-timeout", "2m", "--"}, a.command(bin, fake.URL())...)
-			cmd := exec.Command(os.Args[0])
-			cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LNK_HOME=" + home, stdioagent.Role + "=",
-				"LNK_ACP_TEST_MAIN=1", "LNK_ACP_TEST_ARGS=" + strings.Join(args, " ")}
-			for k, v := range a.env(fake.URL()) {
-				cmd.Env = append(cmd.Env, k+"="+v)
-			}
-			out, _ := cmd.StdoutPipe()
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer cmd.Process.Kill()
-			line, _ := bufio.NewReader(out).ReadString('\n')
-			url, ok := strings.CutPrefix(strings.TrimSpace(line), "endpoint ")
-			if !ok {
-				t.Fatalf("lnk-acp said %q", line)
-			}
+			p := runRealProcess(t, a)
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			if got := message(t, ctx, url, key, "telegram:1", "remember the word pelican"); !strings.Contains(got, "pelican") {
+			if got := message(t, ctx, p.url, p.key, "telegram:1", "remember the word pelican"); !strings.Contains(got, "pelican") {
 				t.Fatalf("answered %q", got)
 			}
-			kept := descendantsOf(cmd.Process.Pid)
+			kept := descendantsOf(p.cmd.Process.Pid)
 			var names []string
 			for _, pid := range kept {
 				names = append(names, comm(pid))
 			}
-			cmd.Process.Kill()
-			cmd.Wait()
+			p.cmd.Process.Kill()
+			p.cmd.Wait()
 			killed := time.Now()
 			for _, pid := range kept {
 				for alive(pid) && time.Since(killed) < 10*time.Second {
@@ -70,4 +47,49 @@ func TestRealAgentsKilled(t *testing.T) {
 			t.Logf("%d processes under lnk-acp (%s) ended %v after its kill", len(kept), strings.Join(names, " "), time.Since(killed).Round(time.Millisecond))
 		})
 	}
+}
+
+// realProcess is lnk-acp run as a process of its own with a real agent
+// and the fake provider.
+type realProcess struct {
+	cmd    *exec.Cmd
+	url    string
+	key    []byte
+	fake   *fakeprovider.Server
+	stderr *syncBuffer
+}
+
+// runRealProcess runs lnk-acp --preset a.name with flags as a process
+// of its own (this test binary), its agent a, which waits up to two
+// minutes for each call of the agent's (a loaded machine's Gemini CLI
+// takes over 30 s to start).
+func runRealProcess(t testing.TB, a realAgent, flags ...string) *realProcess {
+	t.Helper()
+	bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
+	p := &realProcess{fake: fakeprovider.New(), key: []byte("lnk-acp-test-key"), stderr: &syncBuffer{}}
+	t.Cleanup(p.fake.Close)
+	home, work := t.TempDir(), t.TempDir()
+	keyFile := filepath.Join(home, "key")
+	os.WriteFile(keyFile, p.key, 0o600)
+	args := append([]string{"--preset", a.name, "--home", home, "--dir", work, "--key-file", keyFile, "--port", "0", "--call-timeout", "2m"}, flags...)
+	args = append(append(args, "--"), a.command(bin, p.fake.URL())...)
+	p.cmd = exec.Command(os.Args[0])
+	p.cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "LNK_HOME=" + home, stdioagent.Role + "=",
+		"LNK_ACP_TEST_MAIN=1", "LNK_ACP_TEST_ARGS=" + strings.Join(args, " ")}
+	for k, v := range a.env(p.fake.URL()) {
+		p.cmd.Env = append(p.cmd.Env, k+"="+v)
+	}
+	p.cmd.Stderr = p.stderr
+	out, _ := p.cmd.StdoutPipe()
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "endpoint ")
+	if !ok {
+		t.Fatalf("lnk-acp said %q: %s", line, p.stderr.String())
+	}
+	p.url = url
+	return p
 }

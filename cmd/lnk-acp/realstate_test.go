@@ -18,7 +18,7 @@ import (
 // realAgentBin is the folder of the real agents' programs, holding name;
 // without one the test is skipped, but fails under CI (CI set), where .ci/run
 // installs them.
-func realAgentBin(t *testing.T, name string) string {
+func realAgentBin(t testing.TB, name string) string {
 	t.Helper()
 	dir := os.Getenv(EnvRealAgents)
 	bin := filepath.Join(dir, "node_modules", ".bin")

@@ -42,7 +42,7 @@ func Main() {
 const (
 	EnvState    = "HUB_AGENT_STATE"    // folder of its sessions and its log
 	EnvFail     = "HUB_AGENT_FAIL"     // a file: while it exists, exit at start with its text on stderr
-	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,list,mcp: what it says it does
+	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,list,mcp,close: what it says it does
 	EnvNoTerm   = "HUB_AGENT_NOTERM"   // ignore SIGTERM
 	EnvStay     = "HUB_AGENT_STAY"     // live on once its input ends, as codex-acp's native binary does
 	EnvLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
@@ -109,6 +109,7 @@ type agent struct {
 	caps  map[string]bool
 
 	mu        sync.Mutex
+	open      map[string]bool // sessions made or taken up, and not closed
 	cancelled map[string]chan struct{}
 	mcp       map[string][]string
 	answers   map[string]*strings.Builder // the running prompt's answer, by session
@@ -131,7 +132,7 @@ func runAgent() {
 	if os.Getenv(EnvNoTerm) != "" {
 		ignoreTerm()
 	}
-	a := &agent{out: &lockedWriter{w: os.Stdout}, state: os.Getenv(EnvState), caps: map[string]bool{}, cancelled: map[string]chan struct{}{}, mcp: map[string][]string{}, answers: map[string]*strings.Builder{}}
+	a := &agent{out: &lockedWriter{w: os.Stdout}, state: os.Getenv(EnvState), caps: map[string]bool{}, open: map[string]bool{}, cancelled: map[string]chan struct{}{}, mcp: map[string][]string{}, answers: map[string]*strings.Builder{}}
 	a.log(fmt.Sprintf("pgid %d", pgrp()))
 	if f := os.Getenv(EnvFail); f != "" {
 		if msg, err := os.ReadFile(f); err == nil {
@@ -193,6 +194,9 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 	if a.caps["list"] {
 		caps.SessionCapabilities.List = &sdk.SessionListCapabilities{}
 	}
+	if a.caps["close"] {
+		caps.SessionCapabilities.Close = &sdk.SessionCloseCapabilities{}
+	}
 	caps.PromptCapabilities.Image = true
 	return sdk.InitializeResponse{ProtocolVersion: sdk.ProtocolVersionNumber, AgentCapabilities: caps, AuthMethods: []sdk.AuthMethod{}}, nil
 }
@@ -208,8 +212,21 @@ func (a *agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
 	return nil
 }
 
+// CloseSession lets the session go: with close among its caps, a prompt
+// of it is refused until it is taken up again.
 func (a *agent) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	a.log("close " + string(p.SessionId))
+	a.mu.Lock()
+	delete(a.open, string(p.SessionId))
+	a.mu.Unlock()
 	return sdk.CloseSessionResponse{}, nil
+}
+
+// opened marks session made or taken up.
+func (a *agent) opened(session string) {
+	a.mu.Lock()
+	a.open[session] = true
+	a.mu.Unlock()
 }
 
 // ListSessions lists the sessions its folder holds, their cwd the
@@ -273,6 +290,7 @@ func (a *agent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.Ne
 	a.log("new " + id)
 	os.WriteFile(filepath.Join(a.state, id), nil, 0o600)
 	a.keepMCP(id, p.McpServers)
+	a.opened(id)
 	if os.Getenv(EnvLateList) != "" {
 		go func() {
 			time.Sleep(100 * time.Millisecond)
@@ -316,6 +334,7 @@ func (a *agent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	a.keepMCP(string(p.SessionId), p.McpServers)
+	a.opened(string(p.SessionId))
 	if os.Getenv(EnvLateReplay) != "" {
 		go func() {
 			// After the answer is written: the SDK writes it once this
@@ -353,6 +372,7 @@ func (a *agent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (
 		return sdk.ResumeSessionResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	a.keepMCP(string(p.SessionId), p.McpServers)
+	a.opened(string(p.SessionId))
 	a.replay(ctx, string(p.SessionId), h) // against the protocol, as some agents do
 	a.commands(ctx, string(p.SessionId))
 	return sdk.ResumeSessionResponse{}, nil
@@ -390,6 +410,12 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 	prev, err := a.history(string(s))
 	if err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(err.Error())
+	}
+	a.mu.Lock()
+	open := a.open[string(s)]
+	a.mu.Unlock()
+	if a.caps["close"] && !open {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams("session " + string(s) + " is closed: take it up first")
 	}
 	f, _ := os.OpenFile(filepath.Join(a.state, string(s)), os.O_APPEND|os.O_WRONLY, 0o600)
 	fmt.Fprintln(f, strconv.Quote(truncate(all, 200)))
