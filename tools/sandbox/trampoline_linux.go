@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,9 @@ const exitSetup = 125
 // signal n). Every process the command leaves ends with it: the
 // trampoline is the first process of the call's pid namespace.
 func Main() int {
+	// Landlock, the capabilities dropped and no_new_privs are this
+	// thread's: the command is forked from it, and inherits them.
+	runtime.LockOSThread()
 	w, err := readWire()
 	if err != nil {
 		return fail("read the command", err)
@@ -178,7 +182,7 @@ func setLimits(l Limits) error {
 	)
 }
 
-// dropCapabilities leaves the trampoline, and every program it starts,
+// dropCapabilities leaves the trampoline's thread, and every program it starts,
 // no capability even as root in its user namespace: none in the
 // bounding set, no ambient, none inherited, none effective or permitted,
 // and root's gaining them again at exec turned off for good.
