@@ -99,9 +99,12 @@ func TestDriversInChild(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("finds the child in /proc")
 	}
-	bin := filepath.Join(driverstest.Build(t, append(driverstest.Plugins(), driverstest.Module+"/cmd/lnk-link-harness")...), "lnk-link-harness")
+	dir := driverstest.Build(t, append(driverstest.Plugins(), driverstest.Module+"/cmd/lnk-link-harness", driverstest.Module+"/cmd/lnk")...)
+	bin := filepath.Join(dir, "lnk-link-harness")
 	t.Run("sqlite", func(t *testing.T) { testSQLite(t, bin) })
 	t.Run("gcs", func(t *testing.T) { testGCS(t, bin) })
+	t.Run("steered/gcs", func(t *testing.T) { testSteeredProcs(t, dir, "gcs") })
+	t.Run("steered/sqlite", func(t *testing.T) { testSteeredProcs(t, dir, sqlite.Name) })
 }
 
 // newAgent makes a home whose agent main begins conversations kept by
