@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,20 +36,25 @@ func TestRecoverPages(t *testing.T) {
 		{"2x9MiB two-phase", 2, 9 << 20, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			// The file as the hub writes it, written once.
 			path := filepath.Join(t.TempDir(), "answers.json")
-			kept, err := openAnswers(path, nil, time.Now())
-			if err != nil {
-				t.Fatal(err)
-			}
+			doc := answersDoc{Next: c.n}
 			want := map[string]string{}
 			for i := range c.n {
 				thread := fmt.Sprintf("telegram:%d", i+1)
 				text := fmt.Sprintf("answer %d <%s>", i+1, strings.Repeat(string(rune('a'+i%26)), c.size))
-				kept.keep(thread, text)
+				doc.Answers = append(doc.Answers, contract.RecoveredAnswer{ID: hubIDPrefix + strconv.Itoa(i+1), Thread: thread, Text: text})
 				want[thread] = text
 			}
+			b, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
 			r := newRig(t, nil, func(cfg *Config) { cfg.Answers = path })
-			got, pages, err := drainRecover(t.Context(), r.url, r.key, c.twoPhase)
+			got, pages, err := drainRecover(t.Context(), t.Logf, r.url, r.key, c.twoPhase)
 			if err != nil {
 				t.Fatalf("after %d pages: %v; of %d answers kept, %d handed over, %d left: %d lost", pages, err, c.n, len(got), r.keptCount(), c.n-len(got)-r.keptCount())
 			}
@@ -74,9 +81,10 @@ func (r *rig) keptCount() int {
 // over none: two-phase, each page's ids are sent done before the next
 // ask. It returns each thread's answers as handed over, and how many
 // asks handed over some; the error is an ask's that failed.
-func drainRecover(ctx context.Context, url string, key []byte, twoPhase bool) (map[string][]string, int, error) {
+func drainRecover(ctx context.Context, logf func(string, ...any), url string, key []byte, twoPhase bool) (map[string][]string, int, error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
+	largest := 0
 	ask := func(p contract.RecoverParams) (contract.RecoverResult, error) {
 		var res contract.RecoverResult
 		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: key, Agent: "main", ReadLimit: bridgeRead})
@@ -92,10 +100,12 @@ func drainRecover(ctx context.Context, url string, key []byte, twoPhase bool) (m
 		if err != nil {
 			return res, fmt.Errorf("recover %+v, read up to %d bytes: %w", p, bridgeRead, err)
 		}
+		largest = max(largest, len(raw))
 		return res, json.Unmarshal(raw, &res)
 	}
 	got := map[string][]string{}
 	pages := 0
+	defer func() { logf("%d pages, the largest result %d bytes (a frame is %d)", pages, largest, bridgeRead) }()
 	for range 100 {
 		res, err := ask(contract.RecoverParams{TwoPhase: twoPhase})
 		if err != nil || len(res.Answers) == 0 {

@@ -77,6 +77,8 @@ func drainRecover(t *testing.T, url string, twoPhase bool) (map[string][]string,
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
+	logf := t.Logf
+	largest := 0
 	ask := func(p contract.RecoverParams) (contract.RecoverResult, error) {
 		var res contract.RecoverResult
 		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: testKey, ReadLimit: bridgeRead})
@@ -92,10 +94,12 @@ func drainRecover(t *testing.T, url string, twoPhase bool) (map[string][]string,
 		if err != nil {
 			return res, fmt.Errorf("recover %+v, read up to %d bytes: %w", p, bridgeRead, err)
 		}
+		largest = max(largest, len(raw))
 		return res, json.Unmarshal(raw, &res)
 	}
 	got := map[string][]string{}
 	pages := 0
+	defer func() { logf("%d pages, the largest result %d bytes (a frame is %d)", pages, largest, bridgeRead) }()
 	for range 100 {
 		res, err := ask(contract.RecoverParams{TwoPhase: twoPhase})
 		if err != nil || len(res.Answers) == 0 {
