@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if IsTrampoline(os.Args) {
 		os.Exit(Main())
 	}
+	if len(os.Args) == 3 && os.Args[1] == noUserNSArg {
+		os.Exit(noUserNS(os.Args[2]))
+	}
 	if len(os.Args) >= 3 && os.Args[1] == helperArg {
 		os.Exit(helper(os.Args[2], os.Args[3:]))
 	}
