@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/lnk-dev/link/cmd/internal/agentsfile"
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/scheduler"
 )
@@ -23,36 +21,13 @@ import (
 // <home>/scheduler, its own endpoint, its teammates, and its settings
 // read from config.json at each call.
 
-// teamSettings reads the agent's config.json's "scheduler": {"max_tasks"}
-// at each call.
+// teamSettings reads the agent's config.json's "scheduler" table at each
+// call (scheduler.ReadSettings): max_tasks, how many tasks run at once.
 func teamSettings(p store.Paths) func(context.Context) (scheduler.TeamSettings, error) {
-	return func(context.Context) (scheduler.TeamSettings, error) {
-		raw, err := schedulerKey(p, "max_tasks")
-		if err != nil {
-			return scheduler.TeamSettings{}, err
-		}
-		n, err := scheduler.ParseMaxTasks(raw)
-		return scheduler.TeamSettings{MaxTasks: n}, err
+	return func(ctx context.Context) (scheduler.TeamSettings, error) {
+		s, err := scheduler.ReadSettings(ctx, p)
+		return scheduler.TeamSettings{MaxTasks: s.MaxTasks}, err
 	}
-}
-
-// schedulerKey is the value of config.json's scheduler.<key>, nil when
-// absent.
-func schedulerKey(p store.Paths, key string) (json.RawMessage, error) {
-	b, err := fsx.ReadLimit(p.Config(), 1<<20)
-	if err != nil {
-		return nil, fmt.Errorf("read config.json: %w", err)
-	}
-	if b == nil {
-		return nil, nil
-	}
-	var c struct {
-		Scheduler map[string]json.RawMessage `json:"scheduler"`
-	}
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("config.json: %w", err)
-	}
-	return c.Scheduler[key], nil
 }
 
 // agentsFileMates are the agents of the agents file at path, read again

@@ -16,14 +16,16 @@ import (
 // Settings are the scheduler's, the "scheduler" table of the agent's
 // config.json, read at each call:
 //
-//	"scheduler": {"zone": "Europe/Paris", "max_schedules": 10000}
+//	"scheduler": {"zone": "Europe/Paris", "max_schedules": 10000, "max_tasks": 8}
 //
 // zone is the zone a schedule's times are in when its call names none
 // (an IANA name; default the machine's); max_schedules the most
-// schedules the agent may have at once.
+// schedules the agent may have at once; max_tasks the most of its tasks
+// (subagents) that run at once.
 type Settings struct {
 	Zone         string `json:"zone"`
 	MaxSchedules int    `json:"max_schedules"`
+	MaxTasks     int    `json:"max_tasks"`
 }
 
 // The bounds of Settings.
@@ -35,7 +37,9 @@ const (
 
 // Defaults are the scheduler's settings for an agent whose config.json
 // says none.
-func Defaults() Settings { return Settings{MaxSchedules: DefaultMaxSchedules} }
+func Defaults() Settings {
+	return Settings{MaxSchedules: DefaultMaxSchedules, MaxTasks: DefaultMaxTasks}
+}
 
 // ParseSettings reads the "scheduler" table of config.json (b) over
 // Defaults, refusing an unknown key, a zone that doesn't exist and a
@@ -62,6 +66,9 @@ func ParseSettings(b []byte) (Settings, error) {
 	}
 	if s.MaxSchedules < 1 || s.MaxSchedules > MostSchedules {
 		return Defaults(), fmt.Errorf(`config.json's "scheduler": max_schedules is 1 to %d`, MostSchedules)
+	}
+	if s.MaxTasks < 1 || s.MaxTasks > MaxMaxTasks {
+		return Defaults(), fmt.Errorf(`config.json's "scheduler": max_tasks is 1 to %d`, MaxMaxTasks)
 	}
 	if _, err := LoadZone(s.Zone); err != nil {
 		return Defaults(), fmt.Errorf(`config.json's "scheduler": %w`, err)

@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -373,18 +372,4 @@ func removeName(names []string, name string) []string {
 // sortJobs sorts jobs oldest first.
 func sortJobs(all []job) {
 	sort.Slice(all, func(a, b int) bool { return all[a].Since.Before(all[b].Since) })
-}
-
-// ParseMaxTasks reads config.json's scheduler.max_tasks, how many tasks
-// the agent runs at once: 1 to MaxMaxTasks; nil (absent) is
-// DefaultMaxTasks.
-func ParseMaxTasks(raw json.RawMessage) (int, error) {
-	if raw == nil {
-		return DefaultMaxTasks, nil
-	}
-	var n int
-	if err := json.Unmarshal(raw, &n); err != nil || n < 1 || n > MaxMaxTasks {
-		return 0, fmt.Errorf("scheduler.max_tasks is a whole number from 1 to %d", MaxMaxTasks)
-	}
-	return n, nil
 }

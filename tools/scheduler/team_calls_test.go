@@ -209,3 +209,32 @@ func TestTeamInstructions(t *testing.T) {
 		}
 	}
 }
+
+// config.json's scheduler.max_tasks is read with the scheduler's other
+// settings: 1 to MaxMaxTasks, DefaultMaxTasks when unsaid, a count out
+// of bounds refused naming it.
+func TestMaxTasksSetting(t *testing.T) {
+	for _, c := range []struct {
+		file string
+		want int
+		err  string
+	}{
+		{``, DefaultMaxTasks, ""},
+		{`{"scheduler": {"zone": "UTC"}}`, DefaultMaxTasks, ""},
+		{`{"scheduler": {"max_tasks": 3}}`, 3, ""},
+		{`{"scheduler": {"max_tasks": 0}}`, 0, `config.json's "scheduler": max_tasks is 1 to 64`},
+		{`{"scheduler": {"max_tasks": 65}}`, 0, "max_tasks is 1 to 64"},
+		{`{"scheduler": {"max_tasks": "3"}}`, 0, "max_tasks"},
+	} {
+		s, err := ParseSettings([]byte(c.file))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s: %v, want %q", c.file, err, c.err)
+			}
+			continue
+		}
+		if err != nil || s.MaxTasks != c.want {
+			t.Errorf("%s: %d, %v", c.file, s.MaxTasks, err)
+		}
+	}
+}
