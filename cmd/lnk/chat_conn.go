@@ -97,6 +97,7 @@ type agentConn struct {
 	paths store.Paths   // the agent's files here
 	local *serve.Server // nil when the endpoint is another process's
 	tools []startedTool // the tools started beside local (memory, run...)
+	mates *homeMates    // its teammates served here, stopped with it; nil for a teammate
 
 	mu       sync.Mutex
 	commands []acp.Command // the agent's, as it last listed them; nil before
@@ -163,6 +164,20 @@ func connect(ctx context.Context, o chatOptions, env map[string]string, status i
 // startLocal starts Link Harness for the agent in this process, its key
 // made once under the agent's home.
 func startLocal(ctx context.Context, o chatOptions, env map[string]string, home string, p store.Paths, addr string, status io.Writer) (*agentConn, error) {
+	a, err := startAgent(ctx, o, env, home, p, addr, status)
+	if err != nil {
+		return nil, err
+	}
+	// Its teammates, the other agents under the home, are served here
+	// once it messages them, until it closes.
+	a.mates = matesAt(home, env, status)
+	a.mates.serving(p.Agent, a)
+	return a, nil
+}
+
+// startAgent starts Link Harness for the agent at p in this process, and
+// its tools beside it: lnk agent chat's own agent, or a teammate of it.
+func startAgent(ctx context.Context, o chatOptions, env map[string]string, home string, p store.Paths, addr string, status io.Writer) (*agentConn, error) {
 	key, err := ensureKey(p.KeyFile())
 	if err != nil {
 		return nil, err
@@ -217,6 +232,9 @@ func (a *agentConn) Close() error {
 	}
 	err := a.local.Close()
 	err = errors.Join(err, closeTools(a.tools))
+	if a.mates != nil {
+		err = errors.Join(err, a.mates.Close())
+	}
 	return errors.Join(err, a.closeLog())
 }
 

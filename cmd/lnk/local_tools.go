@@ -44,7 +44,7 @@ var localTools = []localTool{
 		return startFile(ctx, p, "127.0.0.1:0", false, logger)
 	}},
 	{name: "scheduler", env: "LNK_SCHEDULER", start: func(ctx context.Context, home string, p store.Paths, env map[string]string, logger *slog.Logger) (localServer, error) {
-		return startScheduler(ctx, p, "127.0.0.1:0", false, nil, logger)
+		return startScheduler(ctx, p, "127.0.0.1:0", false, matesAt(home, env, io.Discard), logger)
 	}},
 }
 

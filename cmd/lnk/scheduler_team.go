@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,13 +52,44 @@ func agentsFileMates(path string) scheduler.AgentList {
 	}
 }
 
+// localHomes are the Link homes whose agents lnk runs in this process,
+// each its agents' teammates, by home: what the scheduler started beside
+// each agent (local_tools.go) reaches the others by.
+var localHomes struct {
+	mu sync.Mutex
+	m  map[string]*homeMates
+}
+
+// matesAt is the teammates of the agents under home run here, made with
+// env (the first agent's environment) when there are none yet; status
+// is told of each teammate started.
+func matesAt(home string, env map[string]string, status io.Writer) *homeMates {
+	localHomes.mu.Lock()
+	defer localHomes.mu.Unlock()
+	if h := localHomes.m[home]; h != nil {
+		if status != io.Discard {
+			h.mu.Lock()
+			h.status = status
+			h.mu.Unlock()
+		}
+		return h
+	}
+	h := &homeMates{home: home, env: env, status: status}
+	if localHomes.m == nil {
+		localHomes.m = map[string]*homeMates{}
+	}
+	localHomes.m[home] = h
+	return h
+}
+
 // homeMates are the agents under a Link home, the teammates of each
 // other when lnk agent chat runs one of them: each is served here, in
-// this process, when first messaged (start: a Link Harness and its
-// tools, as lnk agent chat starts its own), until Close.
+// this process, when first messaged (a Link Harness and its tools, as
+// lnk agent chat starts its own), until Close.
 type homeMates struct {
-	home  string
-	start func(ctx context.Context, p store.Paths) (*agentConn, error)
+	home   string
+	env    map[string]string // lnk's environment, each agent's started here
+	status io.Writer         // told of each agent started
 
 	mu      sync.Mutex
 	started map[string]*agentConn
@@ -71,7 +103,7 @@ func (h *homeMates) serving(agent string, conn *agentConn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.started == nil {
-		h.started = map[string]*agentConn{}
+		h.started, h.own = map[string]*agentConn{}, map[string]bool{}
 	}
 	h.started[agent] = conn
 }
@@ -97,7 +129,8 @@ func (h *homeMates) Names(context.Context) ([]string, error) {
 }
 
 // Teammate is the endpoint of the agent named name under the home,
-// served here from now on if it isn't yet.
+// served here from now on if it isn't yet. Two asking at once for one
+// not served start it once.
 func (h *homeMates) Teammate(ctx context.Context, name string) (scheduler.Endpoint, error) {
 	if err := contract.CheckAgentName(name); err != nil {
 		return scheduler.Endpoint{}, err
@@ -110,30 +143,52 @@ func (h *homeMates) Teammate(ctx context.Context, name string) (scheduler.Endpoi
 		return scheduler.Endpoint{}, fmt.Errorf("agent %s: %w", name, scheduler.ErrNoTeammate)
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	conn := h.started[name]
+	h.mu.Unlock()
 	if conn == nil {
-		if conn, err = h.start(ctx, p); err != nil {
+		// Started without the lock: the agent's own scheduler, started
+		// with it, comes back here (serving).
+		started, err := startAgent(ctx, chatOptions{}, h.env, h.home, p, "127.0.0.1:0", io.Discard)
+		if err != nil {
 			return scheduler.Endpoint{}, fmt.Errorf("start agent %s: %w", name, err)
 		}
+		h.mu.Lock()
+		fmt.Fprintf(h.status, "lnk: started agent %s here, messaged by a teammate\n", name)
+		h.mu.Unlock()
+		h.mu.Lock()
 		if h.started == nil {
-			h.started = map[string]*agentConn{}
-			h.own = map[string]bool{}
+			h.started, h.own = map[string]*agentConn{}, map[string]bool{}
 		}
-		h.started[name], h.own[name] = conn, true
+		if conn = h.started[name]; conn == nil {
+			conn = started
+			h.started[name], h.own[name] = started, true
+		}
+		h.mu.Unlock()
+		if conn != started {
+			started.Close() // another started it first
+		}
 	}
 	return scheduler.Endpoint{URL: conn.url, Key: conn.key, Agent: name}, nil
 }
 
-// Close stops the agents started here for their teammates.
+// Close stops the agents started here for their teammates, and forgets
+// the home: the next agent run here starts afresh.
 func (h *homeMates) Close() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	var err error
-	for name := range h.own {
-		err = errors.Join(err, h.started[name].Close())
-		delete(h.started, name)
+	localHomes.mu.Lock()
+	if localHomes.m[h.home] == h {
+		delete(localHomes.m, h.home)
 	}
-	h.own = nil
+	localHomes.mu.Unlock()
+	h.mu.Lock()
+	var stop []*agentConn
+	for name := range h.own {
+		stop = append(stop, h.started[name])
+	}
+	h.started, h.own = nil, nil
+	h.mu.Unlock()
+	var err error
+	for _, a := range stop {
+		err = errors.Join(err, a.Close())
+	}
 	return err
 }
