@@ -238,3 +238,29 @@ func TestMaxTasksSetting(t *testing.T) {
 		}
 	}
 }
+
+// An agent whose name is too long for its conversation with a teammate
+// (link:agent-<name>, a link thread's name 64 characters at most) is
+// refused naming the thread rule, nothing stored.
+func TestTeammateThreadTooLong(t *testing.T) {
+	long := strings.Repeat("a", 59)
+	team, err := NewTeam(TeamConfig{
+		Agent:     long,
+		Dir:       filepath.Join(t.TempDir(), "scheduler"),
+		Self:      func(context.Context) (Endpoint, error) { return Endpoint{}, nil },
+		Teammates: homeTeammates{long, "work"},
+		Sender:    unsent{t},
+		Settings:  func(context.Context) (TeamSettings, error) { return TeamSettings{MaxTasks: 1}, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer team.Close()
+	text, failed := call(t, teamServer(t, team), callMessageTeammate, MessageTeammateIn{Agent: "work", Text: "hi"}, mcp.Meta{metaThread: "link:chat"})
+	if !failed || !strings.Contains(text, "Refused: a teammate reads your messages in link:agent-<your name>, and link:agent-"+long+": thread: a link thread is link:<name>, 1 to 64") {
+		t.Fatalf("answered %q", text)
+	}
+	if n := stored(t, team); n != 0 {
+		t.Fatalf("%d stored", n)
+	}
+}
