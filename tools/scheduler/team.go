@@ -119,9 +119,9 @@ type Sender interface {
 	// Tell sends m and returns once it is stored, its answer left to be
 	// kept for the owner. A message stored already is ErrReceived.
 	Tell(ctx context.Context, to Endpoint, m Message) error
-	// Kept is the answers kept at to for _link/recover, in two phases;
-	// Done lets those of ids go.
-	Kept(ctx context.Context, to Endpoint) ([]Kept, error)
+	// Kept is thread's answers kept at to for _link/recover, in two
+	// phases; Done lets those of ids go.
+	Kept(ctx context.Context, to Endpoint, thread string) ([]Kept, error)
 	Done(ctx context.Context, to Endpoint, ids []string) error
 }
 
@@ -453,17 +453,15 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // message of this agent's in flight at a time), joined in order, then
 // let go. None yet is an error, so it is looked for again later.
 func (t *Team) fromKept(ctx context.Context, to Endpoint, j *job) error {
-	all, err := t.cfg.Sender.Kept(ctx, to)
+	all, err := t.cfg.Sender.Kept(ctx, to, j.Thread)
 	if err != nil {
 		return err
 	}
 	var text []string
 	var ids []string
 	for _, k := range all {
-		if k.Thread == j.Thread {
-			text = append(text, k.Text)
-			ids = append(ids, k.ID)
-		}
+		text = append(text, k.Text)
+		ids = append(ids, k.ID)
 	}
 	if len(ids) == 0 {
 		if since := j.KeptSince; !since.IsZero() && t.cfg.Now().Sub(since) > t.cfg.KeptFor {

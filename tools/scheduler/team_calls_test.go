@@ -60,7 +60,7 @@ func (u unsent) Tell(context.Context, Endpoint, Message) error {
 	u.tb.Error("a message was told")
 	return errors.New("unsent")
 }
-func (u unsent) Kept(context.Context, Endpoint) ([]Kept, error) { return nil, nil }
+func (u unsent) Kept(context.Context, Endpoint, string) ([]Kept, error) { return nil, nil }
 func (u unsent) Done(context.Context, Endpoint, []string) error { return nil }
 
 // homeTeammates are the agents named, each at no endpoint: the calls

@@ -128,13 +128,8 @@ func TestTaskResultAcrossHarnessKill(t *testing.T) {
 	waitFor(t, 60*time.Second, "the task done", func() bool { return stored(t, r.team) == 0 })
 	var kept []Kept
 	waitFor(t, 20*time.Second, "the parent's answer kept for the owner", func() bool {
-		all, err := Sent{}.Kept(context.Background(), Endpoint{URL: r.proc.url, Key: r.key})
-		kept = nil
-		for _, k := range all {
-			if k.Thread == "link:chat" {
-				kept = append(kept, k)
-			}
-		}
+		var err error
+		kept, err = Sent{}.Kept(context.Background(), Endpoint{URL: r.proc.url, Key: r.key}, "link:chat")
 		return err == nil && len(kept) > 0
 	})
 	results := messagesFrom(events(t, r.home, "link:chat"), "task:")

@@ -103,9 +103,9 @@ func TestTeammatesExchange(t *testing.T) {
 		t.Fatalf("main's home holds %d events of link:agent-main", len(evs))
 	}
 	waitFor(t, 20*time.Second, "main's answer to the reply kept for the owner", func() bool {
-		all, _ := Sent{}.Kept(context.Background(), mainEP)
+		all, _ := Sent{}.Kept(context.Background(), mainEP, "link:chat")
 		for _, k := range all {
-			if k.Thread == "link:chat" && strings.Contains(k.Text, "agent:work wrote, 2 hops away") {
+			if strings.Contains(k.Text, "agent:work wrote, 2 hops away") {
 				return true
 			}
 		}

@@ -79,15 +79,16 @@ func (Sent) Tell(ctx context.Context, to Endpoint, m Message) error {
 	return nil
 }
 
-// Kept is the answers kept at to, in two phases, every page of them.
-func (Sent) Kept(ctx context.Context, to Endpoint) ([]Kept, error) {
+// Kept is thread's answers kept at to, in two phases, every page of
+// them looked through (send.Kept).
+func (Sent) Kept(ctx context.Context, to Endpoint, thread string) ([]Kept, error) {
 	all, err := send.Kept(ctx, target(to))
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Kept, 0, len(all))
+	var out []Kept
 	for _, a := range all {
-		if a.ID != "" {
+		if a.ID != "" && a.Thread == thread {
 			out = append(out, Kept{ID: a.ID, Thread: a.Thread, Text: a.Text})
 		}
 	}
