@@ -61,7 +61,7 @@ func (u unsent) Tell(context.Context, Endpoint, Message) error {
 	return errors.New("unsent")
 }
 func (u unsent) Kept(context.Context, Endpoint, string) ([]Kept, error) { return nil, nil }
-func (u unsent) Done(context.Context, Endpoint, []string) error { return nil }
+func (u unsent) Done(context.Context, Endpoint, []string) error         { return nil }
 
 // homeTeammates are the agents named, each at no endpoint: the calls
 // refused before sending never reach one.
