@@ -1,16 +1,23 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/harness/harnesstest"
+	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/tools/mcpserve"
 )
 
 // gatedInput gives its first line, then its second once open says so,
@@ -105,5 +112,82 @@ func TestChatBackgroundEndAnswered(t *testing.T) {
 	}
 	if body := string(reqs[2].Body); !strings.Contains(body, "run:"+id) || !strings.Contains(body, "built ok") {
 		t.Fatalf("the model wasn't told the end, from run:%s: %s", id, body)
+	}
+}
+
+// runServeRun is one lnk run serve with args: the address it printed,
+// and a stop that ends it and gives what it said on stderr.
+func runServeRun(t *testing.T, args ...string) (url string, stop func() string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(t.Context())
+	pr, pw := io.Pipe()
+	var errb safeBuffer
+	done := make(chan int, 1)
+	go func() {
+		code := NewMain(pw, &errb, map[string]string{}).Run(ctx, append([]string{"run", "serve"}, args...))
+		pw.Close()
+		done <- code
+	}()
+	line, err := bufio.NewReader(pr).ReadString('\n')
+	if err != nil {
+		cancel()
+		t.Fatalf("lnk run serve printed no address (exit %d): %s", <-done, errb.String())
+	}
+	go io.Copy(io.Discard, pr)
+	return strings.TrimSpace(line), func() string {
+		cancel()
+		if code := <-done; code != 0 {
+			t.Fatalf("lnk run serve: exit %d: %s", code, errb.String())
+		}
+		return errb.String()
+	}
+}
+
+// lnk run serve on its own sends a background command's end to the
+// agent's endpoint its flags name (--endpoint, --key-file): the harness
+// stores it from run:<id> in the conversation that started it. Without
+// an endpoint it can reach it still serves, saying the ends wait.
+func TestRunServeSendsEnds(t *testing.T) {
+	r := harnesstest.New(t)
+	r.Model.Push(model.Response{Text: "noted"})
+	home, err := os.MkdirTemp("/var/tmp", "lnk-run-serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(home)
+	keyFile := filepath.Join(home, "rig.key")
+	if err := os.WriteFile(keyFile, r.Key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url, stop := runServeRun(t, "--home", home, "--endpoint", r.URL, "--key-file", keyFile)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "start", Arguments: map[string]any{"shell": "echo done"},
+		Meta: mcp.Meta{mcpserve.MetaThread: "telegram:9", mcpserve.MetaHops: 0}})
+	if err != nil || res.IsError {
+		t.Fatalf("run__start: %+v, %v", res, err)
+	}
+	harnesstest.Eventually(t, "the end stored from run:<id>", func() bool {
+		for _, e := range r.Events("telegram:9") {
+			if e.Kind == store.KindMessage && strings.HasPrefix(e.From, "run:") && strings.Contains(e.Text, "done") && e.Hops == 1 {
+				return true
+			}
+		}
+		return false
+	})
+	s.Close()
+	stop()
+
+	other, err := os.MkdirTemp("/var/tmp", "lnk-run-serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(other)
+	_, stop = runServeRun(t, "--home", other)
+	if said := stop(); !strings.Contains(said, "background commands' ends wait in") {
+		t.Fatalf("lnk run serve with no endpoint at hand said: %s", said)
 	}
 }

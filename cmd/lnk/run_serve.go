@@ -21,21 +21,24 @@ func (m *Main) runServeCmd() *cobra.Command {
 	var cf chatFlags
 	var laddr string
 	var newSecret bool
+	var to endpointFlags
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "run the agent's run tool: an MCP server running commands in its workspace, each in a kernel sandbox",
 		Long:  runServeLong,
 		Example: `  lnk run serve
   lnk run serve --agent research --listen 127.0.0.1:18901
-  lnk run serve --new-secret`,
+  lnk run serve --new-secret
+  lnk run serve --agents /srv/link/agents.jsonl --agent work --listen 127.0.0.1:9103`,
 		Args: noWords,
 		RunE: func(c *cobra.Command, _ []string) error {
-			return runServe(c.Context(), cf, laddr, newSecret, m.Stdout, m.Stderr)
+			return runServe(c.Context(), cf, laddr, newSecret, to, m.Env, m.Stdout, m.Stderr)
 		},
 	}
 	cf.register(c.Flags())
 	c.Flags().StringVar(&laddr, "listen", "127.0.0.1:0", "the loopback `address` to answer on; port 0 takes a free one")
 	c.Flags().BoolVar(&newSecret, "new-secret", false, "make a new secret for the address, so the one $LNK_RUN holds now is answered no more")
+	to.register(c.Flags(), "")
 	return c
 }
 
@@ -49,18 +52,35 @@ Once listening it prints its address, the value for $LNK_RUN, on a line of its
 own, and serves until interrupted. The address's path holds a secret kept in the
 agent's run/secret (0600), as lnk memory serve's; --new-secret makes a new one.
 Where the kernel offers no sandbox, every call is refused saying why; config.json's
-"run": {"sandbox": "off"} runs commands unconfined (README, "Running commands").`
+"run": {"sandbox": "off"} runs commands unconfined (README, "Running commands").
 
-// runServe serves run until ctx ends.
-func runServe(ctx context.Context, cf chatFlags, laddr string, newSecret bool, stdout, stderr io.Writer) error {
+Its background commands (run__start) outlive it, each under lnk started again as
+its supervisor, kept in the agent's run/ folder; a run serve started again finds
+them. Each one's end is sent to the agent's endpoint (--endpoint, else $LNK_PORT's;
+--agents FILE: its line's) as a message from run:<id>, exactly once: recorded in
+run/outbox first, and sent again until the harness has it.`
+
+// runServe serves run until ctx ends, its background commands' ends sent
+// where to says the agent is. An agent not found there (no key yet) has
+// them wait in run/outbox, said on stderr: run__command needs no endpoint.
+func runServe(ctx context.Context, cf chatFlags, laddr string, newSecret bool, to endpointFlags, env map[string]string, stdout, stderr io.Writer) error {
 	p, err := cf.paths()
 	if err != nil {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	t, terr := agentTarget(p, to, env)
+	if terr != nil && (to.endpoint != "" || to.keyFile != "" || to.agents != "") {
+		return terr
+	}
 	r, err := startRun(ctx, p, laddr, newSecret, logger)
 	if err != nil {
 		return err
+	}
+	if terr != nil {
+		fmt.Fprintf(stderr, "lnk run serve: background commands' ends wait in %s until a run serve can reach the agent: %v\n", filepath.Join(filepath.Dir(p.ToolSecret(runtool.Tool.Name)), "outbox"), terr)
+	} else {
+		r.reach(t)
 	}
 	fmt.Fprintln(stdout, r.URL())
 	<-ctx.Done()

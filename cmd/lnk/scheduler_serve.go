@@ -10,8 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lnk-dev/link/cmd/internal/agentsfile"
-	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/mcpserve"
 	"github.com/lnk-dev/link/tools/scheduler"
@@ -35,9 +33,7 @@ func (m *Main) schedulerServeCmd() *cobra.Command {
 	cf.register(c.Flags())
 	c.Flags().StringVar(&o.listen, "listen", "127.0.0.1:0", "the loopback `address` to answer on; port 0 takes a free one")
 	c.Flags().BoolVar(&o.newSecret, "new-secret", false, "make a new secret for the address, so the one $LNK_SCHEDULER holds now is answered no more")
-	c.Flags().StringVar(&o.endpoint, "endpoint", "", "the agent's endpoint `URL` its messages go to (default $LNK_PORT's, else http://127.0.0.1:18800/acp)")
-	c.Flags().StringVar(&o.keyFile, "key-file", "", "the `file` holding the endpoint key (default $LNK_KEY_FILE, else the agent's endpoint.key under its home)")
-	c.Flags().StringVar(&o.agents, "agents", "", "an agents `file` (lnk-link-harness serve --agents): the agent's endpoint and key are its line's, its teammates the file's other agents")
+	o.to.register(c.Flags(), "its teammates the file's other agents")
 	return c
 }
 
@@ -62,9 +58,7 @@ the agent's scheduler/secret (0600), as lnk memory serve's.`
 type schedulerFlags struct {
 	listen    string
 	newSecret bool
-	endpoint  string
-	keyFile   string
-	agents    string
+	to        endpointFlags
 }
 
 // schedulerServe serves the scheduler until ctx ends.
@@ -88,51 +82,18 @@ func schedulerServe(ctx context.Context, cf chatFlags, o schedulerFlags, env map
 	return s.Close()
 }
 
-// schedulerTarget is the agent's endpoint as the flags say it, and its
-// teammates: an agents file's line and other agents, else the endpoint
-// and key file named (or $LNK_PORT's and the agent's endpoint.key).
+// schedulerTarget is the agent's endpoint as the flags say it
+// (agentTarget), and its teammates: an agents file's other agents.
 func schedulerTarget(p store.Paths, o schedulerFlags, env map[string]string) (scheduler.Endpoint, scheduler.Teammates, error) {
-	if o.agents != "" {
-		if o.endpoint != "" || o.keyFile != "" {
-			return scheduler.Endpoint{}, nil, errors.New("--agents names the agent's endpoint and key: --endpoint and --key-file are its line's")
-		}
-		lines, err := agentsfile.Read(o.agents)
-		if err != nil {
-			return scheduler.Endpoint{}, nil, err
-		}
-		for _, l := range lines {
-			if l.Name != p.Agent {
-				continue
-			}
-			if l.Port == 0 {
-				return scheduler.Endpoint{}, nil, fmt.Errorf("agents file: agent %s is on port 0, which can't be reached by its port", p.Agent)
-			}
-			key, err := contract.ReadKeyFile(l.KeyFile)
-			if err != nil {
-				return scheduler.Endpoint{}, nil, fmt.Errorf("the key of %s: %w", p.Agent, err)
-			}
-			return scheduler.Endpoint{URL: contract.EndpointURL(l.Port), Key: key, Agent: l.Name, AgentID: l.ID}, agentsFileMates(o.agents), nil
-		}
-		return scheduler.Endpoint{}, nil, fmt.Errorf("agents file %s names no agent %s", o.agents, p.Agent)
-	}
-	url := o.endpoint
-	if url == "" {
-		port := contract.DefaultPort
-		if v := env[contract.EnvPort]; v != "" {
-			n, err := contract.Port(v)
-			if err != nil {
-				return scheduler.Endpoint{}, nil, err
-			}
-			port = n
-		}
-		url = contract.EndpointURL(port)
-	}
-	keyFile := firstOf(o.keyFile, env["LNK_KEY_FILE"], p.KeyFile())
-	key, err := contract.ReadKeyFile(keyFile)
+	t, err := agentTarget(p, o.to, env)
 	if err != nil {
-		return scheduler.Endpoint{}, nil, fmt.Errorf("the key of %s: %w", url, keyFileMissing(keyFile, err))
+		return scheduler.Endpoint{}, nil, err
 	}
-	return scheduler.Endpoint{URL: url, Key: key, Agent: p.Agent}, nil, nil
+	var mates scheduler.Teammates
+	if o.to.agents != "" {
+		mates = agentsFileMates(o.to.agents)
+	}
+	return scheduler.Endpoint{URL: t.URL, Key: t.Key, Agent: t.Agent, AgentID: t.AgentID}, mates, nil
 }
 
 // schedulerServer is the agent's scheduler served here: its schedules,
