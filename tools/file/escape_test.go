@@ -29,6 +29,12 @@ func TestEscapesRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		put(t, filepath.Join(dir, "in", "real.md"), "inside\n")
+		os.Symlink("loop-b", filepath.Join(dir, "loop-a"))
+		os.Symlink("loop-a", filepath.Join(dir, "loop-b"))
+		_, err := w.Read(ctx, "loop-a", 0, 0)
+		if err == nil || !IsRefusal(err) || strings.Contains(err.Error(), "outside") {
+			t.Fatalf("a loop of links: %v", err)
+		}
 		if err := os.Symlink("in/real.md", filepath.Join(dir, "in-link")); err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +50,7 @@ func TestEscapesRefused(t *testing.T) {
 			_, err := w.Write(ctx, p, []byte("x"))
 			mustRefuse(t, err, "outside the workspace")
 		}
-		_, err := w.Write(ctx, "secret-link", []byte("x"))
+		_, err = w.Write(ctx, "secret-link", []byte("x"))
 		mustRefuse(t, err, "a symbolic link")
 		_, err = w.Find(ctx, Query{Path: "out", Glob: "*"})
 		mustRefuse(t, err, "outside the workspace")

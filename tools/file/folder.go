@@ -53,6 +53,10 @@ var errNotRegular = errors.New("not a regular file")
 // errClosed: a call made after the workspace's Close.
 var errClosed = errors.New("the file tool is closed")
 
+// errLoop: symbolic links that lead to each other, or a /proc magic
+// link, on the way: not followed.
+var errLoop = errors.New("symbolic links in a loop, or a /proc link")
+
 // errLink: a symbolic link met where none is followed.
 var errLink = errors.New("a symbolic link, not followed")
 

@@ -79,7 +79,7 @@ func (k *kfolder) openat2(rel string, flags uint64, res uint64) (int, error) {
 		if res&unix.RESOLVE_NO_SYMLINKS != 0 {
 			return -1, errLink
 		}
-		return -1, errOutside
+		return -1, errLoop
 	}
 	return -1, &fs.PathError{Op: "open", Path: rel, Err: err}
 }

@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path"
@@ -30,8 +31,13 @@ func openRootedFolder(dir string) (folder, error) {
 // rootErr is err of an os.Root's lookup as the kernel's would be: a way
 // out of the root is errOutside. os.Root says so by its words alone.
 func rootErr(err error) error {
-	if err != nil && strings.Contains(err.Error(), "path escapes from parent") {
+	switch {
+	case err == nil:
+		return nil
+	case strings.Contains(err.Error(), "path escapes from parent"):
 		return errOutside
+	case errors.Is(err, syscall.ELOOP):
+		return errLoop
 	}
 	return err
 }

@@ -108,6 +108,8 @@ func describe(name string, err error) error {
 	switch {
 	case errors.Is(err, errOutside):
 		return refuse("%s: outside the workspace (a \"..\" or a symbolic link that leads out of it); every path stays within it", name)
+	case errors.Is(err, errLoop):
+		return refuse("%s: symbolic links on the way lead to each other (or to a /proc link): not followed", name)
 	case errors.Is(err, errLink):
 		return refuse("%s: a symbolic link, not followed here", name)
 	case errors.Is(err, errNotRegular):
@@ -117,7 +119,7 @@ func describe(name string, err error) error {
 	case errors.Is(err, syscall.ENOTDIR):
 		return refuse("%s: a part of the path is a file, not a folder", name)
 	case errors.Is(err, syscall.EISDIR):
-		return refuse("%s: a folder, not a file", name)
+		return refuse("%s: a folder, not a file (file__find lists what is in it)", name)
 	case errors.Is(err, fs.ErrPermission):
 		return refuse("%s: permission denied", name)
 	case errors.Is(err, syscall.ENAMETOOLONG):
