@@ -136,3 +136,32 @@ func FuzzState(f *testing.F) {
 		}
 	})
 }
+
+// Past KeepEnded, the oldest ended commands are removed at a sweep once
+// told (the oldest here only after its end is), the latest kept.
+func TestPrune(t *testing.T) {
+	dir := t.TempDir()
+	ids := []string{"aaaa2222", "bbbb2222", "cccc2222", "dddd2222", "eeee2222"}
+	for i, id := range ids {
+		kept(t, dir, id, "x")
+		var j Job
+		readJSON(filepath.Join(dir, id, jobFile), &j)
+		j.Started = time.Date(2026, 12, 1, i, 0, 0, 0, time.UTC)
+		writeJSON(filepath.Join(dir, id, jobFile), j)
+		if id != "aaaa2222" { // the oldest is not yet told
+			os.WriteFile(filepath.Join(dir, id, toldFile), nil, 0o600)
+		}
+	}
+	r := newRecorder()
+	m := open(t, dir, r, Options{KeepEnded: 2})
+	r.next(t) // aaaa2222's end told
+	m.sweep(context.Background())
+	var left []string
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		left = append(left, e.Name())
+	}
+	if strings.Join(left, " ") != "dddd2222 eeee2222" {
+		t.Fatalf("kept %v, want the two latest", left)
+	}
+}

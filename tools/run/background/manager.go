@@ -403,6 +403,15 @@ func (m *Manager) prune() {
 		id      string
 		started time.Time
 	}
+	n := 0
+	for _, id := range ids {
+		if _, ok := m.told.Load(id); ok {
+			n++
+		}
+	}
+	if n <= m.opts.KeepEnded {
+		return // the usual case: no file read each sweep
+	}
 	var ended []kept
 	for _, id := range ids {
 		if _, ok := m.told.Load(id); !ok {
