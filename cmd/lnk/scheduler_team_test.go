@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/tools/scheduler"
 	toolsend "github.com/lnk-dev/link/tools/send"
 )
 
@@ -142,4 +145,47 @@ func localEndpoint(t *testing.T, status, home, agent string) (string, []byte) {
 		t.Fatal(err)
 	}
 	return url, key
+}
+
+// An agent's teammates in an agents file are its other lines, each at its
+// port with its key file's key and its id, read again at each call; a
+// line on port 0 and an agent the file doesn't name are no one's
+// teammates.
+func TestAgentsFileMates(t *testing.T) {
+	dir := t.TempDir()
+	write := func(lines ...string) string {
+		path := filepath.Join(dir, "agents")
+		if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	for _, n := range []string{"main", "work", "free"} {
+		if err := os.WriteFile(filepath.Join(dir, n+".key"), []byte(n+"-key-0123456789abcdef\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	line := func(name, id string, port int) string {
+		return fmt.Sprintf(`{"name": %q, "id": %q, "home": %q, "port": %d, "key_file": %q}`, name, id, dir, port, filepath.Join(dir, name+".key"))
+	}
+	path := write(line("main", "id-main", 18801), line("work", "id-work", 18802), line("free", "id-free", 0))
+	mates := agentsFileMates(path)
+	ctx := context.Background()
+	if names, err := mates.Names(ctx); err != nil || strings.Join(names, ",") != "main,work" {
+		t.Fatalf("names %v, %v", names, err)
+	}
+	ep, err := mates.Teammate(ctx, "work")
+	if err != nil || ep.URL != "http://127.0.0.1:18802/acp" || string(ep.Key) != "work-key-0123456789abcdef" || ep.Agent != "work" || ep.AgentID != "id-work" {
+		t.Fatalf("work is %+v, %v", ep, err)
+	}
+	for _, name := range []string{"free", "stranger"} {
+		if _, err := mates.Teammate(ctx, name); !errors.Is(err, scheduler.ErrNoTeammate) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// work leaves the file: it is no one's teammate from the next call.
+	write(line("main", "id-main", 18801))
+	if _, err := mates.Teammate(ctx, "work"); !errors.Is(err, scheduler.ErrNoTeammate) {
+		t.Fatalf("work after it left: %v", err)
+	}
 }
