@@ -77,6 +77,11 @@ func helper(what string, args []string) int {
 			return say(err)
 		}
 		fmt.Println("ok")
+	case "unshare":
+		if err := unix.Unshare(unix.CLONE_NEWUSER); err != nil {
+			return say(err)
+		}
+		fmt.Println("ok")
 	case "kill-all":
 		if err := unix.Kill(-1, unix.SIGKILL); err != nil {
 			return say(err)

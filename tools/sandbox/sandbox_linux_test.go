@@ -32,7 +32,8 @@ func TestWorkspace(t *testing.T) {
 // even as root), a TCP connect to a port listening on 127.0.0.1 with the
 // network off (Landlock's EACCES) and a UDP datagram sent there
 // (ENETUNREACH: a network of its own, nothing up), kill -9 -1 (the test
-// survives, and the sandbox serves again). A home under /tmp has
+// survives, and the sandbox serves again), a namespace of its own
+// (seccomp's EPERM). A home under /tmp has
 // nothing beside its workspace in the sandbox (ENOENT).
 func TestEscapesRefusedByKernel(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -69,6 +70,7 @@ func TestEscapesRefusedByKernel(t *testing.T) {
 		{"a write to the system", []string{"write", "/usr/lnk-sandbox-test"}, "EACCES"},
 		{"a TCP connect", []string{"connect", ln.Addr().String()}, "EACCES"},
 		{"a UDP datagram", []string{"udp", ln.Addr().String()}, "ENETUNREACH"},
+		{"a user namespace of its own", []string{"unshare"}, "EPERM"},
 	} {
 		s := spec
 		s.Args = helperArgs(t, c.args[0], c.args[1:]...)

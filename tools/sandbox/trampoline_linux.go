@@ -131,7 +131,13 @@ func confine(w wire) error {
 	if err := restrict(w); err != nil {
 		return fmt.Errorf("landlock: %w", err)
 	}
-	return dropCapabilities()
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	if err := filterCalls(); err != nil {
+		return fmt.Errorf("seccomp: %w", err)
+	}
+	return nil
 }
 
 // bindBack binds f (opened at p before /tmp and /run were mounted) at p
