@@ -210,12 +210,31 @@ func (t *Team) Close() error {
 	return nil
 }
 
-// add stores j and starts carrying it, unless the team is closed.
-func (t *Team) add(j *job) error {
+// overLimit is a job refused because too many run at once, saying so.
+type overLimit string
+
+func (o overLimit) Error() string { return string(o) }
+
+// add stores j and starts carrying it, unless the team is closed, or
+// maxTasks tasks (for a task) or maxJobs jobs run already: counted and
+// added under one lock, so calls at once never pass the limit together.
+func (t *Team) add(j *job, maxTasks int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.closed {
 		return errors.New("the scheduler is stopping")
+	}
+	tasks := 0
+	for _, r := range t.running {
+		if r.Kind == kindTask {
+			tasks++
+		}
+	}
+	switch {
+	case j.Kind == kindTask && tasks >= maxTasks:
+		return overLimit(fmt.Sprintf("the agent runs at most %d tasks at once (config.json's scheduler.max_tasks), and %d are running: wait for an answer first", maxTasks, tasks))
+	case len(t.running) >= maxJobs:
+		return overLimit(fmt.Sprintf("the scheduler carries at most %d tasks and messages at once", maxJobs))
 	}
 	if err := t.jobs.save(j); err != nil {
 		return err
@@ -232,18 +251,6 @@ func (t *Team) goRun(j *job) {
 		defer t.wg.Done()
 		t.run(t.ctx, j)
 	}()
-}
-
-// counts are the jobs not done: tasks, and all.
-func (t *Team) counts() (tasks, all int) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, j := range t.running {
-		if j.Kind == kindTask {
-			tasks++
-		}
-	}
-	return tasks, len(t.running)
 }
 
 // snapshot is a copy of every job not done, oldest first.

@@ -233,15 +233,11 @@ func (t *Team) startTask(ctx context.Context, req *mcp.CallToolRequest, in Start
 	if err != nil {
 		return teamRefused("the scheduler's settings don't read: %v", err)
 	}
-	tasks, all := t.counts()
-	switch {
-	case tasks >= set.MaxTasks:
-		return teamRefused("the agent runs at most %d tasks at once (config.json's scheduler.max_tasks), and %d are running: wait for an answer first", set.MaxTasks, tasks)
-	case all >= maxJobs:
-		return teamRefused("the scheduler carries at most %d tasks and messages at once", maxJobs)
-	}
 	j := &job{ID: id, Kind: kindTask, Parent: meta.Thread, Hops: meta.Hops, Thread: thread, Text: in.Text, Tools: tools, Model: model, Since: t.cfg.Now().UTC(), Stage: stageAsking}
-	if err := t.add(j); err != nil {
+	var over overLimit
+	if err := t.add(j, set.MaxTasks); errors.As(err, &over) {
+		return teamRefused("%v", err)
+	} else if err != nil {
 		return teamRefused("the task couldn't be kept: %v", err)
 	}
 	return told("Started task:%s in %s, with %d tools%s. Its answer comes back here as a message from task:%s.", id, thread, len(*tools), onModel(model), id)
@@ -322,11 +318,11 @@ func (t *Team) messageTeammate(ctx context.Context, req *mcp.CallToolRequest, in
 	if err != nil {
 		return teamRefused("%v", err)
 	}
-	if _, all := t.counts(); all >= maxJobs {
-		return teamRefused("the scheduler carries at most %d tasks and messages at once", maxJobs)
-	}
 	j := &job{ID: newJobID(), Kind: kindAgent, Parent: meta.Thread, Hops: meta.Hops, Thread: thread, Teammate: in.Agent, Text: in.Text, Since: t.cfg.Now().UTC(), Stage: stageAsking}
-	if err := t.add(j); err != nil {
+	var over overLimit
+	if err := t.add(j, 0); errors.As(err, &over) {
+		return teamRefused("%v", err)
+	} else if err != nil {
 		return teamRefused("the message couldn't be kept: %v", err)
 	}
 	return told("Sent to %s (in its conversation with you, %s). Its reply comes back here as a message from agent:%s.", in.Agent, thread, in.Agent)

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,5 +200,47 @@ func TestTaskKeptNeverAnswered(t *testing.T) {
 	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
 	if len(results) != 1 || !strings.HasPrefix(results[0].Text, "No answer: its turn was cut short (a crash) and hadn't finished 30m0s later.") {
 		t.Fatalf("the parent got %+v", results)
+	}
+}
+
+// Many start_task calls at once never pass the agent's limit together:
+// 16 calls against max_tasks 3, the model holding every task's turn,
+// start 3 tasks and refuse 13, naming the limit; 3 job files are kept.
+func TestTaskLimitAtOnce(t *testing.T) {
+	r := newHarnessRig(t, 3)
+	for range 3 {
+		r.fake.Script(fakeprovider.Turn{Hang: true})
+	}
+	cs := connectTo(t, r.env["LNK_SCHEDULER"])
+	meta := mcp.Meta{metaThread: "link:chat", metaTools: []string{"scheduler__start_task"}}
+	type answer struct {
+		text   string
+		failed bool
+	}
+	answers := make(chan answer, 16)
+	for i := range 16 {
+		go func() {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: callStartTask, Arguments: StartTaskIn{Text: fmt.Sprintf("task %d", i)}, Meta: meta})
+			if err != nil {
+				answers <- answer{err.Error(), true}
+				return
+			}
+			answers <- answer{res.Content[0].(*mcp.TextContent).Text, res.IsError}
+		}()
+	}
+	started, refused := 0, 0
+	for range 16 {
+		a := <-answers
+		switch {
+		case !a.failed && strings.HasPrefix(a.text, "Started task:"):
+			started++
+		case a.failed && strings.HasPrefix(a.text, "Refused: the agent runs at most 3 tasks at once"):
+			refused++
+		default:
+			t.Fatalf("answered %q", a.text)
+		}
+	}
+	if started != 3 || refused != 13 || stored(t, r.team) != 3 {
+		t.Fatalf("%d started, %d refused, %d stored", started, refused, stored(t, r.team))
 	}
 }
