@@ -244,3 +244,27 @@ func TestTaskLimitAtOnce(t *testing.T) {
 		t.Fatalf("%d started, %d refused, %d stored", started, refused, stored(t, r.team))
 	}
 }
+
+// A task answering more than a message holds (2 MiB) comes back cut to
+// MaxReplyText at a character's start, saying it was cut, once.
+func TestTaskAnswerCut(t *testing.T) {
+	r := newHarnessRig(t, 2)
+	long := strings.Repeat("é", 1<<20) // 2 MiB
+	r.fake.Script(fakeprovider.Turn{Text: long})
+	cs := connectTo(t, r.env["LNK_SCHEDULER"])
+	if text, failed := call(t, cs, callStartTask, StartTaskIn{Text: "write a lot"}, mcp.Meta{metaThread: "link:chat", metaTools: []string{"scheduler__start_task"}}); failed {
+		t.Fatal(text)
+	}
+	waitFor(t, 60*time.Second, "the cut answer back", func() bool {
+		return stored(t, r.team) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
+	})
+	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
+	if len(results) != 1 {
+		t.Fatalf("%d results", len(results))
+	}
+	text := results[0].Text
+	body, note, ok := strings.Cut(text, "\n[The answer was cut here")
+	if !ok || len(body) > MaxReplyText || len(body) < MaxReplyText-1 || strings.Trim(body, "é") != "" || !strings.HasSuffix(note, "brings back.]") {
+		t.Fatalf("came back %d bytes, ending %q", len(text), text[max(0, len(text)-120):])
+	}
+}
