@@ -84,9 +84,6 @@ func (w *Workspace) Find(ctx context.Context, q Query) (Found, error) {
 			return Found{}, err
 		}
 	}
-	if strings.HasPrefix(base, "../") || base == ".." {
-		return Found{}, describe(base, errOutside)
-	}
 	switch {
 	case len(q.Glob) > MaxPattern || len(q.Pattern) > MaxPattern:
 		return Found{}, refuse("a glob and a pattern are at most %d bytes each", MaxPattern)
@@ -195,21 +192,19 @@ func (wk *walker) descend(root folder, base string) (folder, error) {
 	if base == "." {
 		return root.openFolder(".", false)
 	}
-	var parts []string
-	for _, el := range strings.Split(base, "/") {
-		parts = append(parts, el)
-		dir, err := root.openFolder(path.Join(parts...), false)
+	els := strings.Split(base, "/")
+	for i := range els {
+		dir, err := root.openFolder(path.Join(els[:i+1]...), false)
 		if err != nil {
 			return nil, err
 		}
-		if len(parts) == strings.Count(base, "/")+1 {
-			wk.readIgnores(dir, parts)
+		wk.readIgnores(dir, els[:i+1])
+		if i == len(els)-1 {
 			return dir, nil
 		}
-		wk.readIgnores(dir, parts)
 		dir.close()
 	}
-	panic("unreachable")
+	return nil, errOutside // no element: never, base is clean
 }
 
 // readIgnores adds the patterns of dir's .gitignore and .ignore files,

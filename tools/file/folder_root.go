@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -159,3 +160,23 @@ func (r *rfolder) sync() error {
 func (r *rfolder) lock(ctx context.Context) (func(), error) { return lockKey(ctx, r.dir) }
 
 func (r *rfolder) close() { r.root.Close() }
+
+// readUpTo reads f to its end into buf, at most max bytes: more is cut,
+// said by cut.
+func readUpTo(f io.Reader, max int, buf []byte) ([]byte, bool, error) {
+	b := buf[:0]
+	for len(b) <= max {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := f.Read(b[len(b):min(cap(b), max+1)])
+		b = b[:len(b)+n]
+		if errors.Is(err, io.EOF) {
+			return b, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+	}
+	return b[:max], true, nil
+}

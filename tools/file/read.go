@@ -208,23 +208,3 @@ func looksBinary(b []byte, whole bool) bool {
 	}
 	return !utf8.Valid(b)
 }
-
-// readUpTo reads f to its end into buf, at most max bytes: more is cut,
-// said by cut.
-func readUpTo(f io.Reader, max int, buf []byte) ([]byte, bool, error) {
-	b := buf[:0]
-	for len(b) <= max {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)]
-		}
-		n, err := f.Read(b[len(b):min(cap(b), max+1)])
-		b = b[:len(b)+n]
-		if errors.Is(err, io.EOF) {
-			return b, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-	}
-	return b[:max], true, nil
-}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -191,12 +190,13 @@ func (w *Workspace) editIn(ctx context.Context, name string, mk bool, change fun
 	}
 	var old []byte
 	if had && !mk {
-		old, err = readWhole(dir, base)
-		if errors.Is(err, errTooLarge) {
-			return refuse("%s: over %d MiB: file__replace edits files within it", name, MaxContent>>20)
-		}
+		var cut bool
+		old, cut, err = dir.readFile(base, MaxContent, nil)
 		if err != nil {
 			return describe(name, err)
+		}
+		if cut {
+			return refuse("%s: over %d MiB: file__replace edits files within it", name, MaxContent>>20)
 		}
 	}
 	content, err := change(old, had)
@@ -231,26 +231,6 @@ func (w *Workspace) editIn(ctx context.Context, name string, mk bool, change fun
 	}
 	return nil
 }
-
-// readWhole reads the regular file name of dir, at most MaxContent bytes.
-func readWhole(dir folder, name string) ([]byte, error) {
-	f, err := dir.childFile(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxContent+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxContent {
-		return nil, errTooLarge
-	}
-	return b, nil
-}
-
-// errTooLarge: a file over MaxContent, not edited.
-var errTooLarge = errors.New("too large to edit")
 
 // writeHalves writes b to f, its first half and then the rest (midWrite
 // between, when a test set it).
