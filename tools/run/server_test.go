@@ -162,3 +162,41 @@ func TestServerKilledMidCommand(t *testing.T) {
 		t.Fatal("a call answered by a server killed before the command ended")
 	}
 }
+
+// Each escape through run__command is refused by the kernel, as the
+// command's own tools say it (cat's, sh's, kill's words for EACCES,
+// ENETUNREACH...), and the server serves the next call: the agent's
+// settings and key beside the workspace, /etc/shadow through a link
+// from the workspace (even as root), a write outside the workspace, a
+// TCP connect to the server's own port with the network off, kill -9 -1.
+func TestEscapesThroughServer(t *testing.T) {
+	url, p := serve(t, `{"run": {"timeout": 10}}`)
+	s := connect(t, url)
+	if err := os.WriteFile(filepath.Join(p.Root, "endpoint.key"), []byte("KEY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/shadow", filepath.Join(p.Files(), "shadow")); err != nil {
+		t.Fatal(err)
+	}
+	port := strings.Split(strings.TrimPrefix(url, "http://127.0.0.1:"), "/")[0]
+	for _, c := range []struct{ shell, want string }{
+		{"cat ../endpoint.key", "Permission denied"},
+		{"cat ../config.json", "Permission denied"},
+		{"cat shadow", "Permission denied"},
+		{"echo x > ../config.json", "Permission denied"},
+		{"echo x > /usr/lnk-run-test", "Permission denied"},
+		{"bash -c 'exec 3<>/dev/tcp/127.0.0.1/" + port + "'", "Permission denied"},
+		{"kill -9 -1; echo after", ""},
+	} {
+		text, _ := call(t, s, map[string]any{"shell": c.shell})
+		if !strings.Contains(text, c.want) || strings.Contains(text, "KEY") {
+			t.Errorf("%s: %q", c.shell, text)
+		}
+		if text, failed := call(t, s, map[string]any{"command": []string{"echo", "serving"}}); failed || !strings.Contains(text, "stdout:\nserving\n") {
+			t.Fatalf("after %s: %q", c.shell, text)
+		}
+	}
+	if b, _ := os.ReadFile(p.Config()); len(b) != len(`{"run": {"timeout": 10}}`) {
+		t.Fatalf("config.json now %q", b)
+	}
+}
