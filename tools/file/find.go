@@ -249,9 +249,18 @@ func (wk *walker) ignored(parts []string, dir bool) bool {
 func (wk *walker) walk(dir folder, rel string) {
 	held := &heldFolder{f: dir, refs: 1}
 	defer held.release()
-	entries, err := dir.list()
+	// A folder is read whole to be sorted, up to what a find looks at
+	// in all: one over it is cut, said.
+	room := maxEntries - wk.entries
+	entries, err := dir.list(room + 1)
 	if err != nil {
 		return
+	}
+	if len(entries) > room {
+		entries = entries[:room]
+		if wk.out.Stopped == "" {
+			wk.out.Stopped = fmt.Sprintf("%s holds more than the %d files and folders a find looks at: what it found there is some of them, not the first", folderName(rel), maxEntries)
+		}
 	}
 	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	var parts []string
@@ -262,8 +271,8 @@ func (wk *walker) walk(dir folder, rel string) {
 		if wk.done {
 			return
 		}
-		if wk.entries++; wk.entries > MaxEntries {
-			wk.stop(fmt.Sprintf("looked at the first %d files and folders, the most a find looks at", MaxEntries))
+		if wk.entries++; wk.entries > maxEntries {
+			wk.stop(fmt.Sprintf("looked at the first %d files and folders, the most a find looks at", maxEntries))
 			return
 		}
 		if wk.entries%1024 == 0 && wk.ctx.Err() != nil {
@@ -311,6 +320,17 @@ func (wk *walker) walk(dir folder, rel string) {
 			wk.flush()
 		}
 	}
+}
+
+// maxEntries is MaxEntries, lowered by a test.
+var maxEntries = MaxEntries
+
+// folderName is how a folder of the workspace at rel is said.
+func folderName(rel string) string {
+	if rel == "." {
+		return "the workspace"
+	}
+	return rel
 }
 
 // searchBatch is how many files a find searches at once.

@@ -108,3 +108,27 @@ func TestFindLinesInOrder(t *testing.T) {
 		}
 	}
 }
+
+// A find looks at MaxEntries files and folders at most, a folder holding
+// more among them: it stops there, saying so.
+func TestFindBounded(t *testing.T) {
+	w, dir := space(t)
+	for i := range 30 {
+		put(t, filepath.Join(dir, "many", fmt.Sprintf("f%02d.txt", i)), "x\n")
+	}
+	put(t, filepath.Join(dir, "a.txt"), "x\n")
+	defer func(n int) { maxEntries = n }(maxEntries)
+	maxEntries = 20
+	f, err := w.Find(context.Background(), Query{Limit: MaxFound})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Files) != 19 || f.Files[0] != "a.txt" || !strings.Contains(f.Stopped, "many holds more than the 20 files and folders") {
+		t.Fatalf("%d files, stopped %q", len(f.Files), f.Stopped)
+	}
+	maxEntries = 10
+	f, err = w.Find(context.Background(), Query{Pattern: "x", Limit: MaxFound})
+	if err != nil || len(f.Matches) != 9 || !strings.Contains(FormatFound(f, true), "stopped: ") {
+		t.Fatalf("%+v %v", f, err)
+	}
+}

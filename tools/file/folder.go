@@ -3,6 +3,7 @@ package file
 import (
 	"context"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"sync"
@@ -30,8 +31,8 @@ type folder interface {
 	// readFile reads the regular file name, never through a link, into
 	// buf, at most max bytes: more is cut, said by cut.
 	readFile(name string, max int, buf []byte) (b []byte, cut bool, err error)
-	// list is the folder's entries, unsorted.
-	list() ([]fs.DirEntry, error)
+	// list is the folder's entries, unsorted, at most max of them.
+	list(max int) ([]fs.DirEntry, error)
 	// lstat is what name is, a link as a link.
 	lstat(name string) (fs.FileInfo, error)
 	// create makes name anew for writing, 0666 less the umask, refusing
@@ -89,4 +90,20 @@ func lockKey(ctx context.Context, key string) (func(), error) {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// readDir reads d's entries, at most max of them.
+func readDir(d *os.File, max int) ([]fs.DirEntry, error) {
+	var all []fs.DirEntry
+	for len(all) < max {
+		more, err := d.ReadDir(min(1024, max-len(all)))
+		all = append(all, more...)
+		if errors.Is(err, io.EOF) || (err == nil && len(more) == 0) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
 }

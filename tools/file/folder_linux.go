@@ -194,8 +194,8 @@ func (k *kfolder) child(name string) (folder, error) {
 	return newKfolder(fd, path.Join(k.rel, name)), nil
 }
 
-func (k *kfolder) list() ([]fs.DirEntry, error) {
-	return k.f.ReadDir(-1)
+func (k *kfolder) list(max int) ([]fs.DirEntry, error) {
+	return readDir(k.f, max)
 }
 
 func (k *kfolder) lstat(name string) (fs.FileInfo, error) {

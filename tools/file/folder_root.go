@@ -119,13 +119,13 @@ func (r *rfolder) readFile(name string, max int, buf []byte) ([]byte, bool, erro
 	return readUpTo(f, max, buf)
 }
 
-func (r *rfolder) list() ([]fs.DirEntry, error) {
+func (r *rfolder) list(max int) ([]fs.DirEntry, error) {
 	d, err := r.root.Open(".")
 	if err != nil {
 		return nil, err
 	}
 	defer d.Close()
-	return d.ReadDir(-1)
+	return readDir(d, max)
 }
 
 func (r *rfolder) lstat(name string) (fs.FileInfo, error) {
