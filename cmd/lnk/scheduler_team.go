@@ -147,8 +147,9 @@ func (h *homeMates) Teammate(ctx context.Context, name string) (scheduler.Endpoi
 	h.mu.Unlock()
 	if conn == nil {
 		// Started without the lock: the agent's own scheduler, started
-		// with it, comes back here (serving).
-		started, err := startAgent(ctx, chatOptions{}, h.env, h.home, p, "127.0.0.1:0", io.Discard)
+		// with it, comes back here. It lives until Close, not until the
+		// call that first named it ends.
+		started, err := startAgent(context.WithoutCancel(ctx), chatOptions{}, h.env, h.home, p, "127.0.0.1:0", io.Discard)
 		if err != nil {
 			return scheduler.Endpoint{}, fmt.Errorf("start agent %s: %w", name, err)
 		}
