@@ -34,6 +34,13 @@ func TestTaskAcrossSchedulerRestart(t *testing.T) {
 	if n := stored(t, r.team); n != 1 {
 		t.Fatalf("%d jobs kept across the stop", n)
 	}
+	// Kept for its owner alone: the folder 0700, the file 0600.
+	if info, err := os.Stat(r.team.jobs.dir); err != nil || info.Mode().Perm() != 0o700 {
+		t.Fatalf("the jobs folder: %v, %v", info.Mode(), err)
+	}
+	if info, err := os.Stat(r.team.jobs.jobFile(id)); err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("the job's file: %v, %v", info.Mode(), err)
+	}
 	again := r.newTeam(t, 2)
 	waitFor(t, 30*time.Second, "the task done", func() bool {
 		return stored(t, again) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
