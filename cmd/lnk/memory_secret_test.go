@@ -19,12 +19,18 @@ import (
 // it said on stderr.
 func memoryServeRun(t *testing.T, home, laddr string, args ...string) (url string, stop func() string) {
 	t.Helper()
+	return serveRun(t, append([]string{"memory", "serve", "--home", home, "--listen", laddr}, args...)...)
+}
+
+// serveRun is one lnk <tool> serve, argv its words: the address it
+// printed, and a stop that ends it and gives what it said on stderr.
+func serveRun(t *testing.T, argv ...string) (url string, stop func() string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(t.Context())
 	pr, pw := io.Pipe()
 	var errb safeBuffer
 	done := make(chan int, 1)
 	go func() {
-		argv := append([]string{"memory", "serve", "--home", home, "--listen", laddr}, args...)
 		code := NewMain(pw, &errb, map[string]string{}).Run(ctx, argv)
 		pw.Close()
 		done <- code
@@ -32,13 +38,13 @@ func memoryServeRun(t *testing.T, home, laddr string, args ...string) (url strin
 	line, err := bufio.NewReader(pr).ReadString('\n')
 	if err != nil {
 		cancel()
-		t.Fatalf("lnk memory serve printed no address (exit %d): %s", <-done, errb.String())
+		t.Fatalf("lnk %s printed no address (exit %d): %s", strings.Join(argv[:2], " "), <-done, errb.String())
 	}
 	go io.Copy(io.Discard, pr)
 	return strings.TrimSpace(line), func() string {
 		cancel()
 		if code := <-done; code != 0 {
-			t.Fatalf("lnk memory serve: exit %d: %s", code, errb.String())
+			t.Fatalf("lnk %s: exit %d: %s", strings.Join(argv[:2], " "), code, errb.String())
 		}
 		return errb.String()
 	}

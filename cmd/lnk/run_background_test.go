@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"os"
@@ -115,34 +114,6 @@ func TestChatBackgroundEndAnswered(t *testing.T) {
 	}
 }
 
-// runServeRun is one lnk run serve with args: the address it printed,
-// and a stop that ends it and gives what it said on stderr.
-func runServeRun(t *testing.T, args ...string) (url string, stop func() string) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(t.Context())
-	pr, pw := io.Pipe()
-	var errb safeBuffer
-	done := make(chan int, 1)
-	go func() {
-		code := NewMain(pw, &errb, map[string]string{}).Run(ctx, append([]string{"run", "serve"}, args...))
-		pw.Close()
-		done <- code
-	}()
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		cancel()
-		t.Fatalf("lnk run serve printed no address (exit %d): %s", <-done, errb.String())
-	}
-	go io.Copy(io.Discard, pr)
-	return strings.TrimSpace(line), func() string {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Fatalf("lnk run serve: exit %d: %s", code, errb.String())
-		}
-		return errb.String()
-	}
-}
-
 // lnk run serve on its own sends a background command's end to the
 // agent's endpoint its flags name (--endpoint, --key-file): the harness
 // stores it from run:<id> in the conversation that started it. Without
@@ -159,7 +130,7 @@ func TestRunServeSendsEnds(t *testing.T) {
 	if err := os.WriteFile(keyFile, r.Key, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	url, stop := runServeRun(t, "--home", home, "--endpoint", r.URL, "--key-file", keyFile)
+	url, stop := serveRun(t, "run", "serve", "--home", home, "--endpoint", r.URL, "--key-file", keyFile)
 	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	s, err := c.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
 	if err != nil {
@@ -186,7 +157,7 @@ func TestRunServeSendsEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(other)
-	_, stop = runServeRun(t, "--home", other)
+	_, stop = serveRun(t, "run", "serve", "--home", other)
 	if said := stop(); !strings.Contains(said, "background commands' ends wait in") {
 		t.Fatalf("lnk run serve with no endpoint at hand said: %s", said)
 	}

@@ -52,15 +52,8 @@ func (c calls) start(ctx context.Context, req *mcp.CallToolRequest, in StartIn) 
 		return refused(err), nil, nil
 	}
 	cin := CommandIn{Command: in.Command, Shell: in.Shell}
-	if err := cin.Check(); err != nil {
-		return refused(err), nil, nil
-	}
-	s, err := ReadSettings(ctx, c.opts.Paths)
+	ws, s, err := c.prepare(ctx, cin)
 	if err != nil {
-		return refused(err), nil, nil
-	}
-	ws := c.opts.Paths.Files()
-	if err := ensureWorkspace(ws); err != nil {
 		return refused(err), nil, nil
 	}
 	spec := specOf(ws, s, cin)

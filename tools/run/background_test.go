@@ -42,23 +42,7 @@ func (t *teller) next(tb testing.TB) background.Message {
 // answered.
 func serveBackground(tb testing.TB, config string) (*mcp.ClientSession, store.Paths, *teller) {
 	tb.Helper()
-	dir, err := os.MkdirTemp("/var/tmp", "lnk-run-test")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { os.RemoveAll(dir) })
-	p, err := store.For(dir, "main")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := os.MkdirAll(p.Files(), 0o700); err != nil {
-		tb.Fatal(err)
-	}
-	if config != "" {
-		if err := os.WriteFile(p.Config(), []byte(config), 0o600); err != nil {
-			tb.Fatal(err)
-		}
-	}
+	p := newHome(tb, config)
 	tl := &teller{told: make(chan background.Message, 100)}
 	m, err := background.Open(background.Options{Dir: filepath.Join(p.Root, "run"), Teller: tl, Poll: 50 * time.Millisecond})
 	if err != nil {

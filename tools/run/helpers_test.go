@@ -56,10 +56,10 @@ func serveHelper(home string) int {
 	select {} // until killed
 }
 
-// serve is a run server in this process over a new home (under
-// /var/tmp, outside the /tmp each call has of its own), with config (a
-// config.json's text, or none).
-func serve(tb testing.TB, config string) (string, store.Paths) {
+// newHome is a new home (under /var/tmp, outside the /tmp each call has
+// of its own) with its agent's workspace, and config as its config.json
+// (a config.json's text, or none).
+func newHome(tb testing.TB, config string) store.Paths {
 	tb.Helper()
 	dir, err := os.MkdirTemp("/var/tmp", "lnk-run-test")
 	if err != nil {
@@ -78,6 +78,13 @@ func serve(tb testing.TB, config string) (string, store.Paths) {
 			tb.Fatal(err)
 		}
 	}
+	return p
+}
+
+// serve is a run server in this process over a new home (newHome).
+func serve(tb testing.TB, config string) (string, store.Paths) {
+	tb.Helper()
+	p := newHome(tb, config)
 	opts := run.Options{Paths: p}
 	r, err := run.Tool.Start(context.Background(), run.Handler(run.New(opts), opts), "127.0.0.1:0", mcpserve.NewSecret())
 	if err != nil {

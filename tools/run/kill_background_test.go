@@ -112,18 +112,8 @@ func TestBackgroundServerKilled(t *testing.T) {
 	for range 100 {
 		r.Model.Push(model.Response{Text: "noted"})
 	}
-	home, err := os.MkdirTemp("/var/tmp", "lnk-run-test")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(home) })
-	p, _ := store.For(home, "main")
-	if err := os.MkdirAll(p.Files(), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p.Config(), []byte(`{"run": {"background": {"max_running": 100}}}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	p := newHome(t, `{"run": {"background": {"max_running": 100}}}`)
+	home := filepath.Dir(filepath.Dir(p.Root))
 	const thread = "telegram:7"
 	cmd, s := startBackgroundHelper(t, home, r)
 	// Calls are made 8 at a time, as a model's parallel calls are: each

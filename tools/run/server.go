@@ -94,16 +94,22 @@ func ReadSettings(ctx context.Context, p store.Paths) (Settings, error) {
 	return ParseSettings(b)
 }
 
-func (c calls) command(ctx context.Context, _ *mcp.CallToolRequest, in CommandIn) (*mcp.CallToolResult, any, error) {
+// prepare checks in and reads what running it takes: the workspace (made
+// when missing) and the agent's settings now.
+func (c calls) prepare(ctx context.Context, in CommandIn) (ws string, s Settings, err error) {
 	if err := in.Check(); err != nil {
-		return refused(err), nil, nil
+		return "", s, err
 	}
-	s, err := ReadSettings(ctx, c.opts.Paths)
+	if s, err = ReadSettings(ctx, c.opts.Paths); err != nil {
+		return "", s, err
+	}
+	ws = c.opts.Paths.Files()
+	return ws, s, ensureWorkspace(ws)
+}
+
+func (c calls) command(ctx context.Context, _ *mcp.CallToolRequest, in CommandIn) (*mcp.CallToolResult, any, error) {
+	ws, s, err := c.prepare(ctx, in)
 	if err != nil {
-		return refused(err), nil, nil
-	}
-	ws := c.opts.Paths.Files()
-	if err := ensureWorkspace(ws); err != nil {
 		return refused(err), nil, nil
 	}
 	r, err := Run(ctx, ws, s, in)
