@@ -107,8 +107,8 @@ func (r *reader) readStale(ctx context.Context) error {
 }
 
 // refresh reads the events written since the last read, noting the
-// window's latest checkpoint. With none read yet, it reads the window (readWindow), not
-// the whole conversation. After events kept from an earlier turn, it
+// window's latest checkpoint. With none read yet, it reads the window
+// (readWindow), not the whole conversation. After events kept from an earlier turn, it
 // reads their last again, and reads the window afresh when that isn't the
 // event kept.
 func (r *reader) refresh(ctx context.Context) error {

@@ -324,3 +324,33 @@ func events(t *testing.T, r *rig, drivers func(store.Paths) (map[string]store.Co
 	}
 	return ev
 }
+
+// A message told steered whose turn's process died before it saw it
+// (its lease left to run out) is answered all the same: the process that
+// told it steered takes the lease once it is free, answers it in a turn
+// nobody waits for, and keeps that answer for it.
+func TestSteeredHolderGone(t *testing.T) {
+	r := newRig(t)
+	const thread = "link:gone"
+	r.Model.Push(model.Response{Text: "hello"}, model.Response{Text: "still here"})
+	if _, x, err := r.Say(thread, "m-first", nil); err != nil || x.Text() != "hello" {
+		t.Fatalf("the first message: %v", err)
+	}
+	ds, err := testDrivers(r.Paths())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ds[store.Log].Lease(t.Context(), thread, "a-process-killed", 300*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := r.Say(thread, "m-second", nil)
+	if err != nil || !res.Steered() {
+		t.Fatalf("the message while the lease is held: %+v, %v", res, err)
+	}
+	if k := r.recoverWait(t, true, thread); k.Text != "still here" {
+		t.Fatalf("kept for the steered message: %+v", k)
+	}
+	if ev := r.Events(thread); harness.Waiting(ev) || count(ev, store.FinalAnswer) != 2 {
+		t.Fatalf("events %+v", ev)
+	}
+}

@@ -27,6 +27,12 @@ const (
 	// coverBack is how many events before the steered message the first
 	// read takes, for the start of the turn whose answer answers it.
 	coverBack = sweepWindow
+	// coverTries bounds the turns of its own, and the reads in a row,
+	// that fail to answer a steered message before cover gives it up to
+	// the sweep, logged: a store or model that fails each time isn't
+	// asked every second for as long as the process runs.
+	coverTries = 3
+	coverReads = 30
 )
 
 // wakes are the conversations' wake-ups in this process: a channel per
@@ -81,10 +87,12 @@ func (h *Harness) cover(ctx context.Context, c *conv, seq int64) {
 	var events []store.Event
 	from := max(1, seq-coverBack)
 	pause := coverPoll
+	turns, failed := 0, 0
 	for {
 		wake := h.wakes.wait(c.agent, c.thread) // before the read: a let-go after it wakes this
 		more, err := c.reader().Read(ctx, c.thread, from)
 		if err == nil {
+			failed = 0
 			events = append(events, more...)
 			if n := len(events); n > 0 {
 				from = events[n-1].Seq + 1
@@ -95,7 +103,19 @@ func (h *Harness) cover(ctx context.Context, c *conv, seq int64) {
 				}
 				return
 			}
-			err = h.answerLeft(ctx, c)
+			if turns == coverTries {
+				h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "a steered message's answer not kept: its turns failed", slog.String("thread", c.thread), slog.Int64("seq", seq))
+				return
+			}
+			var ran bool
+			ran, err = h.answerLeft(ctx, c)
+			if ran {
+				turns++
+				continue // read what it wrote
+			}
+		} else if failed++; failed == coverReads {
+			h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "a steered message's answer not kept: its conversation doesn't read", slog.String("thread", c.thread), slog.Int64("seq", seq), slog.String("err", err.Error()))
+			return
 		}
 		if err != nil && ctx.Err() == nil {
 			h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "watch a steered message", slog.String("thread", c.thread), slog.String("err", err.Error()))
@@ -113,30 +133,32 @@ func (h *Harness) cover(ctx context.Context, c *conv, seq int64) {
 }
 
 // answerLeft takes c's lease when it is free, and answers, nobody
-// waiting, the message no turn answered (finish); a lease held says a
-// turn runs, which reads the conversation before it lets its lease go.
-func (h *Harness) answerLeft(ctx context.Context, c *conv) error {
+// waiting, the message no turn answered (finish): ran says it took it. A
+// lease held says a turn runs, which reads the conversation before it
+// lets its lease go.
+func (h *Harness) answerLeft(ctx context.Context, c *conv) (ran bool, err error) {
 	holder := h.holder()
-	err := c.lease(ctx, holder, h.cfg.LeaseTTL)
+	err = c.lease(ctx, holder, h.cfg.LeaseTTL)
 	if errors.Is(err, store.ErrLeaseHeld) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !h.begin() {
-		return c.release(context.WithoutCancel(ctx), holder)
+		return false, c.release(context.WithoutCancel(ctx), holder)
 	}
 	defer h.end()
 	h.finish(ctx, c, holder)
-	return nil
+	return true, nil
 }
 
 // steeredAnswer is the answer that answers the message seq: text, the
 // texts of the answers of its turn as its caller had them streamed, from
-// the turn's message (the last before it not steered) to its first
-// answer that makes no call and saw seq; at is that answer's number. ok
-// is false while no answer has answered it.
+// the turn's message (the last before it not steered), or from the last
+// answer given before seq came (a turn that went on for it, or a turn of
+// its own), to its first answer that makes no call and saw seq; at is
+// that answer's number. ok is false while no answer has answered it.
 func steeredAnswer(events []store.Event, seq int64) (text string, at int64, ok bool) {
 	last := answerOf(events, seq)
 	if last < 0 {
@@ -144,7 +166,7 @@ func steeredAnswer(events []store.Event, seq int64) (text string, at int64, ok b
 	}
 	first := 0
 	for i := last - 1; i >= 0; i-- {
-		if e := events[i]; e.Kind == store.KindMessage && !e.Steered {
+		if e := events[i]; e.Kind == store.KindMessage && !e.Steered || e.Seq < seq && store.FinalAnswer(e) {
 			first = i + 1
 			break
 		}
