@@ -111,3 +111,54 @@ func FuzzReadRange(f *testing.F) {
 		FormatLines(l)
 	})
 }
+
+// A .gitignore of any text, read as a find reads it, never fails a find,
+// and a file is found exactly when neither it nor a folder on its way
+// under the folder searched is left out by it (the folder a find names is
+// searched, as ripgrep searches a path it is given).
+func FuzzIgnore(f *testing.F) {
+	f.Add("node_modules/\n/build\n*.log\n!keep.log\n# c\n", "src/a.log")
+	f.Add("**/x/**\n\\#y\n  \n[\n!", "x/y/z")
+	f.Add("a/**/b/\n/*\n!/t\n!/t/a", "a/q/b/c")
+	f.Add("t/\n", "x")
+	w, dir := space(f)
+	f.Fuzz(func(t *testing.T, ignore, name string) {
+		name = path.Clean(strings.Trim(name, "/"))
+		els := strings.Split(name, "/")
+		if name == "." || len(name) > 200 || len(els) > 8 || strings.ContainsAny(name, "\x00\\") || !utf8.ValidString(name) {
+			return
+		}
+		for _, el := range els {
+			if strings.HasPrefix(el, ".") || len(el) > 50 {
+				return
+			}
+		}
+		os.RemoveAll(filepath.Join(dir, "t"))
+		if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte(ignore), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join(dir, "t", filepath.FromSlash(name))
+		if os.MkdirAll(filepath.Dir(file), 0o755) != nil || os.WriteFile(file, nil, 0o644) != nil {
+			return // a name the system won't make
+		}
+		wk := &walker{}
+		root, err := openRoot(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wk.readIgnores(root, nil)
+		root.close()
+		parts := append([]string{"t"}, els...)
+		want := !wk.ignored(parts, false)
+		for i := 2; i < len(parts); i++ {
+			want = want && !wk.ignored(parts[:i], true)
+		}
+		found, err := w.Find(context.Background(), Query{Path: "t"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := len(found.Files) == 1 && found.Files[0] == "t/"+name; got != want || len(found.Files) > 1 {
+			t.Fatalf(".gitignore %q, t/%s: found %v, want found %v", ignore, name, found.Files, want)
+		}
+	})
+}
