@@ -7,13 +7,16 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lnk-dev/link/cmd/internal/drivers"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/mcpserve"
 	runtool "github.com/lnk-dev/link/tools/run"
 	"github.com/lnk-dev/link/tools/run/background"
+	"github.com/lnk-dev/link/tools/sandbox"
 	sendtool "github.com/lnk-dev/link/tools/send"
 )
 
@@ -96,6 +99,9 @@ type runServer struct {
 	stop    context.CancelFunc
 }
 
+// sandboxOnce finds the sandbox's program once a process.
+var sandboxOnce sync.Once
+
 // startRun serves run for the agent at p on laddr, at the secret the
 // agent's run/secret keeps (a new one with newSecret), with its
 // background commands kept in run/ and their ends recorded in run/outbox,
@@ -122,6 +128,14 @@ func startRun(ctx context.Context, p store.Paths, laddr string, newSecret bool, 
 		d.Wait()
 		return nil, err
 	}
+	// The sandbox's trampoline as a program of its own when there is one
+	// (beside lnk, in $PATH, or built from the checkout): lnk's own start-up
+	// would cost each call tens of milliseconds.
+	sandboxOnce.Do(func() {
+		if prog, err := drivers.FindPlugin("sandbox", nil); err == nil {
+			sandbox.UseProgram(prog)
+		}
+	})
 	opts := runtool.Options{Paths: p, Logger: logger, Background: bg}
 	r, err := runtool.Tool.Start(ctx, runtool.Handler(runtool.New(opts), opts), laddr, secret)
 	if err != nil {

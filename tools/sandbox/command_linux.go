@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,7 +69,7 @@ func command(w wire) (*exec.Cmd, error) {
 		return nil, err
 	}
 	cmd := &exec.Cmd{
-		Path:       "/proc/self/exe",
+		Path:       *program.Load(),
 		Args:       []string{"lnk-sandbox", TrampolineArg},
 		Env:        w.Env,
 		Dir:        w.Dir,
@@ -109,6 +110,21 @@ func specFile(b []byte) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// program is the trampoline's program: this one, unless UseProgram.
+var program atomic.Pointer[string]
+
+func init() {
+	self := "/proc/self/exe"
+	program.Store(&self)
+}
+
+// UseProgram makes path the trampoline's program (lnk-sandbox, whose
+// main is Main alone) in place of this program started again: a program
+// of many packages (lnk, its terminal view's syntax highlighting) spends
+// tens of milliseconds in their init before Main runs, at every call.
+// Call it before the first Command.
+func UseProgram(path string) { program.Store(&path) }
 
 var (
 	availOnce sync.Once

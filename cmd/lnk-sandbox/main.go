@@ -1,0 +1,23 @@
+// Command lnk-sandbox is the trampoline of Link's sandbox
+// (tools/sandbox) as a program of its own: lnk run starts it, in new
+// namespaces, for each command it runs; it confines itself (mounts,
+// limits, Landlock, seccomp, no capabilities) and runs the command. It is
+// lnk's own trampoline without lnk's other packages, whose start-up would
+// cost every call tens of milliseconds. Installed beside lnk (go install
+// ./cmd/...), or built from the checkout as a driver's plugin is.
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/lnk-dev/link/tools/sandbox"
+)
+
+func main() {
+	if !sandbox.IsTrampoline(os.Args) {
+		fmt.Fprintln(os.Stderr, "lnk-sandbox: started by lnk run's sandbox alone, never by hand")
+		os.Exit(2)
+	}
+	os.Exit(sandbox.Main())
+}
