@@ -116,6 +116,14 @@ func (s *Schedule) check() error {
 	if s.Start.IsZero() || s.Next.IsZero() {
 		return errors.New("a schedule has its start and its next time")
 	}
+	for _, t := range []time.Time{s.Start, s.Next, s.At} {
+		if !t.IsZero() && (t.Year() < 2000 || t.Year() > 2200) {
+			return errors.New("a schedule's times are between the years 2000 and 2200")
+		}
+	}
+	if s.Next.Before(s.Start) {
+		return errors.New("a schedule's next time is after its start")
+	}
 	loc, err := LoadZone(s.Zone)
 	if err != nil {
 		return err

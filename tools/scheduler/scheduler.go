@@ -56,12 +56,13 @@ type Scheduler struct {
 	deliver *send.Deliverer
 	cancel  context.CancelFunc
 
-	mu     sync.Mutex
-	byID   map[string]*entry
-	queue  queue
-	stop   func() bool // the timer's, nil when none
-	closed bool
-	onFire func(*Schedule, time.Time) // a test's, told of each occurrence recorded
+	mu      sync.Mutex
+	byID    map[string]*entry
+	queue   queue
+	stop    func() bool // the timer's, nil when none
+	closed  bool
+	onFire  func(*Schedule, time.Time) // a test's, told of each occurrence recorded
+	onMoved func(*Schedule)            // a test's, told of each schedule moved on after an occurrence
 }
 
 // Dir is the scheduler's folder in the agent's home.
@@ -337,6 +338,9 @@ func (s *Scheduler) fire(sc *Schedule, now time.Time) error {
 		if err := s.book.remove(sc.ID); err != nil {
 			return err
 		}
+		if s.onMoved != nil {
+			s.onMoved(sc)
+		}
 		sc.Next = time.Time{}
 		return nil
 	}
@@ -349,5 +353,8 @@ func (s *Scheduler) fire(sc *Schedule, now time.Time) error {
 		return err
 	}
 	*sc = moved
+	if s.onMoved != nil {
+		s.onMoved(sc)
+	}
 	return nil
 }

@@ -28,6 +28,10 @@ type Deliverer struct {
 	RetryMin, RetryMax time.Duration
 	// Parallel bounds the messages being sent at once (0: 8).
 	Parallel int
+	// Received, when set, is told of each message the harness has, before
+	// it is forgotten from the outbox: the instant a test kills the
+	// sender at, to prove the message is then received once.
+	Received func(Message)
 
 	mu      sync.Mutex
 	target  *Target
@@ -215,6 +219,8 @@ func (d *Deliverer) send(t Target, m Message) {
 	}
 	if err != nil {
 		d.log("send message "+m.ID+" to "+m.Thread, err)
+	} else if d.Received != nil {
+		d.Received(m)
 	}
 	if derr := d.Outbox.Done(m.ID); derr != nil {
 		// Sent again later, and answered already received then.
