@@ -23,6 +23,7 @@ type Team struct {
 
 	mu      sync.Mutex
 	running map[string]*job // by id: every job not done
+	tasks   map[string]*job // by their conversation: the latest task's, running or done
 	lanes   map[string]*lane
 	closed  bool
 	ctx     context.Context
@@ -59,8 +60,8 @@ type TeamConfig struct {
 	// Logger gets what goes wrong outside a call's answer; nil logs
 	// nothing.
 	Logger *slog.Logger
-	// Done, when not nil, is told each job's sender (task:<id>,
-	// agent:<name>) once its answer is brought back: for measures.
+	// Done, when not nil, is told each job (task:<id>, agent:<id>) once
+	// its answer is brought back: for measures.
 	Done func(from string)
 }
 
@@ -173,7 +174,7 @@ func NewTeam(cfg TeamConfig) (*Team, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	t := &Team{cfg: cfg, jobs: jobs{dir: filepath.Join(cfg.Dir, "jobs")}, running: map[string]*job{}, lanes: map[string]*lane{}}
+	t := &Team{cfg: cfg, jobs: jobs{dir: filepath.Join(cfg.Dir, "jobs")}, running: map[string]*job{}, tasks: map[string]*job{}, lanes: map[string]*lane{}}
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	return t, nil
 }
@@ -189,13 +190,17 @@ func (t *Team) Start() error {
 		return err
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	for _, j := range all {
-		if _, ok := t.running[j.ID]; !ok {
+		if j.Kind == kindTask {
+			t.index(j)
+		}
+		if _, ok := t.running[j.ID]; !ok && j.Stage != stageDone {
 			t.running[j.ID] = j
 			t.goRun(j)
 		}
 	}
+	t.mu.Unlock()
+	t.prune()
 	return nil
 }
 
@@ -240,6 +245,9 @@ func (t *Team) add(j *job, maxTasks int) error {
 		return err
 	}
 	t.running[j.ID] = j
+	if j.Kind == kindTask {
+		t.index(j)
+	}
 	t.goRun(j)
 	return nil
 }
@@ -268,34 +276,59 @@ func (t *Team) snapshot() []job {
 // run carries j through its stages until it is done or the team closes
 // (its goroutine alone changes j, under t.mu, so snapshot reads it whole):
 // its message sent and its answer had (from the endpoint's kept answers
-// when it was stored before a crash), then that answer told to the
-// parent, each step saved before the next.
+// when it was stored before a crash), alone in flight in its thread;
+// then that answer told to the parent, each step saved before the next.
+// An answer told into a task's conversation is asked there instead, and
+// the task's answer to it carried on up to that task's parent (up).
 func (t *Team) run(ctx context.Context, j *job) {
-	if j.Stage != stageAnswered {
-		release, ok := t.lane(ctx, j)
+	if j.Stage == stageAsking || j.Stage == stageKept {
+		release, ok := t.lane(ctx, j.Teammate+"|"+j.Thread)
 		if !ok {
 			return
 		}
-		defer release()
+		ok = t.retry(ctx, j, func() error { return t.step(ctx, j) }, func() bool { return j.Stage == stageAnswered })
+		release()
+		if !ok {
+			return
+		}
 	}
+	for !j.over() {
+		rec := t.taskOf(j.to())
+		if rec == nil || rec.ID == j.ID || j.Ups >= MaxHops {
+			t.retry(ctx, j, func() error { return t.step(ctx, j) }, j.over)
+			return
+		}
+		// Into a task's conversation: alone in flight there, so that
+		// task's answer kept after a crash is known to be to this one.
+		release, ok := t.lane(ctx, "|"+j.to())
+		if !ok {
+			return
+		}
+		from := j.to()
+		ok = t.retry(ctx, j, func() error { return t.up(ctx, j, rec) }, func() bool { return j.over() || j.to() != from })
+		release()
+		if !ok {
+			return
+		}
+	}
+}
+
+// retry runs step until done says so, waiting longer after each failure
+// (up to a minute; 5 s for an answer not kept yet): false when the team
+// closed first.
+func (t *Team) retry(ctx context.Context, j *job, step func() error, done func() bool) bool {
 	wait := t.cfg.Retry
 	for ctx.Err() == nil {
-		err := t.step(ctx, j)
+		err := step()
 		if err == nil {
 			wait = t.cfg.Retry
-			if j.Stage == "" { // done
-				t.mu.Lock()
-				delete(t.running, j.ID)
-				t.mu.Unlock()
-				if t.cfg.Done != nil {
-					t.cfg.Done(j.from())
-				}
-				return
+			if done() {
+				return true
 			}
 			continue
 		}
 		if ctx.Err() != nil {
-			return
+			return false
 		}
 		most := time.Minute
 		if errors.Is(err, errNotYet) {
@@ -306,19 +339,19 @@ func (t *Team) run(ctx context.Context, j *job) {
 		}
 		select {
 		case <-ctx.Done():
-			return
+			return false
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, most)
 	}
+	return false
 }
 
-// lane waits until j is the one job of this agent's in flight in its
-// thread (a teammate's conversation with this agent, or a task's named
-// conversation), so an answer kept there after a crash is known to be
-// its; release lets the next go once j's answer is in hand.
-func (t *Team) lane(ctx context.Context, j *job) (release func(), ok bool) {
-	key := j.Teammate + "|" + j.Thread
+// lane waits until the job is the one of this agent's in flight in a
+// thread (key: the teammate, "|" and the thread: a teammate's
+// conversation with this agent, a task's), so an answer kept there after
+// a crash is known to be its; release lets the next go.
+func (t *Team) lane(ctx context.Context, key string) (release func(), ok bool) {
 	t.mu.Lock()
 	l := t.lanes[key]
 	if l == nil {
@@ -387,22 +420,16 @@ func (t *Team) step(ctx context.Context, j *job) error {
 		if err != nil {
 			return err
 		}
-		err = t.cfg.Sender.Tell(ctx, self, Message{ID: j.replyID(), Since: j.Since, Thread: j.Parent, Text: j.Answer, From: j.from(), Hops: j.Hops + 2})
+		err = t.cfg.Sender.Tell(ctx, self, Message{ID: j.replyID(), Since: j.Since, Thread: j.to(), Text: j.Answer, From: j.from(), Hops: j.hops()})
 		switch {
 		case errors.Is(err, ErrRefused):
 			// The parent's conversation refuses it: told again it would
 			// refuse it again, so it is said in the log and let go.
-			t.cfg.Logger.Error("team: an answer couldn't be brought back", "job", j.from(), "parent", j.Parent, "err", err.Error())
+			t.cfg.Logger.Error("team: an answer couldn't be brought back", "job", j.from(), "parent", j.to(), "err", err.Error())
 		case err != nil && !errors.Is(err, ErrReceived):
 			return err
 		}
-		if err := t.jobs.remove(j.ID); err != nil {
-			return err
-		}
-		t.mu.Lock()
-		j.Stage = ""
-		t.mu.Unlock()
-		return nil
+		return t.finish(j)
 	}
 	return fmt.Errorf("job %s: stage %q", j.ID, j.Stage)
 }
@@ -433,18 +460,8 @@ func (t *Team) askMessage(j *job) Message {
 // answered keeps j's answer (cut past MaxReplyText, saying so) and moves
 // it to its last stage.
 func (t *Team) answered(j *job, answer string, failed bool) error {
-	if strings.TrimSpace(answer) == "" {
-		answer = "[It answered with no words.]"
-	}
-	if len(answer) > MaxReplyText {
-		cut := MaxReplyText
-		for cut > 0 && !utf8RuneStart(answer[cut]) {
-			cut--
-		}
-		answer = answer[:cut] + "\n[The answer was cut here: it was longer than the scheduler brings back.]"
-	}
 	t.mu.Lock()
-	j.Answer, j.Failed, j.Stage = answer, failed, stageAnswered
+	j.Answer, j.Failed, j.Stage = cut(answer), failed, stageAnswered
 	t.mu.Unlock()
 	return t.jobs.save(j)
 }
@@ -460,30 +477,51 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // message of this agent's in flight at a time), joined in order, then
 // let go. None yet is an error, so it is looked for again later.
 func (t *Team) fromKept(ctx context.Context, to Endpoint, j *job) error {
-	all, err := t.cfg.Sender.Kept(ctx, to, j.Thread)
+	text, ids, err := t.kept(ctx, to, j.Thread, j.KeptSince)
+	if errors.Is(err, errGaveUp) {
+		return t.answered(j, "No answer: "+err.Error()+".", true)
+	}
 	if err != nil {
 		return err
 	}
-	var text []string
-	var ids []string
+	if err := t.answered(j, text, false); err != nil {
+		return err
+	}
+	t.letGo(ctx, to, j, ids)
+	return nil
+}
+
+// kept is the answers kept at to in thread, joined in order, and their
+// ids: errNotYet when there are none, errGaveUp when there are none
+// KeptFor after since.
+func (t *Team) kept(ctx context.Context, to Endpoint, thread string, since time.Time) (string, []string, error) {
+	all, err := t.cfg.Sender.Kept(ctx, to, thread)
+	if err != nil {
+		return "", nil, err
+	}
+	var text, ids []string
 	for _, k := range all {
 		text = append(text, k.Text)
 		ids = append(ids, k.ID)
 	}
 	if len(ids) == 0 {
-		if since := j.KeptSince; !since.IsZero() && t.cfg.Now().Sub(since) > t.cfg.KeptFor {
-			return t.answered(j, fmt.Sprintf("No answer: its turn was cut short (a crash) and hadn't finished %v later.", t.cfg.KeptFor), true)
+		if !since.IsZero() && t.cfg.Now().Sub(since) > t.cfg.KeptFor {
+			return "", nil, fmt.Errorf("%w %v later", errGaveUp, t.cfg.KeptFor)
 		}
-		return errNotYet
+		return "", nil, errNotYet
 	}
-	if err := t.answered(j, joinAnswers(text), false); err != nil {
-		return err
-	}
+	return joinAnswers(text), ids, nil
+}
+
+// errGaveUp is an answer never kept, its turn cut short.
+var errGaveUp = errors.New("its turn was cut short (a crash) and hadn't finished")
+
+// letGo lets the answers of ids go once j saved them: those left kept
+// are passed over.
+func (t *Team) letGo(ctx context.Context, to Endpoint, j *job, ids []string) {
 	if err := t.cfg.Sender.Done(ctx, to, ids); err != nil {
-		// The answer is saved: those left kept are passed over.
 		t.cfg.Logger.Warn("team: kept answers not let go", "job", j.from(), "err", err.Error())
 	}
-	return nil
 }
 
 // errNotYet is a job whose answer isn't kept yet.

@@ -154,7 +154,8 @@ func TestTeamRefusals(t *testing.T) {
 	}
 }
 
-// stored is how many job files the team's folder holds.
+// stored is how many jobs not done the team's folder holds (a task's
+// record, kept after its end, is not one).
 func stored(tb testing.TB, t *Team) int {
 	tb.Helper()
 	entries, err := os.ReadDir(t.jobs.dir)
@@ -164,7 +165,17 @@ func stored(tb testing.TB, t *Team) int {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return len(entries)
+	n := 0
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(t.jobs.dir, e.Name()))
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if j, err := parseJob(b); err != nil || j.Stage != stageDone {
+			n++
+		}
+	}
+	return n
 }
 
 // A task asking for fewer of its parent's tools gets those alone, a

@@ -200,3 +200,41 @@ func toolServer(tb testing.TB, calls ...string) string {
 	}
 	return serveMCP(tb, s)
 }
+
+// A task's later answers reach its parent too: a task starts a subtask of
+// its own and answers at once; the subtask's answer comes back into the
+// task's conversation, the task answers it, and that answer is carried
+// up to link:chat as a second message from the task, once, nothing left
+// kept in the task's conversation. The model is the fake provider's
+// echo but for the task's first answer, which starts the subtask.
+func TestTaskLaterAnswerCarriedUp(t *testing.T) {
+	r := newHarnessRig(t, 4)
+	cs := connectTo(t, r.env["LNK_SCHEDULER"])
+	r.fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{startCall(StartTaskIn{Text: "dig into the red fox"})}})
+	text, failed := call(t, cs, callStartTask, StartTaskIn{Text: "research foxes"}, mcp.Meta{metaThread: "link:chat", metaTools: []string{"scheduler__start_task"}})
+	if failed {
+		t.Fatal(text)
+	}
+	id := taskID(t, text)
+	var results []store.Event
+	waitFor(t, 30*time.Second, "two answers of the task in link:chat", func() bool {
+		results = messagesFrom(events(t, r.home, "link:chat"), "task:")
+		return len(results) >= 2 && stored(t, r.team) == 0
+	})
+	if len(results) != 2 || results[0].From != "task:"+id || results[1].From != "task:"+id {
+		t.Fatalf("link:chat got %+v", results)
+	}
+	if !strings.Contains(results[0].Text, "research foxes") || !strings.Contains(results[1].Text, "dig into the red fox") || results[1].Hops != 4 {
+		t.Fatalf("the task's answers: %q, then %q (%d hops)", results[0].Text, results[1].Text, results[1].Hops)
+	}
+	// The subtask's answer went into the task's conversation once, and
+	// the task's answer to it was taken there, not left kept.
+	inTask := messagesFrom(events(t, r.home, "link:task-"+id), "task:")
+	if len(inTask) != 2 || inTask[1].Hops != 3 || !strings.Contains(inTask[1].Text, "dig into the red fox") {
+		t.Fatalf("link:task-%s has %+v", id, inTask)
+	}
+	self, _ := r.self.get(context.Background())
+	if left, err := (Sent{}).Kept(context.Background(), self, "link:task-"+id); err != nil || len(left) != 0 {
+		t.Fatalf("left kept in the task's conversation: %+v, %v", left, err)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -39,6 +40,8 @@ const (
 	stageAsking   = "asking"   // its message is being sent, its answer waited for
 	stageKept     = "kept"     // its message was stored before a crash: its answer is kept for _link/recover there
 	stageAnswered = "answered" // the answer is in hand, being brought back to the parent
+	stageUpKept   = "upkept"   // told into a task's conversation before a crash: that task's answer to it is kept there
+	stageDone     = "done"     // a task that ended, kept so its conversation's later answers go on to its parent
 )
 
 // Bounds of a job and its file.
@@ -78,11 +81,23 @@ type job struct {
 	// it tells why the message got no answer.
 	Answer string `json:"answer,omitempty"`
 	Failed bool   `json:"failed,omitempty"`
+	// To is where the answer goes now when not to Parent: the later answer
+	// of the task whose conversation it went into, carried on up to that
+	// task's parent, from Via (task:<id>); Ups counts the tasks it came up
+	// through.
+	To  string `json:"to,omitempty"`
+	Via string `json:"via,omitempty"`
+	Ups int    `json:"ups,omitempty"`
+	// Ended is when a task ended (stageDone).
+	Ended time.Time `json:"ended,omitzero"`
 }
 
 // from is who the job's answer comes back from: task:<id>, or the
 // teammate as agent:<name>.
 func (j *job) from() string {
+	if j.Via != "" {
+		return j.Via
+	}
 	if j.Kind == kindTask {
 		return "task:" + j.ID
 	}
@@ -92,7 +107,25 @@ func (j *job) from() string {
 // askID and replyID are the ids the job's two messages are sent once by
 // (contract.MessageMeta): the same at every try, across restarts.
 func (j *job) askID() string   { return j.Kind + ":" + j.ID + ":ask" }
-func (j *job) replyID() string { return j.Kind + ":" + j.ID + ":reply" }
+func (j *job) replyID() string {
+	if j.Ups > 0 {
+		return j.Kind + ":" + j.ID + ":reply." + strconv.Itoa(j.Ups)
+	}
+	return j.Kind + ":" + j.ID + ":reply"
+}
+
+// to is the conversation j's answer goes to now.
+func (j *job) to() string {
+	if j.To != "" {
+		return j.To
+	}
+	return j.Parent
+}
+
+// hops is how far away j's answer is where it goes now: two past the
+// message its call answered, and one more for each task it came up
+// through.
+func (j *job) hops() int { return j.Hops + 2 + j.Ups }
 
 // newJobID is a job's id: 8 random bytes in lowercase hex.
 func newJobID() string {
@@ -108,8 +141,10 @@ func (j *job) check() error {
 		return errors.New("id is 16 lowercase hex digits")
 	case j.Kind != kindTask && j.Kind != kindAgent:
 		return fmt.Errorf("kind is %s or %s", kindTask, kindAgent)
-	case j.Stage != stageAsking && j.Stage != stageKept && j.Stage != stageAnswered:
-		return fmt.Errorf("stage is %s, %s or %s", stageAsking, stageKept, stageAnswered)
+	case j.Stage != stageAsking && j.Stage != stageKept && j.Stage != stageAnswered && j.Stage != stageUpKept && j.Stage != stageDone:
+		return fmt.Errorf("stage is %s, %s, %s, %s or %s", stageAsking, stageKept, stageAnswered, stageUpKept, stageDone)
+	case j.Ups < 0 || j.Ups > MaxHops:
+		return fmt.Errorf("ups is 0 to %d", MaxHops)
 	case j.Hops < 0 || j.Hops >= MaxHops:
 		return fmt.Errorf("hops is 0 to %d", MaxHops-1)
 	case j.Text == "" || len(j.Text) > MaxTaskText || !utf8.ValidString(j.Text):
@@ -124,6 +159,16 @@ func (j *job) check() error {
 	}
 	if err := contract.CheckThread(j.Thread); err != nil {
 		return err
+	}
+	if j.To != "" {
+		if err := contract.CheckThread(j.To); err != nil {
+			return fmt.Errorf("to: %w", err)
+		}
+	}
+	if j.Via != "" {
+		if err := contract.CheckFrom(j.Via); err != nil {
+			return fmt.Errorf("via: %w", err)
+		}
 	}
 	if j.Kind == kindAgent {
 		if err := contract.CheckAgentName(j.Teammate); err != nil {

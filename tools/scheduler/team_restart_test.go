@@ -82,7 +82,7 @@ func TestJobFilesCorrupt(t *testing.T) {
 	if len(all) != 1 || all[0].ID != good.ID {
 		t.Fatalf("read %+v", all)
 	}
-	want := map[string]string{"0000000000000001": "not a job's JSON object", "0000000000000002": "stage is asking, kept or answered", "0000000000000004": "", "0000000000000005": "its id isn't its file's name"}
+	want := map[string]string{"0000000000000001": "not a job's JSON object", "0000000000000002": "stage is asking, kept, answered, upkept or done", "0000000000000004": "", "0000000000000005": "its id isn't its file's name"}
 	if len(bad) != len(want) {
 		t.Fatalf("set aside %v", bad)
 	}
