@@ -106,7 +106,7 @@ func (j *job) from() string {
 
 // askID and replyID are the ids the job's two messages are sent once by
 // (contract.MessageMeta): the same at every try, across restarts.
-func (j *job) askID() string   { return j.Kind + ":" + j.ID + ":ask" }
+func (j *job) askID() string { return j.Kind + ":" + j.ID + ":ask" }
 func (j *job) replyID() string {
 	if j.Ups > 0 {
 		return j.Kind + ":" + j.ID + ":reply." + strconv.Itoa(j.Ups)
