@@ -277,6 +277,9 @@ func TestKeptAnswerCutWhole(t *testing.T) {
 // before, it went as one frame the bridge couldn't read, and the answer
 // was neither delivered nor kept.
 func TestChunkPastBridgeLimit(t *testing.T) {
+	if raceOn {
+		t.Skip("20 MiB through the race detector takes minutes; the run without it checks this")
+	}
 	r := newRig(t, nil, nil)
 	r.readLimit = 16<<20 + 64<<10 // the bridge's (conformance's maxAnswer)
 	ctx := testCtx(t, 60*time.Second)

@@ -54,6 +54,9 @@ func keeperCommand(command, env []string, grace time.Duration) ([]string, []stri
 		return command, env, false
 	}
 	kept := append([]string{"/proc/self/exe"}, command...)
+	if path, err := exec.LookPath(command[0]); err == nil {
+		kept[1] = path // found on the hub's PATH, as it was run without a keeper
+	}
 	env = append(env[:len(env):len(env)], fmt.Sprintf("%s=%d,%d", envKeeper, os.Getpid(), grace.Milliseconds()))
 	return kept, env, true
 }

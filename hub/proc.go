@@ -169,24 +169,30 @@ func (p *proc) stop(ctx context.Context, grace time.Duration) {
 	case <-t.C:
 	case <-ctx.Done():
 	}
+	// What it started, in its group or not, is killed too: a keeper
+	// (KeeperMain) killed here before it killed them leaves them to us.
+	tree := under(pgid)
 	signalGroup(pgid, true)
+	killEach(tree)
 	select {
 	case <-p.exited:
 	case <-ctx.Done():
 		return
 	}
-	<-groupGone(ctx, pgid)
+	<-groupGone(ctx, pgid, tree...)
 }
 
-// groupGone is closed once no process of group pgid is left (those it
-// adopted reaped), or ctx ends; call it once the group's leader is reaped.
-func groupGone(ctx context.Context, pgid int) <-chan struct{} {
+// groupGone is closed once no process of group pgid, nor of also, is left
+// (those it adopted reaped), or ctx ends; call it once the group's
+// leader is reaped.
+func groupGone(ctx context.Context, pgid int, also ...int) <-chan struct{} {
 	ch := make(chan struct{})
 	go func() {
 		defer close(ch)
 		for d := time.Millisecond; ; d = min(2*d, 50*time.Millisecond) {
 			reapGroup(pgid)
-			if !groupAlive(pgid) {
+			left := reapEach(also)
+			if !groupAlive(pgid) && !left {
 				return
 			}
 			select {

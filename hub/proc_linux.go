@@ -28,3 +28,24 @@ func reapGroup(pgid int) {
 		}
 	}
 }
+
+// under are the processes under pid, read from /proc.
+func under(pid int) []int { return descendants(pid) }
+
+// killEach sends each of pids SIGKILL.
+func killEach(pids []int) {
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// reapEach reaps those of pids that are this process's children and
+// have exited, without waiting, and says whether any of them is left.
+func reapEach(pids []int) (left bool) {
+	for _, pid := range pids {
+		var ws syscall.WaitStatus
+		syscall.Wait4(pid, &ws, syscall.WNOHANG, nil)
+		left = left || syscall.Kill(pid, 0) == nil
+	}
+	return left
+}

@@ -29,25 +29,11 @@ import (
 func BenchmarkIdleMemory(b *testing.B) {
 	const idleMessages = 100
 	bin := buildACP(b)
-	home, state := b.TempDir(), b.TempDir()
-	keyFile := filepath.Join(home, "key")
-	key := []byte("lnk-acp-test-key")
-	os.WriteFile(keyFile, key, 0o600)
+	home, keyFile, key := keyedHome(b)
+	state := b.TempDir()
 	cmd := exec.Command(bin, "--home", home, "--key-file", keyFile, "--port", "0", "--", os.Args[0])
 	cmd.Env = append(os.Environ(), stdioagent.Role+"=agent", stdioagent.EnvState+"="+state)
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "endpoint ")
-	if !ok {
-		b.Fatalf("lnk-acp said %q", line)
-	}
+	url := startProcess(b, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	for i := range idleMessages {
@@ -123,26 +109,11 @@ func promptPeak(b *testing.B, bin, harness string, n int, text string) int64 {
 	for range n + 1 {
 		fake.Script(fakeprovider.Turn{Text: "ok"}) // not the prompt echoed
 	}
-	home := b.TempDir()
-	keyFile := filepath.Join(home, "key")
-	key := []byte("lnk-acp-test-key")
-	os.WriteFile(keyFile, key, 0o600)
+	home, keyFile, key := keyedHome(b)
 	cmd := exec.Command(bin, "--home", home, "--key-file", keyFile, "--port", "0", "--",
 		harness, "serve", "--stdio", "--home", b.TempDir(), "--model", "anthropic/claude-test")
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "ANTHROPIC_API_KEY=k", "ANTHROPIC_BASE_URL=" + fake.URL()}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "endpoint ")
-	if !ok {
-		b.Fatalf("lnk-acp said %q", line)
-	}
+	url := startProcess(b, cmd)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	if err := proctest.Prompt(ctx, url, key, "main", "telegram:99", "hi"); err != nil {
@@ -165,7 +136,40 @@ func promptPeak(b *testing.B, bin, harness string, n int, text string) int64 {
 	if err != nil {
 		b.Fatal(err)
 	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	cmd.Wait()
 	return after - before
+}
+
+// keyedHome is a home for lnk-acp and the endpoint key in a file there.
+func keyedHome(t testing.TB) (home, keyFile string, key []byte) {
+	home = t.TempDir()
+	keyFile, key = filepath.Join(home, "key"), []byte("lnk-acp-test-key")
+	if err := os.WriteFile(keyFile, key, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home, keyFile, key
+}
+
+// startProcess starts cmd, lnk-acp, and returns its endpoint's address
+// once it listens; it is ended (SIGTERM, and waited for) as the test
+// ends.
+func startProcess(t testing.TB, cmd *exec.Cmd) string {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	url, ok := strings.CutPrefix(strings.TrimSpace(line), "endpoint ")
+	if !ok {
+		t.Fatalf("lnk-acp said %q", line)
+	}
+	return url
 }
 
 // buildACP builds lnk-acp as it is shipped (without cgo).

@@ -243,10 +243,8 @@ func atoi(s string) int {
 // outlived its node wrapper, the one kill-with-parent reached): the
 // harness's keeper ends them all at once.
 func TestHubKilledLeavesNothing(t *testing.T) {
-	home, state := t.TempDir(), t.TempDir()
-	keyFile := filepath.Join(home, "key")
-	key := []byte("lnk-acp-test-key")
-	os.WriteFile(keyFile, key, 0o600)
+	home, keyFile, key := keyedHome(t)
+	state := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd, url := runProcess(t, home, keyFile, state)

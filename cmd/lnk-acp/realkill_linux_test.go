@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"os"
 	"os/exec"
@@ -66,11 +65,11 @@ type realProcess struct {
 func runRealProcess(t testing.TB, a realAgent, flags ...string) *realProcess {
 	t.Helper()
 	bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
-	p := &realProcess{fake: fakeprovider.New(), key: []byte("lnk-acp-test-key"), stderr: &syncBuffer{}}
+	p := &realProcess{fake: fakeprovider.New(), stderr: &syncBuffer{}}
 	t.Cleanup(p.fake.Close)
-	home, work := t.TempDir(), t.TempDir()
-	keyFile := filepath.Join(home, "key")
-	os.WriteFile(keyFile, p.key, 0o600)
+	home, keyFile, key := keyedHome(t)
+	work := t.TempDir()
+	p.key = key
 	args := append([]string{"--preset", a.name, "--home", home, "--dir", work, "--key-file", keyFile, "--port", "0", "--call-timeout", "2m"}, flags...)
 	args = append(append(args, "--"), a.command(bin, p.fake.URL())...)
 	p.cmd = exec.Command(os.Args[0])
@@ -80,16 +79,6 @@ func runRealProcess(t testing.TB, a realAgent, flags ...string) *realProcess {
 		p.cmd.Env = append(p.cmd.Env, k+"="+v)
 	}
 	p.cmd.Stderr = p.stderr
-	out, _ := p.cmd.StdoutPipe()
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.cmd.Process.Kill(); p.cmd.Wait() })
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	url, ok := strings.CutPrefix(strings.TrimSpace(line), "endpoint ")
-	if !ok {
-		t.Fatalf("lnk-acp said %q: %s", line, p.stderr.String())
-	}
-	p.url = url
+	p.url = startProcess(t, p.cmd)
 	return p
 }

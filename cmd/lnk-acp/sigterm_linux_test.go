@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -29,10 +27,8 @@ func TestSIGTERMBounded(t *testing.T) {
 			name += " then " + second.String()
 		}
 		t.Run(name, func(t *testing.T) {
-			home, state := t.TempDir(), t.TempDir()
-			keyFile := filepath.Join(home, "key")
-			key := []byte("lnk-acp-test-key")
-			os.WriteFile(keyFile, key, 0o600)
+			home, keyFile, key := keyedHome(t)
+			state := t.TempDir()
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd, url := runProcess(t, home, keyFile, state)
