@@ -82,7 +82,8 @@ func TestServerCalls(t *testing.T) {
 }
 
 // Every bad call is answered with its rule, and the server goes on
-// serving; nothing outside the workspace is touched.
+// serving; a 1 GB file is read, searched and refused an edit within
+// bounds; nothing outside the workspace is touched.
 func TestServerBadCalls(t *testing.T) {
 	s, dir := serve(t)
 	outside := filepath.Join(filepath.Dir(dir), "outside")
@@ -111,6 +112,7 @@ func TestServerBadCalls(t *testing.T) {
 		{"replace", map[string]any{"path": "pipe", "old": "a", "new": "x"}, "not a regular file"},
 		{"find", map[string]any{"glob": "[", "path": "."}, "is not a glob"},
 		{"find", map[string]any{"path": "../outside"}, "outside the workspace"},
+		{"replace", map[string]any{"path": "big.log", "old": "start", "new": "x"}, "over 8 MiB"},
 	} {
 		text, failed := call(t, s, c.call, c.args)
 		if !failed || !strings.Contains(text, c.want) {
@@ -125,6 +127,14 @@ func TestServerBadCalls(t *testing.T) {
 		if failed || !strings.Contains(text, c.want) {
 			t.Fatalf("read %s: %q", c.path, text)
 		}
+	}
+	text, failed := call(t, s, "find", map[string]any{"pattern": "^start$", "limit": 1})
+	if failed || !strings.HasPrefix(text, "big.log:1: start\n") {
+		t.Fatalf("find in a 1 GB file: %q", text)
+	}
+	text, failed = call(t, s, "find", map[string]any{"pattern": "absent", "glob": "*.log"})
+	if failed || !strings.Contains(text, "1 files searched only their first 16 MiB") {
+		t.Fatalf("find through a 1 GB file: %q", text)
 	}
 	if snapshot(t, outside) != before {
 		t.Fatal("outside the workspace changed")
