@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/internal/recovery/recoverytest"
+	"github.com/lnk-dev/link/internal/stdioagent"
 )
 
 // TestRecoverPages: answers the hub kept in its answers file past what
@@ -71,4 +72,50 @@ func (r *rig) keptCount() int {
 	r.hub.answers.mu.Lock()
 	defer r.hub.answers.mu.Unlock()
 	return len(r.hub.answers.list)
+}
+
+// TestRecoverPagesBothSides: a hub whose harness keeps answers of its own
+// (its sessions are threads, as Link Harness's) hands over its own and
+// the harness's, 20 of 500 KB each, in pages, each page one side's and
+// within a frame: every answer exactly once, none lost, single phase and
+// two-phase.
+func TestRecoverPagesBothSides(t *testing.T) {
+	for _, twoPhase := range []bool{false, true} {
+		t.Run(fmt.Sprint("two-phase ", twoPhase), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "answers.json")
+			own := answersDoc{Next: 20}
+			var theirs []contract.RecoveredAnswer
+			want := map[string]string{}
+			for i := range 20 {
+				text := strings.Repeat(string(rune('a'+i%26)), 500<<10)
+				own.Answers = append(own.Answers, contract.RecoveredAnswer{ID: hubIDPrefix + strconv.Itoa(i+1), Thread: fmt.Sprintf("telegram:%d", i), Text: "hub " + text})
+				theirs = append(theirs, contract.RecoveredAnswer{ID: fmt.Sprintf("telegram-%d~x", 100+i), Thread: fmt.Sprintf("telegram:%d", 100+i), Text: "harness " + text})
+				want[own.Answers[i].Thread], want[theirs[i].Thread] = own.Answers[i].Text, theirs[i].Text
+			}
+			writeJSON(t, path, own)
+			r := newRig(t, []string{envCaps + "=threads"}, func(cfg *Config) { cfg.Answers = path })
+			writeJSON(t, filepath.Join(r.state, stdioagent.RecoverFile), theirs)
+			d, err := recoverytest.Drain(t.Context(), endpoint.DialOptions{URL: r.url, Key: r.key, Agent: "main"}, twoPhase)
+			t.Logf("%d pages, the largest result %d bytes (a frame is %d)", d.Pages, d.Largest, recoverytest.BridgeRead)
+			if err != nil {
+				t.Fatalf("after %d pages: %v", d.Pages, err)
+			}
+			recoverytest.WantAllOnce(t, want, d.Got)
+			if len(r.agentLog("recover")) == 0 {
+				t.Error("the harness was never asked")
+			}
+		})
+	}
+}
+
+// writeJSON writes v to path as JSON.
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/lnk-dev/link/internal/recovery"
 )
 
 // Role is the environment variable that makes a test binary the agent
@@ -42,7 +43,7 @@ func Main() {
 const (
 	EnvState    = "HUB_AGENT_STATE"    // folder of its sessions and its log
 	EnvFail     = "HUB_AGENT_FAIL"     // a file: while it exists, exit at start with its text on stderr
-	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,list,mcp,close: what it says it does
+	EnvCaps     = "HUB_AGENT_CAPS"     // resume,load,list,mcp,close,threads: what it says it does
 	EnvNoTerm   = "HUB_AGENT_NOTERM"   // ignore SIGTERM
 	EnvStay     = "HUB_AGENT_STAY"     // live on once its input ends, as codex-acp's native binary does
 	EnvLate     = "HUB_AGENT_LATE"     // answer ids 1..50 at start, as if late
@@ -113,6 +114,7 @@ type agent struct {
 	cancelled map[string]chan struct{}
 	mcp       map[string][]string
 	answers   map[string]*strings.Builder // the running prompt's answer, by session
+	recover   *recovery.Ledger            // with threads among its caps (recover.go)
 }
 
 // lockedWriter writes whole lines to stdout, the SDK's and the agent's
@@ -198,7 +200,11 @@ func (a *agent) Initialize(ctx context.Context, p sdk.InitializeRequest) (sdk.In
 		caps.SessionCapabilities.Close = &sdk.SessionCloseCapabilities{}
 	}
 	caps.PromptCapabilities.Image = true
-	return sdk.InitializeResponse{ProtocolVersion: sdk.ProtocolVersionNumber, AgentCapabilities: caps, AuthMethods: []sdk.AuthMethod{}}, nil
+	res := sdk.InitializeResponse{ProtocolVersion: sdk.ProtocolVersionNumber, AgentCapabilities: caps, AuthMethods: []sdk.AuthMethod{}}
+	if a.caps["threads"] {
+		res.Meta = map[string]any{"link": map[string]any{"threads": true}}
+	}
+	return res, nil
 }
 
 func (a *agent) Cancel(ctx context.Context, p sdk.CancelNotification) error {
