@@ -42,7 +42,11 @@ func schedulerChild() int {
 	if err != nil {
 		return 2
 	}
-	die := func() { syscall.Kill(os.Getpid(), syscall.SIGKILL) }
+	die := func() { // SIGKILL on Unix, TerminateProcess on Windows
+		if me, err := os.FindProcess(os.Getpid()); err == nil {
+			me.Kill()
+		}
+	}
 	s.mu.Lock()
 	switch os.Getenv(childKillAt) {
 	case "recorded":

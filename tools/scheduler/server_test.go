@@ -61,4 +61,3 @@ func TestScheduleCalls(t *testing.T) {
 	}
 	clock.Advance(7 * 24 * time.Hour)
 }
-
