@@ -182,6 +182,9 @@ func (m *Manager) Stop(ctx context.Context, id string) (Info, error) {
 	dir := m.dir(id)
 	var proc Proc
 	if err := readJSON(filepath.Join(dir, procFile), &proc); err != nil {
+		if errors.Is(err, errNone) {
+			return Info{}, fmt.Errorf("background: stop %s: it is still starting; stop it again in a moment", id)
+		}
 		return Info{}, fmt.Errorf("background: stop %s: %w", id, err)
 	}
 	if err := fsx.Replace(filepath.Join(dir, stopFile), nil, true); err != nil {
