@@ -19,7 +19,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lnk-dev/link/cmd/internal/environ"
-	runtool "github.com/lnk-dev/link/tools/run"
 	"github.com/lnk-dev/link/tools/run/background"
 	"github.com/lnk-dev/link/tools/sandbox"
 )
@@ -34,7 +33,7 @@ func helper(args []string) (code int, ok bool) {
 	case sandbox.IsTrampoline(args):
 		return sandbox.Main(), true
 	case background.IsSupervisor(args):
-		return background.Supervise(args, runtool.Build), true
+		return background.Supervise(args, sandbox.Stored), true
 	}
 	return 0, false
 }

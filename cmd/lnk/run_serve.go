@@ -122,20 +122,21 @@ func startRun(ctx context.Context, p store.Paths, laddr string, newSecret bool, 
 	dctx, stop := context.WithCancel(context.WithoutCancel(ctx))
 	d := &sendtool.Deliverer{Outbox: box, Logger: logger}
 	d.Start(dctx)
-	bg, err := background.Open(background.Options{Dir: dir, Teller: runtool.Teller{Deliver: d}, Logger: logger})
-	if err != nil {
-		stop()
-		d.Wait()
-		return nil, err
-	}
 	// The sandbox's trampoline as a program of its own when there is one
 	// (beside lnk, in $PATH, or built from the checkout): lnk's own start-up
-	// would cost each call tens of milliseconds.
+	// would cost each call tens of milliseconds. It is each background
+	// command's supervisor too, as long as its command runs.
 	sandboxOnce.Do(func() {
 		if prog, err := drivers.FindPlugin("sandbox", nil); err == nil {
 			sandbox.UseProgram(prog)
 		}
 	})
+	bg, err := background.Open(background.Options{Dir: dir, Exe: sandbox.Program(), Teller: runtool.Teller{Deliver: d}, Logger: logger})
+	if err != nil {
+		stop()
+		d.Wait()
+		return nil, err
+	}
 	opts := runtool.Options{Paths: p, Logger: logger, Background: bg}
 	r, err := runtool.Tool.Start(ctx, runtool.Handler(runtool.New(opts), opts), laddr, secret)
 	if err != nil {

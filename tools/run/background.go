@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"os/exec"
 	"strconv"
 	"strings"
 	"time"
@@ -125,16 +123,4 @@ func words(in CommandIn) string {
 		}
 	}
 	return strings.Join(q, " ")
-}
-
-// Build is a background command's supervisor's Builder: its spec, a
-// sandbox.Spec as run__start kept it, as sandbox.Command runs it.
-func Build(spec []byte) (*exec.Cmd, error) {
-	// run__start asked the kernel before the supervisor was started.
-	sandbox.AssumeAvailable()
-	var s sandbox.Spec
-	if err := json.Unmarshal(spec, &s); err != nil {
-		return nil, errors.New("the command's spec doesn't read: " + err.Error())
-	}
-	return sandbox.Command(s)
 }

@@ -29,7 +29,7 @@ func TestMain(m *testing.M) {
 		os.Exit(sandbox.Main())
 	}
 	if background.IsSupervisor(os.Args) {
-		os.Exit(background.Supervise(os.Args, run.Build))
+		os.Exit(background.Supervise(os.Args, sandbox.Stored))
 	}
 	if home := os.Getenv(backgroundEnv); home != "" {
 		os.Exit(serveBackgroundHelper(home))

@@ -126,6 +126,10 @@ func init() {
 // Call it before the first Command.
 func UseProgram(path string) { program.Store(&path) }
 
+// Program is the trampoline's program, as UseProgram left it: a
+// background command's supervisor is the same program started again.
+func Program() string { return *program.Load() }
+
 var (
 	availOnce sync.Once
 	availErr  error

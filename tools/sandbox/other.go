@@ -23,6 +23,9 @@ func Available() error {
 	return fmt.Errorf("only Linux has the sandbox Link uses (Landlock and namespaces): %w", ErrUnavailable)
 }
 
+// Program is this program: there is no trampoline off Linux.
+func Program() string { return "/proc/self/exe" }
+
 // AssumeAvailable does nothing: nothing is confined off Linux.
 func AssumeAvailable() {}
 

@@ -20,9 +20,11 @@
 package sandbox
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,6 +54,19 @@ type Spec struct {
 	// limits and the environment still hold): only when the agent's
 	// config.json says so, for a kernel that offers no sandbox.
 	Unconfined bool `json:"unconfined,omitempty"`
+}
+
+// Stored is the command of a spec kept as JSON, as Command makes it,
+// without asking the kernel again whether it confines (AssumeAvailable):
+// what a background command's supervisor runs, a process started by a
+// run server that asked before it kept the spec.
+func Stored(spec []byte) (*exec.Cmd, error) {
+	var s Spec
+	if err := json.Unmarshal(spec, &s); err != nil {
+		return nil, fmt.Errorf("the command's spec doesn't read: %w", err)
+	}
+	AssumeAvailable()
+	return Command(s)
 }
 
 // Limits bound a sandboxed command, each as a resource limit
