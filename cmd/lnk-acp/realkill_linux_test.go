@@ -6,9 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/proctest"
 	"github.com/lnk-dev/link/internal/stdioagent"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
@@ -81,4 +83,56 @@ func runRealProcess(t testing.TB, a realAgent, flags ...string) *realProcess {
 	p.cmd.Stderr = p.stderr
 	p.url = startProcess(t, p.cmd)
 	return p
+}
+
+// TestRealAgentsSIGTERM: lnk-acp --preset NAME told SIGTERM while its
+// real agent waits for a model call that never answers ends within its
+// 5 s grace and a little, none of the agent's processes left; before, it
+// waited for the turn (three signals did nothing).
+func TestRealAgentsSIGTERM(t *testing.T) {
+	for _, a := range realAgents {
+		t.Run(a.name, func(t *testing.T) {
+			p := runRealProcess(t, a)
+			for range 4 {
+				p.fake.Script(fakeprovider.Turn{Hang: true})
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			go proctest.Prompt(ctx, p.url, p.key, "main", "telegram:1", "held")
+			for !heldCall(p.fake, "held") {
+				if ctx.Err() != nil {
+					t.Fatal("the model was never called")
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			kept := descendantsOf(p.cmd.Process.Pid)
+			exited := make(chan struct{})
+			go func() { p.cmd.Wait(); close(exited) }()
+			start := time.Now()
+			p.cmd.Process.Signal(syscall.SIGTERM)
+			select {
+			case <-exited:
+			case <-time.After(7 * time.Second):
+				t.Fatalf("lnk-acp still ran %v after SIGTERM", time.Since(start))
+			}
+			took := time.Since(start)
+			for _, pid := range kept {
+				if alive(pid) {
+					t.Errorf("process %d (%s) outlived lnk-acp's SIGTERM", pid, comm(pid))
+				}
+			}
+			t.Logf("lnk-acp ended %v after SIGTERM, a model call held; %d processes under it, none left", took.Round(time.Millisecond), len(kept))
+		})
+	}
+}
+
+// heldCall says whether the fake provider was sent a request holding
+// text.
+func heldCall(fake *fakeprovider.Server, text string) bool {
+	for _, r := range fake.Requests() {
+		if strings.Contains(string(r.Body), text) {
+			return true
+		}
+	}
+	return false
 }
