@@ -89,6 +89,9 @@ func (l *Ledger) Recover(ctx context.Context, p contract.RecoverParams, pass fun
 		return l.twoPhase(all), nil
 	}
 	page := l.fit(all, false)
+	if len(page) == 0 {
+		return res, nil
+	}
 	ids := make([]string, len(page))
 	for i, a := range page {
 		ids[i] = a.ID
