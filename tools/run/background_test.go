@@ -180,3 +180,16 @@ func TestBackgroundRefused(t *testing.T) {
 		t.Fatalf("list: %v %q", failed, text)
 	}
 }
+
+// BenchmarkBackgroundStartTold: a background command's life as the
+// model sees it through run's server, sandboxed: run__start of true
+// answered, then its end told.
+func BenchmarkBackgroundStartTold(b *testing.B) {
+	s, _, tl := serveBackground(b, "")
+	for b.Loop() {
+		if text, failed := callIn(b, s, "link:chat", "start", map[string]any{"command": []string{"true"}}); failed {
+			b.Fatal(text)
+		}
+		tl.next(b)
+	}
+}
