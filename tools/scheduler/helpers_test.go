@@ -182,7 +182,7 @@ func waitIdle(t *testing.T, s *Scheduler) {
 var testSettings = Settings{Zone: "UTC", MaxSchedules: DefaultMaxSchedules}
 
 // pathsIn are agent main's paths in the Link home home.
-func pathsIn(t *testing.T, home string) store.Paths {
+func pathsIn(t testing.TB, home string) store.Paths {
 	t.Helper()
 	p, err := store.For(home, "main")
 	if err != nil {

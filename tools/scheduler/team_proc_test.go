@@ -37,6 +37,10 @@ var built struct {
 	out  []byte
 }
 
+// childEnv, when set, names the Link home of a scheduler run as a process
+// of its own (kill_unix_test.go).
+const childEnv = "LNK_SCHED_TEST_CHILD"
+
 func TestMain(m *testing.M) {
 	if os.Getenv(childEnv) != "" {
 		os.Exit(schedulerChild()) // kill_test.go

@@ -1,3 +1,5 @@
+//go:build unix
+
 package scheduler
 
 import (
@@ -22,7 +24,6 @@ import (
 // environment names its home, the agent's endpoint and key, and where it
 // SIGKILLs itself.
 const (
-	childEnv    = "LNK_SCHED_TEST_CHILD" // the Link home
 	childURL    = "LNK_SCHED_TEST_URL"
 	childKey    = "LNK_SCHED_TEST_KEY"
 	childKillAt = "LNK_SCHED_TEST_KILL" // recorded, moved, received or none
