@@ -82,17 +82,43 @@ func (r *reader) begun(e store.Event) {
 
 // found begins a turn nobody waits for, its events read: one a crash
 // left unfinished, or one answering messages that joined a turn whose
-// lease went before it saw them. Its message is the latest not steered;
-// when an answer after it answered it, only steered messages wait.
+// lease went before it saw them. Its message is the latest not steered.
 func (r *reader) found() {
 	for i := len(r.events) - 1; i >= 0; i-- {
 		if e := r.events[i]; e.Kind == store.KindMessage && !e.Steered {
 			r.start = e.Seq
-			r.steeredOnly = answerOf(r.events[i+1:], e.Seq) >= 0
 			break
 		}
 	}
+	r.steeredOnly = onlySteeredWait(r.events)
 	r.current = true
+}
+
+// onlySteeredWait says whether the messages no answer answered yet, those
+// past the last an answer saw, are all steered: none is a turn's own.
+// Events with no answer that makes no call say nothing of the messages
+// before them, which may hold the turn's own: false.
+func onlySteeredWait(events []store.Event) bool {
+	seen, answered := int64(0), false
+	for _, e := range events {
+		if store.FinalAnswer(e) {
+			answered = true
+			if e.Seen == 0 {
+				seen = max(seen, e.Seq)
+			} else {
+				seen = max(seen, e.Seen)
+			}
+		}
+	}
+	if !answered {
+		return false
+	}
+	for _, e := range events {
+		if e.Kind == store.KindMessage && e.Seq > seen && !e.Steered {
+			return false
+		}
+	}
+	return true
 }
 
 // readStale reads what was written since the events were last read,
