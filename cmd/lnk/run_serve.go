@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sync"
 
@@ -102,6 +103,17 @@ type runServer struct {
 // sandboxOnce finds the sandbox's program once a process.
 var sandboxOnce sync.Once
 
+// installedSandbox is lnk-sandbox installed beside lnk or in $PATH.
+func installedSandbox() (string, error) {
+	if exe, err := os.Executable(); err == nil {
+		beside := filepath.Join(filepath.Dir(exe), "lnk-sandbox")
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return beside, nil
+		}
+	}
+	return exec.LookPath("lnk-sandbox")
+}
+
 // startRun serves run for the agent at p on laddr, at the secret the
 // agent's run/secret keeps (a new one with newSecret), with its
 // background commands kept in run/ and their ends recorded in run/outbox,
@@ -125,11 +137,19 @@ func startRun(ctx context.Context, p store.Paths, laddr string, newSecret bool, 
 	// The sandbox's trampoline as a program of its own when there is one
 	// (beside lnk, in $PATH, or built from the checkout): lnk's own start-up
 	// would cost each call tens of milliseconds. It is each background
-	// command's supervisor too, as long as its command runs.
+	// command's supervisor too, as long as its command runs. A build from
+	// the checkout is made meanwhile, never holding up the start (it took
+	// over a minute under load): lnk is the trampoline until it is done.
 	sandboxOnce.Do(func() {
-		if prog, err := drivers.FindPlugin("sandbox", nil); err == nil {
+		if prog, err := installedSandbox(); err == nil {
 			sandbox.UseProgram(prog)
+			return
 		}
+		go func() {
+			if prog, err := drivers.FromSource("sandbox"); err == nil {
+				sandbox.UseProgram(prog)
+			}
+		}()
 	})
 	bg, err := background.Open(background.Options{Dir: dir, Exe: sandbox.Program(), Teller: runtool.Teller{Deliver: d}, Logger: logger})
 	if err != nil {
