@@ -18,7 +18,7 @@ import (
 // subagents and teammates, for the prompt's tools section: short, as the
 // scheduler's whole text is at most 2 KB (prompt.MaxToolText).
 const TeamInstructions = `Subagents and teammates (their answers come back here later, as messages):
-- start_task: a subagent does text in a conversation of its own (it sees nothing of this one: say all it needs), with your tools or fewer (memory__search, or memory for all its calls) and your model unless model names one; name carries on an earlier task's conversation. Its answer comes as a message from task:<id>. Start several to work in parallel.
+- start_task: a subagent does text in a conversation of its own (it sees nothing of this one: say all it needs), with your tools or fewer (memory__search, or memory for all its calls) and your model unless model names one; name carries on an earlier task's conversation. Its answers (the first, and any after its own tasks answer it) come as messages from task:<id>. Start several to work in parallel.
 - list_tasks: this conversation's tasks and messages still waiting.
 - message_teammate: text to another of your owner's agents (list_teammates); its reply comes as a message from agent:<name>.
 - A few hops away, nothing more can be started or sent.`
