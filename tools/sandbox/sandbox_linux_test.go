@@ -4,7 +4,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -133,5 +135,45 @@ func TestEnvironmentIsOwn(t *testing.T) {
 	}
 	if strings.Contains(r.stdout, "secret") || strings.Contains(r.stdout, "LNK_") {
 		t.Fatalf("a secret reached the command:\n%s", r.stdout)
+	}
+}
+
+// A fork bomb, run as whoever runs the test (root in CI, which
+// RLIMIT_NPROC doesn't bound), stops at its pid namespace's bound: never
+// more processes at once than the namespace's pid_max.
+func TestForkBombBounded(t *testing.T) {
+	spec := testSpec(t, "sh", "-c", "bomb() { bomb | bomb & }; bomb; sleep 5")
+	spec.Limits.Processes = 64
+	cmd, err := Command(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ns, _ := os.Readlink("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/ns/pid")
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	most := 0
+	deadline := time.After(3 * time.Second)
+sample:
+	for {
+		select {
+		case <-deadline:
+			break sample
+		case <-done:
+			break sample
+		default:
+			most = max(most, inNamespace(ns))
+		}
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	<-done
+	if most > 301 || most < 10 {
+		t.Fatalf("at most %d processes at once in the bomb's namespace, want 10 to 301", most)
+	}
+	t.Logf("at most %d processes at once", most)
+	for inNamespace(ns) > 0 {
+		time.Sleep(10 * time.Millisecond)
 	}
 }

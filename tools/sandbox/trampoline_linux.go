@@ -110,7 +110,9 @@ func confine(w wire) error {
 	// kernel refuses it (a container whose /proc is partly masked), the
 	// machine's stays: Landlock still refuses a command every other
 	// process's /proc files (its ptrace check).
-	unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
+	if unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "") == nil {
+		boundTasks(w.Limits.Processes)
+	}
 	tmpSize := strconv.FormatInt(w.Limits.FileSize, 10)
 	if err := unix.Mount("tmpfs", "/tmp", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777,size="+tmpSize); err != nil {
 		return fmt.Errorf("a /tmp of its own: %w", err)
@@ -138,6 +140,17 @@ func confine(w wire) error {
 		return fmt.Errorf("seccomp: %w", err)
 	}
 	return nil
+}
+
+// boundTasks bounds the tasks (processes and threads) of the call's pid
+// namespace, where the kernel keeps pid_max for each (Linux 6.14 on):
+// four for each process the limits allow, 301 at the least (the
+// kernel's least). RLIMIT_NPROC is no bound for a command run as root
+// (the kernel exempts uid 0's processes whatever their namespace), so a
+// fork bomb run as root stops here, not at the machine's own limit.
+func boundTasks(processes int) {
+	n := max(4*processes, 301)
+	os.WriteFile("/proc/sys/kernel/pid_max", []byte(strconv.Itoa(n)+"\n"), 0)
 }
 
 // bindBack binds f (opened at p before /tmp and /run were mounted) at p
