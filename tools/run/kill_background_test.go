@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -114,6 +115,19 @@ func TestBackgroundServerKilled(t *testing.T) {
 	}
 	p := newHome(t, `{"run": {"background": {"max_running": 100}}}`)
 	home := filepath.Dir(filepath.Dir(p.Root))
+	// A test failed midway leaves no command running: each supervisor
+	// (whose command dies with it) is killed.
+	t.Cleanup(func() {
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			if err == nil && strings.Contains(string(b), background.SupervisorArg) && strings.Contains(string(b), home) {
+				var pid int
+				fmt.Sscan(e.Name(), &pid)
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	const thread = "telegram:7"
 	cmd, s := startBackgroundHelper(t, home, r)
 	// Calls are made 8 at a time, as a model's parallel calls are: each

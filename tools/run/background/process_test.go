@@ -75,6 +75,7 @@ func TestServerKilled(t *testing.T) {
 	}
 	dir, told := t.TempDir(), t.TempDir()
 	gate := filepath.Join(t.TempDir(), "gate")
+	t.Cleanup(func() { killNaming(dir) }) // a test failed midway leaves none running
 	h := startHelper(t, dir, told)
 	var quick, stopped, through, gated []string
 	for i := range 40 {
@@ -153,6 +154,18 @@ func allExist(dir string, names []string) bool {
 		}
 	}
 	return true
+}
+
+// killNaming kills every process whose command line holds s: the
+// supervisors of the commands in a folder (their commands die with them).
+func killNaming(s string) {
+	for _, p := range processesNaming(s) {
+		pid, _, _ := strings.Cut(p, ":")
+		var n int
+		if _, err := fmt.Sscan(pid, &n); err == nil {
+			killPID(n)
+		}
+	}
 }
 
 // processesNaming lists the living processes whose command line holds s.
