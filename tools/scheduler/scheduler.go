@@ -326,7 +326,9 @@ func (s *Scheduler) fire(sc *Schedule, now time.Time) error {
 			Hops:   sc.Hops,
 			Text:   sc.messageText(due, now),
 		}
-		if _, err := s.deliver.Send(m); err != nil {
+		// Its first try begins as it is recorded: the schedule moves on
+		// only once it is, and a crash before sends it again, the same.
+		if _, err := s.deliver.SendNow(m); err != nil {
 			return err
 		}
 		if s.onFire != nil {

@@ -107,6 +107,30 @@ func (d *Deliverer) Send(m Message) (Message, error) {
 	return m, nil
 }
 
+// SendNow is Send with the message's first try begun at once, beside its
+// record in the outbox rather than after it: for a message whose id
+// says what it is (a schedule's occurrence), so that a crash before
+// the record is made sends it again, the same, from where it came. The
+// outbox forgets it only once it is recorded. Without a target yet it
+// is Send.
+func (d *Deliverer) SendNow(m Message) (Message, error) {
+	d.mu.Lock()
+	if d.target == nil || d.pending == nil || d.sending[m.ID] || m.ID == "" || m.Since.IsZero() {
+		d.mu.Unlock()
+		return d.Send(m)
+	}
+	t := *d.target
+	d.pending[m.ID] = m
+	d.sending[m.ID] = true
+	recorded := make(chan error, 1)
+	d.wg.Add(1)
+	go d.send(t, m, recorded)
+	d.mu.Unlock()
+	m, err := d.Outbox.Add(m)
+	recorded <- err
+	return m, err
+}
+
 // Kick makes the deliverer look at its outbox now.
 func (d *Deliverer) Kick() {
 	d.mu.Lock()
@@ -167,7 +191,7 @@ func (d *Deliverer) pass() {
 		delete(d.retryAt, m.ID)
 		d.sending[m.ID] = true
 		d.wg.Add(1)
-		go d.send(*d.target, m)
+		go d.send(*d.target, m, nil)
 	}
 	if len(d.sending) == 0 && (len(d.pending) == len(d.retryAt) || !hasTarget) {
 		for _, ch := range d.idle {
@@ -197,17 +221,34 @@ func (d *Deliverer) arm() {
 }
 
 // send sends m, and forgets it once the harness has it or refuses it, or
-// sets when it is tried again.
-func (d *Deliverer) send(t Target, m Message) {
+// sets when it is tried again. recorded, when not nil, says whether m's
+// record in the outbox, made meanwhile (SendNow), was: until then it is
+// neither forgotten nor tried again, and one not recorded is left to
+// whoever sent it to send again.
+func (d *Deliverer) send(t Target, m Message, recorded <-chan error) {
 	defer d.wg.Done()
+	var r Result
+	var err error
 	select {
 	case d.sem <- struct{}{}:
+		r, err = Send(d.ctx, t, m)
+		<-d.sem
 	case <-d.ctx.Done():
+		err = d.ctx.Err()
+	}
+	if recorded != nil {
+		if rerr := <-recorded; rerr != nil {
+			d.mu.Lock()
+			delete(d.sending, m.ID)
+			delete(d.pending, m.ID)
+			d.mu.Unlock()
+			return
+		}
+	}
+	if d.ctx.Err() != nil && err == d.ctx.Err() {
 		d.settle(m.ID, false)
 		return
 	}
-	r, err := Send(d.ctx, t, m)
-	<-d.sem
 	var e *Error
 	final := err == nil || Refused(err) || (errors.As(err, &e) && e.Taken && d.ctx.Err() == nil)
 	if !final {
