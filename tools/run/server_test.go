@@ -78,8 +78,9 @@ func TestEndlessOutput(t *testing.T) {
 }
 
 // A command that never ends is killed at its timeout with everything it
-// started; a fork bomb hits the processes' limit and is killed at its
-// timeout too; nothing of either is left, and the server still serves.
+// started; a fork bomb hits its namespace's bound on tasks and fails to
+// fork, or is killed at its timeout; nothing of either is left, and the
+// server still serves.
 func TestKilledAtTimeout(t *testing.T) {
 	url, _ := serve(t, `{"run": {"limits": {"processes": 64}}}`)
 	s := connect(t, url)
@@ -90,9 +91,12 @@ func TestKilledAtTimeout(t *testing.T) {
 	gone(t, "987651")
 	gone(t, "987652")
 
+	// The bomb fills its namespace's tasks (its pid_max) and its shell
+	// can't fork its sleep then, or it runs to its timeout: either way it
+	// is answered, and ended whole.
 	text, failed = call(t, s, map[string]any{"shell": "bomb() { bomb | bomb & }; bomb; sleep 987653", "timeout": 3})
-	if !failed || !strings.HasPrefix(text, "Killed at its timeout, 3s") {
-		t.Fatalf("fork bomb: %q", text)
+	if !failed || !strings.HasPrefix(text, "Killed at its timeout, 3s") && !strings.Contains(text, "Cannot fork") {
+		t.Fatalf("fork bomb: %.300q", text)
 	}
 	gone(t, "987653")
 	if text, failed := call(t, s, map[string]any{"shell": "echo still"}); failed || !strings.Contains(text, "still") {
