@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -79,5 +83,50 @@ func waitFor(t *testing.T, out *safeBuffer, want string, limit time.Duration) {
 			t.Fatalf("waited %v in vain for %q; the chat showed %q", limit, want, out.String())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lnk scheduler serve prints the address $LNK_SCHEDULER is set to, whose
+// secret it keeps 0600 in the agent's scheduler/ (0700) and answers at
+// again when started again on the same port; a 404 elsewhere; it refuses
+// to start without the agent's endpoint key, and --agents with
+// --endpoint (TestSchedulerServe).
+func TestSchedulerServe(t *testing.T) {
+	home := t.TempDir()
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	laddr := fmt.Sprintf("127.0.0.1:%d", port)
+	url, stop := serveRun(t, "scheduler", "serve", "--home", home, "--listen", laddr, "--endpoint", "http://127.0.0.1:1/acp", "--key-file", keyFile)
+	if got := answers(t, url); got != http.StatusOK {
+		t.Fatalf("initialize at its address: %d", got)
+	}
+	if got := answers(t, "http://"+laddr+"/mcp/other"); got != http.StatusNotFound {
+		t.Fatalf("initialize at another path: %d", got)
+	}
+	stop()
+	p, _ := store.For(home, "main")
+	for path, want := range map[string]os.FileMode{filepath.Join(p.Root, "scheduler"): 0o700, p.ToolSecret("scheduler"): 0o600} {
+		if info, err := os.Stat(path); err != nil || info.Mode().Perm() != want {
+			t.Fatalf("%s: %v, want %v", path, info, want)
+		}
+	}
+	again, stop := serveRun(t, "scheduler", "serve", "--home", home, "--listen", laddr, "--endpoint", "http://127.0.0.1:1/acp", "--key-file", keyFile)
+	stop()
+	if again != url {
+		t.Fatalf("started again at %s, not %s", again, url)
+	}
+	var out, errb safeBuffer
+	if code := NewMain(&out, &errb, map[string]string{}).Run(t.Context(), []string{"scheduler", "serve", "--home", home, "--key-file", filepath.Join(home, "none")}); code == 0 || !strings.Contains(errb.String(), "key") {
+		t.Fatalf("without a key: exit %d: %s", code, errb.String())
+	}
+	errb = safeBuffer{}
+	if code := NewMain(&out, &errb, map[string]string{}).Run(t.Context(), []string{"scheduler", "serve", "--home", home, "--agents", keyFile, "--endpoint", "http://127.0.0.1:1/acp"}); code == 0 || !strings.Contains(errb.String(), "--agents names the agent's endpoint") {
+		t.Fatalf("--agents with --endpoint: exit %d: %s", code, errb.String())
 	}
 }
