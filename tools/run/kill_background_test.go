@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -124,7 +123,9 @@ func TestBackgroundServerKilled(t *testing.T) {
 			if err == nil && strings.Contains(string(b), background.SupervisorArg) && strings.Contains(string(b), home) {
 				var pid int
 				fmt.Sscan(e.Name(), &pid)
-				syscall.Kill(pid, syscall.SIGKILL)
+				if proc, err := os.FindProcess(pid); err == nil {
+					proc.Kill()
+				}
 			}
 		}
 	})

@@ -208,8 +208,30 @@ func endOrphans() {
 	}
 }
 
-// childrenOf lists the processes whose parent is ppid, from /proc.
+// childrenOf lists the processes whose parent is ppid: each of its
+// threads' children as /proc says them, else from every process's stat
+// (a kernel without CONFIG_PROC_CHILDREN), a read of each process.
 func childrenOf(ppid int) []int {
+	task := "/proc/" + strconv.Itoa(ppid) + "/task"
+	if tids, err := os.ReadDir(task); err == nil {
+		var kids []int
+		read := false
+		for _, t := range tids {
+			b, err := os.ReadFile(task + "/" + t.Name() + "/children")
+			if err != nil {
+				continue
+			}
+			read = true
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil {
+					kids = append(kids, pid)
+				}
+			}
+		}
+		if read {
+			return kids
+		}
+	}
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
