@@ -173,7 +173,7 @@ func steeredAnswer(events []store.Event, seq int64) (text string, at int64, ok b
 	}
 	var texts []string
 	for _, e := range events[first : last+1] {
-		if e.Kind == store.KindAnswer && e.Text != "" {
+		if (e.Kind == store.KindAnswer || e.Kind == store.KindFailure) && e.Text != "" {
 			texts = append(texts, e.Text)
 		}
 	}

@@ -315,9 +315,10 @@ func (t *turn) offer(ctx context.Context) error {
 	return nil
 }
 
-// failed ends the turn with an answer saying why the model couldn't
-// answer: streamed, and stored as the turn's last answer, so the message
-// isn't taken for one a crash left unanswered.
+// failed ends the turn saying why the model couldn't answer: streamed
+// as its answer, and stored as a failure, the turn's end, so the message
+// isn't taken for one a crash left unanswered; the prompt leaves it out,
+// so the next turn answers the message too.
 func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, error) {
 	if ctx.Err() != nil {
 		return store.Event{}, false, ctx.Err()
@@ -328,7 +329,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	if capped {
 		text = sent + cutNote
 	}
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text, Seen: t.lastSeq()}, t.hold(ctx))
+	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindFailure, Text: text, Seen: t.lastSeq()}, t.hold(ctx))
 	return ev, capped, err
 }
 

@@ -14,6 +14,7 @@ const (
 	KindModelSet   Kind = "model_set"   // /model:set: the conversation's model from here on
 	KindCheckpoint Kind = "checkpoint"  // where the window starts, and the tokens before it
 	KindChatSet    Kind = "chat_set"    // /chat:verbose: the conversation's own settings from here on
+	KindFailure    Kind = "failure"     // a turn that failed: why the model couldn't answer, never sent to it
 )
 
 // Event is one entry of a conversation's append-only log. Its Seq is
@@ -123,9 +124,12 @@ type Checkpoint struct {
 	Verbose *bool  `json:"verbose,omitempty"`
 }
 
-// FinalAnswer says whether e is an answer that ends a turn: one that makes
-// no call.
-func FinalAnswer(e Event) bool { return e.Kind == KindAnswer && len(e.Calls) == 0 }
+// FinalAnswer says whether e ends a turn: an answer that makes no call,
+// or a failure, the turn's end without one (the caller was told why, the
+// model never is).
+func FinalAnswer(e Event) bool {
+	return e.Kind == KindAnswer && len(e.Calls) == 0 || e.Kind == KindFailure
+}
 
 // InUTC is e with its times in UTC, as a driver writes them and a read
 // gives them back.

@@ -100,7 +100,7 @@ func settleOne(ctx context.Context, c store.Conversations, k Answer, holder stri
 		}
 		err = rerr
 	}
-	if ev.Kind == store.KindAnswer && ev.Time.Equal(k.EventTime) {
+	if store.FinalAnswer(ev) && ev.Time.Equal(k.EventTime) {
 		return eventStored, err
 	}
 	return eventNever, err // another's event took the number

@@ -23,7 +23,8 @@ import (
 // File is the transcript's name in a conversation's folder. The
 // transcript holds the owner's messages, those of
 // people in a chat the agent is shared with (person:), and the agent's
-// answers: each the last answer of a turn, one that makes no call. Never a
+// answers: each the last answer of a turn, one that makes no call, or the
+// failure that ended it (store.KindFailure). Never a
 // tool's call or answer, a summary, a message from a schedule, task,
 // agent, command or webhook, or a message not yet answered (one that
 // joined a running turn is answered by an answer that saw it). Each answer
@@ -46,7 +47,7 @@ func Includes(e store.Event) bool {
 	switch e.Kind {
 	case store.KindMessage:
 		return e.From == "" || strings.HasPrefix(e.From, "person:")
-	case store.KindAnswer:
+	case store.KindAnswer, store.KindFailure:
 		return store.FinalAnswer(e)
 	}
 	return false
@@ -107,7 +108,7 @@ func render(b writer, events []store.Event) int64 {
 		for _, p := range e.Parts {
 			fmt.Fprintf(b, "\n_(%s)_\n", partLabel(p))
 		}
-		if e.Kind == store.KindAnswer {
+		if e.Kind != store.KindMessage {
 			fmt.Fprintf(b, "\n<!-- seq %d -->\n", e.Seq)
 		}
 		b.WriteString("\n")
@@ -117,7 +118,7 @@ func render(b writer, events []store.Event) int64 {
 
 func speaker(e store.Event) string {
 	switch {
-	case e.Kind == store.KindAnswer:
+	case e.Kind == store.KindAnswer, e.Kind == store.KindFailure:
 		return "Agent"
 	case e.From == "":
 		return "Owner"
