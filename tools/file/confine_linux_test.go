@@ -20,6 +20,7 @@ func TestConfinedServer(t *testing.T) {
 	_, dir := space(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), confinedEnv+"="+dir)
+	dieWithTest(cmd)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

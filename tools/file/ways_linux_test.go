@@ -1,6 +1,10 @@
 package file
 
-import "testing"
+import (
+	"os/exec"
+	"syscall"
+	"testing"
+)
 
 // eachWay runs fn the kernel's way (openat2) and the os.Root way, which
 // is every other system's and Linux's where openat2 is refused.
@@ -11,4 +15,10 @@ func eachWay(t *testing.T, fn func(t *testing.T)) {
 		defer noOpenat2.Store(false)
 		fn(t)
 	})
+}
+
+// dieWithTest has the kernel kill cmd's process if the test's dies
+// first, so a helper that hangs by design outlives no failed test.
+func dieWithTest(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 }

@@ -138,6 +138,7 @@ func TestReplaceKilled(t *testing.T) {
 	put(t, name, old)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), killEnv+"="+dir)
+	dieWithTest(cmd)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
