@@ -57,7 +57,7 @@ func pending(t *testing.T, r *harnesstest.Rig, thread string) []contract.Recover
 // A message that doesn't wait is stored from its sender with its id, and
 // its sender goes once the harness has it: the turn's answer is kept for
 // _link/recover, where lnk agent chat (a link: thread) or Link's bridge
-// (another) takes it (TestSendHandsOff).
+// (another, telegram:5) takes it (TestSendHandsOff).
 func TestSendHandsOff(t *testing.T) {
 	r := harnesstest.New(t)
 	r.Model.Push(model.Response{Text: "Time to call the bank."})
@@ -72,6 +72,16 @@ func TestSendHandsOff(t *testing.T) {
 	ev := r.Events("link:chat")
 	if ev[0].From != "schedule:r1" || ev[0].MessageID != "r1.1" || ev[0].Text != "call the bank" {
 		t.Fatalf("stored %+v", ev[0])
+	}
+	// A bridged thread's the same: kept for the bridge's _link/recover,
+	// which takes it to its chat.
+	r.Model.Push(model.Response{Text: "Bank time."})
+	if _, err := send.Send(t.Context(), target(r), reminder("r1.2", "telegram:5")); err != nil {
+		t.Fatal(err)
+	}
+	harnesstest.Eventually(t, "the bridged thread's answer kept for recover", func() bool { return len(pending(t, r, "telegram:5")) == 1 })
+	if got := pending(t, r, "telegram:5")[0].Text; got != "Bank time." {
+		t.Fatalf("kept answer %q", got)
 	}
 }
 
