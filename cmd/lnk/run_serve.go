@@ -151,7 +151,7 @@ func startRun(ctx context.Context, p store.Paths, laddr string, newSecret bool, 
 			}
 		}()
 	})
-	bg, err := background.Open(background.Options{Dir: dir, Exe: sandbox.Program(), Teller: runtool.Teller{Deliver: d}, Logger: logger})
+	bg, err := background.Open(background.Options{Dir: dir, Exe: sandbox.Program, Teller: runtool.Teller{Deliver: d}, Logger: logger})
 	if err != nil {
 		stop()
 		d.Wait()

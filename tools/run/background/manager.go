@@ -46,8 +46,9 @@ type Options struct {
 	// Dir is where commands are kept: <home>/run, made 0700.
 	Dir string
 	// Exe is the program started as each command's supervisor, with
-	// SupervisorArg (/proc/self/exe unless said).
-	Exe string
+	// SupervisorArg, asked at each start (the program may be found while
+	// the server runs); /proc/self/exe unless said.
+	Exe func() string
 	// Teller tells each command's end.
 	Teller Teller
 	// Logger gets what goes wrong outside a call (nil logs nothing).
@@ -89,8 +90,8 @@ func Open(opts Options) (*Manager, error) {
 	if opts.Teller == nil {
 		return nil, errors.New("background: no teller for the commands' ends")
 	}
-	if opts.Exe == "" {
-		opts.Exe = "/proc/self/exe"
+	if opts.Exe == nil {
+		opts.Exe = func() string { return "/proc/self/exe" }
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

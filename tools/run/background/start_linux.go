@@ -133,7 +133,7 @@ func (m *Manager) launch(ctx context.Context, dir string, lock *os.File) error {
 		return err
 	}
 	defer pr.Close()
-	cmd := exec.Command(m.opts.Exe, SupervisorArg, dir)
+	cmd := exec.Command(m.opts.Exe(), SupervisorArg, dir)
 	cmd.Env = []string{}
 	cmd.Dir = "/"
 	cmd.ExtraFiles = []*os.File{lock, pw}
