@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -12,9 +13,9 @@ import (
 // callMeta is what a call of the turn's tells its tool: the thread, its
 // hops, the tools the conversation has this round (link.local/tools) and
 // their spec, and the model.
-func (t *turn) callMeta() CallMeta {
+func (t *turn) callMeta() contract.CallMeta {
 	narrowed := t.tools.narrowed
-	return CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName(), Specs: t.specs(narrowed)}
+	return contract.CallMeta{Thread: t.c.thread, Hops: t.hops(), Tools: narrowed, Model: t.modelName(), Specs: t.specs(narrowed)}
 }
 
 // call makes a round's calls, all at once. Each is streamed as a

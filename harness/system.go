@@ -19,7 +19,7 @@ func (t *turn) system(ctx context.Context, name string, tools []model.Tool) ([]m
 	if t.sys != nil && t.sysKey == key {
 		return t.sys, nil
 	}
-	var texts []prompt.ToolText
+	var texts []model.ToolText
 	if in, ok := t.h.cfg.Tools.(Instructor); ok {
 		texts = in.Instructions(t.c.agent, tools)
 	}

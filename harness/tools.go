@@ -2,9 +2,8 @@ package harness
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/lnk-dev/link/harness/prompt"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -20,32 +19,16 @@ type Tools interface {
 	// Call makes one call, answering its text and whether it failed. A
 	// tool that can't be reached is answered as an error, never a Go
 	// error: the model is told.
-	Call(ctx context.Context, agent string, call model.ToolCall, meta CallMeta) (text string, isError bool)
+	Call(ctx context.Context, agent string, call model.ToolCall, meta contract.CallMeta) (text string, isError bool)
 	// EndTurn ends what the turn opened that isn't kept between turns.
 	EndTurn(ctx context.Context, agent string)
-}
-
-// CallMeta is what a call carries beside its arguments: the conversation
-// it is made in (link.local/thread), the hops of the message being
-// answered (link.local/hops), the tools the conversation has this turn
-// (link.local/tools, nil: not narrowed) and its model (link.local/model).
-type CallMeta struct {
-	Thread string
-	Hops   int
-	Tools  *[]string
-	Model  string
-	// Specs are the agent's spec's tables of its tools ([tool.<name>]
-	// over [tools], as JSON objects), by tool name (web, not web__fetch),
-	// set only for a message from others whose firing has tools (a
-	// subagent's task): the called tool's goes as link.local/spec.
-	Specs map[string]json.RawMessage
 }
 
 // Instructor is a Tools whose servers say how their tools work together
 // (MCP's initialize instructions): the words of the prompt's tools
 // section, each tool's own, for the tools offered only.
 type Instructor interface {
-	Instructions(agent string, offered []model.Tool) []prompt.ToolText
+	Instructions(agent string, offered []model.Tool) []model.ToolText
 }
 
 // ThreadEnder is a Tools whose sessions that aren't kept between turns
@@ -64,7 +47,7 @@ var _ Tools = NoTools{}
 func (NoTools) Offer(context.Context, string, *[]string) ([]model.Tool, error) { return nil, nil }
 
 // Call answers that there is no such tool.
-func (NoTools) Call(_ context.Context, _ string, call model.ToolCall, _ CallMeta) (string, bool) {
+func (NoTools) Call(_ context.Context, _ string, call model.ToolCall, _ contract.CallMeta) (string, bool) {
 	return noSuchTool(call.Name), true
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/model"
@@ -350,8 +351,8 @@ func TestSaveNotes(t *testing.T) {
 	r := winRig(t, w, set)
 	r.Tools.Add("memory__remember")
 	notes := filepath.Join(r.Home, "agents", testAgent, "memory", "notes.md")
-	var told *[]string                                             // the tools memory__remember was told the conversation has
-	r.Tools.OnCall(func(c model.ToolCall, meta harness.CallMeta) { // memory__remember, as Link Memory writes it
+	var told *[]string                                              // the tools memory__remember was told the conversation has
+	r.Tools.OnCall(func(c model.ToolCall, meta contract.CallMeta) { // memory__remember, as Link Memory writes it
 		if c.Name == "memory__remember" {
 			told = meta.Tools
 			os.MkdirAll(filepath.Dir(notes), 0o755)

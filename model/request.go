@@ -142,6 +142,14 @@ type Tool struct {
 	Schema      string // its input's JSON schema, an object; empty is {"type":"object"}
 }
 
+// ToolText is one tool's own instructions, as its server gave them (MCP's
+// initialize answer): the system prompt's tools section says them for the
+// tools offered.
+type ToolText struct {
+	Tool string // its name: memory
+	Text string
+}
+
 // InputSchema is the tool's input schema as a provider sends it: the
 // schema given if it is a JSON object, with "type":"object" where it says
 // no type; an empty or broken one is {"type":"object"}.

@@ -24,7 +24,6 @@ import (
 	"github.com/lnk-dev/link/cmd/internal/environ"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
-	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/hub/actions"
@@ -261,7 +260,7 @@ func (m *Main) Run(ctx context.Context) error {
 	defer tl.Close()
 	route := func(ctx context.Context, route, thread, args string) (string, error) {
 		input, _ := json.Marshal(map[string]string{"text": args})
-		text, failed := tl.Call(ctx, m.Agent, model.ToolCall{ID: "action", Name: route, Input: string(input)}, harness.CallMeta{Thread: thread})
+		text, failed := tl.Call(ctx, m.Agent, model.ToolCall{ID: "action", Name: route, Input: string(input)}, contract.CallMeta{Thread: thread})
 		if failed {
 			return "", errors.New(text)
 		}

@@ -159,7 +159,7 @@ func (c *chatTools) Offer(context.Context, string, *[]string) ([]model.Tool, err
 	return []model.Tool{{Name: "memory__search", Description: "search"}}, nil
 }
 
-func (c *chatTools) Call(_ context.Context, _ string, call model.ToolCall, _ harness.CallMeta) (string, bool) {
+func (c *chatTools) Call(_ context.Context, _ string, call model.ToolCall, _ contract.CallMeta) (string, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.calls++

@@ -23,7 +23,7 @@ type Tools struct {
 	gate  chan struct{}
 	// onCall, when not nil, is told of each call and its meta before it
 	// is answered.
-	onCall func(model.ToolCall, harness.CallMeta)
+	onCall func(model.ToolCall, contract.CallMeta)
 }
 
 var _ harness.Tools = (*Tools)(nil)
@@ -57,7 +57,7 @@ func (tt *Tools) Hold(gate chan struct{}) {
 
 // OnCall has f told of each call, and what the harness told the tool
 // with it, before it is answered.
-func (tt *Tools) OnCall(f func(model.ToolCall, harness.CallMeta)) {
+func (tt *Tools) OnCall(f func(model.ToolCall, contract.CallMeta)) {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	tt.onCall = f
@@ -75,7 +75,7 @@ func (tt *Tools) Offer(ctx context.Context, agent string, narrowed *[]string) ([
 }
 
 // Call answers call with its input, after Hold's gate.
-func (tt *Tools) Call(ctx context.Context, agent string, call model.ToolCall, meta harness.CallMeta) (string, bool) {
+func (tt *Tools) Call(ctx context.Context, agent string, call model.ToolCall, meta contract.CallMeta) (string, bool) {
 	tt.mu.Lock()
 	tt.made[call.ID]++
 	gate, onCall := tt.gate, tt.onCall

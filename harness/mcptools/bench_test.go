@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -16,7 +16,7 @@ func benchTurns(b *testing.B) (*turns, *Tools, *mcpServer, *mcpServer) {
 	web := newMCPServer(b, "web", serverOpts{calls: []string{"fetch"}})
 	home := b.TempDir()
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url(), "LNK_TOOL_WEB": web.url()}}
-	tl, err := New(Config{Env: e.get, Paths: pathsAt(home)})
+	tl, err := New(Config{Env: e.get, ToolLists: toolListsAt(home)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func BenchmarkCallMemoryCold(b *testing.B) {
 func benchCall(b *testing.B, tl *Tools, cold bool) {
 	ctx := b.Context()
 	call := model.ToolCall{ID: "c", Name: "memory__search", Input: `{"q":"x"}`}
-	meta := harness.CallMeta{Thread: "telegram:1"}
+	meta := contract.CallMeta{Thread: "telegram:1"}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if cold {

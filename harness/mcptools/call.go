@@ -11,7 +11,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/internal/redact"
 	"github.com/lnk-dev/link/model"
 )
@@ -25,16 +24,17 @@ const (
 	MetaSpec   = "link.local/spec"   // the called tool's table of the agent's spec
 )
 
-// maxAnswerText bounds the text made of one answer: past the most the
-// harness keeps (harness.MaxToolAnswer), which cuts it, saying so.
-const maxAnswerText = 2 * harness.MaxToolAnswer
+// maxAnswerText bounds the text made of one answer: twice the most the
+// harness keeps (harness.MaxToolAnswer, 32 KiB), which cuts it, saying so
+// (TestBoundsMatchHarness holds the two together).
+const maxAnswerText = 64 << 10
 
 // Call makes one call of agent's, answering its text and whether it
 // failed. A call to a tool the conversation isn't offered (not one of the
 // agent's, or narrowed away) is answered as one there isn't and never
 // made; a tool that can't be started is answered as unavailable. The
 // call carries meta in its _meta (MetaThread and the rest).
-func (t *Tools) Call(ctx context.Context, agent string, c model.ToolCall, meta harness.CallMeta) (string, bool) {
+func (t *Tools) Call(ctx context.Context, agent string, c model.ToolCall, meta contract.CallMeta) (string, bool) {
 	a, srv := t.prepare(ctx, agent)
 	tool, callName, ok := strings.Cut(c.Name, "__")
 	target, found := serverNamed(srv, tool)
@@ -93,7 +93,7 @@ func (l listing) has(name string) bool {
 // server no longer has (it said so before taking the call) is started
 // again and the call made there, once: a call the server may have taken
 // is never made twice.
-func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv server, meta harness.CallMeta, params *mcp.CallToolParams) (*mcp.CallToolResult, string) {
+func (t *Tools) call(ctx context.Context, agent string, a *agentTools, srv server, meta contract.CallMeta, params *mcp.CallToolParams) (*mcp.CallToolResult, string) {
 	name := offered(srv.name, params.Name)
 	for try := 0; ; try++ {
 		s, err := t.acquire(ctx, agent, a, srv, meta.Thread)
@@ -179,7 +179,7 @@ func hasTool(offer []model.Tool, name string) bool {
 // callMeta is a call's _meta: the conversation, the hops, the tools it
 // has this turn, its model, and, when the message's firing gave the
 // tools, the called tool's table of the spec.
-func callMeta(tool string, offer []model.Tool, meta harness.CallMeta) mcp.Meta {
+func callMeta(tool string, offer []model.Tool, meta contract.CallMeta) mcp.Meta {
 	names := make([]string, len(offer))
 	for i, o := range offer {
 		names[i] = o.Name

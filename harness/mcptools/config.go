@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
-
-	"github.com/lnk-dev/link/store"
 )
 
-// Config is what a Tools is made of. Env and Paths are needed; the rest
+// Config is what a Tools is made of. Env and ToolLists are needed; the rest
 // have defaults.
 type Config struct {
 	// Env is the environment of agent's tools: the variables naming its
@@ -18,8 +16,9 @@ type Config struct {
 	// turn; only cmd knows where it comes from (the process's own, for
 	// a process of one agent).
 	Env func(agent string) map[string]string
-	// Paths gives agent's paths: its tool-lists.json is Paths.ToolLists.
-	Paths func(agent string) (store.Paths, error)
+	// ToolLists gives the path of agent's tool-lists.json
+	// (store.Paths.ToolLists).
+	ToolLists func(agent string) (string, error)
 	// HTTPClient carries every session; nil is a client of its own, with
 	// no timeout of its own (a call lasts as long as its turn lets it).
 	// Either way an answer given as one JSON body is read at most 16 MiB.
@@ -84,8 +83,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.Env == nil:
 		return errors.New("tools config: no environment")
-	case c.Paths == nil:
-		return errors.New("tools config: no paths")
+	case c.ToolLists == nil:
+		return errors.New("tools config: no tool-lists.json path")
 	}
 	if c.HTTPClient == nil {
 		c.HTTPClient = &http.Client{}

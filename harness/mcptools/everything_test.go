@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -120,7 +120,7 @@ func TestEverything(t *testing.T) {
 	if words := joined(tt.Instructions(agent, offer)); !strings.HasPrefix(words, "## everything\n\n") || len(words) > len("## everything\n\n")+MaxInstructions {
 		t.Fatalf("instructions: %q", words)
 	}
-	meta := harness.CallMeta{Thread: "telegram:7", Hops: 1, Model: "ollama/qwen3:8b"}
+	meta := contract.CallMeta{Thread: "telegram:7", Hops: 1, Model: "ollama/qwen3:8b"}
 	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "everything__echo", Input: `{"message":"hello from Link"}`}, meta)
 	if failed || text != "Echo: hello from Link" {
 		t.Fatalf("echo: %q, %v", text, failed)

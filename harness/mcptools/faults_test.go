@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
@@ -62,7 +61,7 @@ func TestHangOnStart(t *testing.T) {
 		t.Fatalf("asked again at once (%d requests, %d before)", slow.requests(), asked)
 	}
 	// A call to it is answered as one there isn't: it was never offered.
-	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "slow__x", Input: "{}"}, harness.CallMeta{Thread: "telegram:1"})
+	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "slow__x", Input: "{}"}, contract.CallMeta{Thread: "telegram:1"})
 	if !failed || !strings.Contains(text, "unavailable") && text != noSuchTool("slow__x") {
 		t.Fatalf("call to a hanging tool: %q, %v", text, failed)
 	}
@@ -103,7 +102,7 @@ func TestDiesAfterListing(t *testing.T) {
 		t.Fatalf("offered %v after the tools died, want %v", names(again), names(first))
 	}
 	for _, name := range []string{"memory__search", "web__fetch"} {
-		text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: name, Input: "{}"}, harness.CallMeta{Thread: "telegram:1"})
+		text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: name, Input: "{}"}, contract.CallMeta{Thread: "telegram:1"})
 		tool, _, _ := strings.Cut(name, "__")
 		if !failed || !strings.HasPrefix(text, "The tool "+tool+" is unavailable: ") {
 			t.Errorf("call %s to a dead tool: %q, %v", name, text, failed)
@@ -247,11 +246,11 @@ func TestListsFile(t *testing.T) {
 
 // homeOf is the home a test's Tools keeps its files in.
 func (t *Tools) homeOf(tb testing.TB) string {
-	p, err := t.cfg.Paths(agent)
+	path, err := t.cfg.ToolLists(agent)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return strings.TrimSuffix(p.Root, "/agents/"+agent)
+	return strings.TrimSuffix(path, "/agents/"+agent+"/tool-lists.json")
 }
 
 func FuzzParseLists(f *testing.F) {
@@ -290,7 +289,7 @@ func TestSessionForgotten(t *testing.T) {
 	e := &env{vars: map[string]string{"LNK_MEMORY": mem.url()}}
 	tt := newTools(t, t.TempDir(), e)
 	ctx := testCtx(t)
-	call := harness.CallMeta{Thread: "telegram:1"}
+	call := contract.CallMeta{Thread: "telegram:1"}
 	if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "memory__search", Input: "{}"}, call); failed {
 		t.Fatal(text)
 	}
@@ -315,7 +314,7 @@ func TestOneStartForARound(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _, _ := web.counts()
-	meta := harness.CallMeta{Thread: "telegram:1"}
+	meta := contract.CallMeta{Thread: "telegram:1"}
 	done := make(chan string, 8)
 	for i := range 8 {
 		go func() {
@@ -382,7 +381,7 @@ func TestCloseMidCall(t *testing.T) {
 	ctx := testCtx(t)
 	answered := make(chan string, 1)
 	go func() {
-		text, _ := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "web__block", Input: "{}"}, harness.CallMeta{Thread: "telegram:1"})
+		text, _ := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "web__block", Input: "{}"}, contract.CallMeta{Thread: "telegram:1"})
 		answered <- text
 	}()
 	select {
@@ -409,7 +408,7 @@ func TestCloseMidCall(t *testing.T) {
 		t.Fatal("the call stopped by Close never returned")
 	}
 	// A Tools closed starts nothing more.
-	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "2", Name: "web__block", Input: "{}"}, harness.CallMeta{Thread: "telegram:2"})
+	text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "2", Name: "web__block", Input: "{}"}, contract.CallMeta{Thread: "telegram:2"})
 	if !failed || !strings.Contains(text, errClosed.Error()) {
 		t.Fatalf("a call after Close: %q, %v", text, failed)
 	}

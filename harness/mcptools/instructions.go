@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -14,17 +13,17 @@ import (
 // for the tools offered alone: a conversation narrowed to none of a
 // tool's calls has none of its words. A tool listed only in
 // tool-lists.json (one that failed to start) is described as it was.
-func (t *Tools) Instructions(agent string, offer []model.Tool) []prompt.ToolText {
+func (t *Tools) Instructions(agent string, offer []model.Tool) []model.ToolText {
 	a := t.agent(agent)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	var out []prompt.ToolText
+	var out []model.ToolText
 	for _, s := range a.current {
 		l, ok := a.listingOf(s)
 		if !ok || l.Instructions == "" || !offers(offer, s.name) {
 			continue
 		}
-		out = append(out, prompt.ToolText{Tool: s.name, Text: l.Instructions})
+		out = append(out, model.ToolText{Tool: s.name, Text: l.Instructions})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
 	return out

@@ -44,10 +44,7 @@ func harnessProcess(mode string) int {
 		}
 	}
 	home := env[helperHome]
-	tl, err := New(Config{
-		Env:   func(string) map[string]string { return env },
-		Paths: func(agent string) (store.Paths, error) { return store.For(home, agent) },
-	})
+	tl, err := ForHome(home, env, nil)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

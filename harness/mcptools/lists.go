@@ -15,7 +15,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/internal/fsx"
 )
 
@@ -43,8 +42,10 @@ type listsFile struct {
 
 // Bounds of what a tool lists and of tool-lists.json.
 const (
-	// MaxInstructions bounds the instructions kept of one tool's server.
-	MaxInstructions = prompt.MaxToolText
+	// MaxInstructions bounds the instructions kept of one tool's server:
+	// the most the prompt says of one (prompt.MaxToolText;
+	// TestBoundsMatchHarness holds the two together).
+	MaxInstructions = 2 << 10
 	// maxCalls bounds the calls kept of one tool.
 	maxCalls = 512
 	// maxListsFile bounds what is read of tool-lists.json.

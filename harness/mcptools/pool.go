@@ -336,9 +336,9 @@ func (t *Tools) persist(ctx context.Context, agent string, a *agentTools) {
 	if same {
 		return
 	}
-	p, err := t.cfg.Paths(agent)
+	path, err := t.cfg.ToolLists(agent)
 	if err == nil {
-		err = writeLists(context.WithoutCancel(ctx), p.ToolLists(), b)
+		err = writeLists(context.WithoutCancel(ctx), path, b)
 	}
 	if err != nil {
 		t.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep tool-lists.json", slog.String("agent", agent), slog.String("err", err.Error()))

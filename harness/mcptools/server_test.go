@@ -266,16 +266,19 @@ func (e *env) set(k, v string) {
 }
 
 // pathsAt gives each agent's paths under home.
-func pathsAt(home string) func(string) (store.Paths, error) {
-	return func(agent string) (store.Paths, error) { return store.For(home, agent) }
+func toolListsAt(home string) func(string) (string, error) {
+	return func(agent string) (string, error) {
+		p, err := store.For(home, agent)
+		return p.ToolLists(), err
+	}
 }
 
 // newTools makes a Tools of vars for agents at home, closed with the test.
 func newTools(t *testing.T, home string, e *env, edit ...func(*Config)) *Tools {
 	t.Helper()
 	cfg := Config{
-		Env:   e.get,
-		Paths: pathsAt(home),
+		Env:       e.get,
+		ToolLists: toolListsAt(home),
 	}
 	for _, f := range edit {
 		f(&cfg)

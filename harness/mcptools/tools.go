@@ -2,16 +2,17 @@ package mcptools
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sort"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
-	"github.com/lnk-dev/link/store"
 )
 
 // Tools reaches agents' tools over MCP: harness.Tools, with the tools
@@ -32,11 +33,6 @@ type Tools struct {
 	calls   sync.WaitGroup          // calls in flight, added under mu before Close
 	closing sync.WaitGroup          // sessions closing in the background
 }
-
-var (
-	_ harness.Tools      = (*Tools)(nil)
-	_ harness.Instructor = (*Tools)(nil)
-)
 
 // agentTools is one agent's tools in this process.
 type agentTools struct {
@@ -112,12 +108,12 @@ func (t *Tools) prepare(ctx context.Context, agent string) (*agentTools, []serve
 // readFile reads agent's tool-lists.json, once: a file that can't be
 // read is as none, and is written again when a list is made.
 func (t *Tools) readFile(ctx context.Context, agent string, a *agentTools) {
-	p, err := t.cfg.Paths(agent)
+	path, err := t.cfg.ToolLists(agent)
 	if err != nil {
 		t.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "find tool-lists.json", slog.String("agent", agent), slog.String("err", err.Error()))
 		return
 	}
-	lists, b, err := readLists(ctx, p.ToolLists())
+	lists, b, err := readLists(ctx, path)
 	if err != nil {
 		t.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "read tool-lists.json", slog.String("agent", agent), slog.String("err", err.Error()))
 		if ctx.Err() != nil {
@@ -213,12 +209,27 @@ func (a *agentTools) offer(srv []server, narrowed *[]string) []model.Tool {
 
 // ForHome is New for a program's agents under home: every agent's
 // tools are those env names (the process's own environment, for a
-// program of one agent), and its paths store.For(home, agent)'s. Link
-// Harness's serve and the hub's adapter make their tools so.
+// program of one agent), and its tool-lists.json is in its folder,
+// <home>/agents/<agent>, where store.For places it (TestForHomeToolLists
+// holds the two together; this package doesn't link the store, so the
+// hub's adapter doesn't). Link Harness's serve and the hub's adapter
+// make their tools so.
 func ForHome(home string, env map[string]string, logger *slog.Logger) (*Tools, error) {
+	if home == "" {
+		return nil, errors.New("tools: no home folder")
+	}
+	abs, err := filepath.Abs(home)
+	if err != nil {
+		return nil, fmt.Errorf("tools: %w", err)
+	}
 	return New(Config{
-		Env:    func(string) map[string]string { return env },
-		Paths:  func(agent string) (store.Paths, error) { return store.For(home, agent) },
+		Env: func(string) map[string]string { return env },
+		ToolLists: func(agent string) (string, error) {
+			if err := contract.CheckAgentName(agent); err != nil {
+				return "", err
+			}
+			return filepath.Join(abs, "agents", agent, "tool-lists.json"), nil
+		},
 		Logger: logger,
 	})
 }

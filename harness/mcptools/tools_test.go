@@ -7,8 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnk-dev/link/harness"
-	"github.com/lnk-dev/link/harness/prompt"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/model"
 )
 
@@ -118,7 +117,7 @@ func TestNarrowing(t *testing.T) {
 	if len(none) != 0 {
 		t.Fatalf("narrowed to none, offered %v", names(none))
 	}
-	meta := harness.CallMeta{Thread: "telegram:1", Tools: narrowed}
+	meta := contract.CallMeta{Thread: "telegram:1", Tools: narrowed}
 	for _, name := range []string{"web__fetch", "memory__read", "nothing__at_all", "memory__nothing", "memory_search", "__search"} {
 		text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "c", Name: name, Input: "{}"}, meta)
 		if !failed || text != noSuchTool(name) {
@@ -147,7 +146,7 @@ func TestCallMeta(t *testing.T) {
 	tt := newTools(t, t.TempDir(), e)
 	ctx := testCtx(t)
 	narrowed := &[]string{"web__fetch", "memory__search"}
-	meta := harness.CallMeta{
+	meta := contract.CallMeta{
 		Thread: "slack:C1.2", Hops: 3, Tools: narrowed, Model: "anthropic/claude-test",
 		Specs: map[string]json.RawMessage{"web": json.RawMessage(`{"max_bytes":100}`), "memory": json.RawMessage(`{"k":1}`)},
 	}
@@ -186,7 +185,7 @@ func TestCallAnswers(t *testing.T) {
 	e := &env{vars: map[string]string{"LNK_TOOL_WEB": web.url()}}
 	tt := newTools(t, t.TempDir(), e)
 	ctx := testCtx(t)
-	meta := harness.CallMeta{Thread: "telegram:1"}
+	meta := contract.CallMeta{Thread: "telegram:1"}
 	for _, in := range []string{"[1]", "null", "{", `"x"`} {
 		text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "1", Name: "web__fail", Input: in}, meta)
 		if !failed || !strings.Contains(text, "not a JSON object") {
@@ -243,7 +242,7 @@ func TestSessions(t *testing.T) {
 	}
 	call := func(thread, name string) {
 		t.Helper()
-		if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "x", Name: name, Input: "{}"}, harness.CallMeta{Thread: thread}); failed {
+		if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "x", Name: name, Input: "{}"}, contract.CallMeta{Thread: thread}); failed {
 			t.Fatalf("%s: %s", name, text)
 		}
 	}
@@ -287,7 +286,7 @@ func TestKeepSessionLimits(t *testing.T) {
 	ctx := testCtx(t)
 	call := func() {
 		t.Helper()
-		if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "x", Name: "memory__search", Input: "{}"}, harness.CallMeta{Thread: "telegram:1"}); failed {
+		if text, failed := tt.Call(ctx, agent, model.ToolCall{ID: "x", Name: "memory__search", Input: "{}"}, contract.CallMeta{Thread: "telegram:1"}); failed {
 			t.Fatal(text)
 		}
 	}
@@ -321,7 +320,7 @@ func TestKeepSessionLimits(t *testing.T) {
 
 // joined is tools' own instructions as a test compares them: each under
 // its name, in order.
-func joined(texts []prompt.ToolText) string {
+func joined(texts []model.ToolText) string {
 	var parts []string
 	for _, t := range texts {
 		parts = append(parts, "## "+t.Tool+"\n\n"+t.Text)

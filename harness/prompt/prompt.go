@@ -36,7 +36,7 @@ type Turn struct {
 	Model string
 	// Tools are the own instructions of the tools this turn offers (MCP's
 	// initialize answer), each as kept beside its listing.
-	Tools []ToolText
+	Tools []model.ToolText
 	// Environment is the agent's environment, read at its first prompt
 	// here and kept: later ones are told the same.
 	Environment Env
@@ -44,12 +44,6 @@ type Turn struct {
 	// its time in; "" or "Local" names none.
 	Zone     string
 	Settings Settings
-}
-
-// ToolText is one tool's own instructions, as its server gave them.
-type ToolText struct {
-	Tool string // its name: memory
-	Text string
 }
 
 // Env is where the agent works: the environment section's facts.
@@ -275,8 +269,8 @@ func startsRune(b byte) bool { return b&0xC0 != 0x80 }
 // tools is the tools section: each tool's own words under its name,
 // sorted by name, each held to MaxToolText; past max, whole tools are
 // left out (list).
-func tools(texts []ToolText, max int) string {
-	sorted := make([]ToolText, 0, len(texts))
+func tools(texts []model.ToolText, max int) string {
+	sorted := make([]model.ToolText, 0, len(texts))
 	for _, t := range texts {
 		if t.Tool != "" && strings.TrimSpace(t.Text) != "" {
 			sorted = append(sorted, t)

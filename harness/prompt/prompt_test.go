@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/home"
 )
@@ -36,7 +37,7 @@ func sampleTurn() Turn {
 	return Turn{
 		Agent: "main",
 		Model: "anthropic/claude-opus-5-5",
-		Tools: []ToolText{
+		Tools: []model.ToolText{
 			{Tool: "web", Text: "Fetch a page before you quote it."},
 			{Tool: "memory", Text: "Search before you say you don't know.\nRemember what Grace asks you to."},
 			{Tool: "run", Text: "  "}, // says nothing
