@@ -19,14 +19,6 @@ import (
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
-// The program links neither SQLite nor Cloud Storage: it runs them in
-// their plugins, behind the store bridge (spec: "A conversation kept by
-// another driver than the spec's runs that driver in Link harness's
-// sandbox").
-func TestLinksNoPlugin(t *testing.T) {
-	driverstest.LinksNoPlugin(t, driverstest.Module+"/cmd/lnk-link-harness", "modernc.org/sqlite")
-}
-
 // childOf finds the one process whose parent is pid (Linux's /proc).
 func childOf(t *testing.T, pid int) int {
 	t.Helper()

@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/lnk-dev/link/cmd/internal/drivers"
@@ -55,30 +53,4 @@ func Build(t testing.TB, pkgs ...string) (dir string) {
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return dir
-}
-
-// PluginsOnly are what a program that runs drivers in their plugins must
-// not link: the drivers run there, and Cloud Storage's SDK, which only
-// its driver needs.
-var PluginsOnly = []string{Module + "/store/sqlite", Module + "/store/gcs", "cloud.google.com/go/storage"}
-
-// LinksNoPlugin fails t if the program pkg links any of PluginsOnly, or
-// of more: go list of its own dependencies, not its tests'.
-func LinksNoPlugin(t testing.TB, pkg string, more ...string) {
-	t.Helper()
-	out, err := exec.Command(GoTool(), "list", "-deps", pkg).Output()
-	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
-	}
-	deps := strings.Fields(string(out))
-	if !slices.Contains(deps, Module+"/store") {
-		t.Fatalf("go list -deps %s gave %d packages, without %s/store", pkg, len(deps), Module)
-	}
-	for _, d := range deps {
-		for _, bad := range append(PluginsOnly, more...) {
-			if d == bad || strings.HasPrefix(d, bad+"/") {
-				t.Errorf("%s links %s: run that driver in its plugin, behind the store bridge (cmd/internal/drivers)", pkg, d)
-			}
-		}
-	}
 }
