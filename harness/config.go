@@ -23,6 +23,10 @@ type Settings struct {
 	Model string
 	// Aliases are the spec's [model.aliases]: a short name to a model's.
 	Aliases map[string]string
+	// Fallbacks are the models a round goes to, in order, when the
+	// conversation's fails past its retries ([model] fallbacks): names
+	// or aliases, each sent its own instructions in the first's place.
+	Fallbacks []string
 	// Conversations is how a new conversation is kept ([storage]
 	// conversations): log, compact or a driver's name; "" is log.
 	Conversations string

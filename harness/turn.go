@@ -226,27 +226,58 @@ func (t *turn) renew(ctx context.Context) (stop func()) {
 // round asks the model once and stores its answer: the text streams to
 // the caller as it comes, up to the bridge's limit, where the answer is
 // cut and the turn ends. With choice none, calls the model makes anyway
-// are not kept.
+// are not kept. A model that fails before any of its answer streamed
+// hands the round to the next of the settings' fallbacks (fallback.go).
 func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event, bool, error) {
-	name := t.modelName()
-	if name == "" {
+	first := t.modelName()
+	if first == "" {
 		return t.failed(ctx, errors.New("no model is set for this agent: set its model, or send one with the message"))
-	}
-	route, err := t.h.cfg.Route(name)
-	if err != nil {
-		return t.failed(ctx, err)
-	}
-	prov, err := t.h.cfg.Provider(route)
-	if err != nil {
-		return t.failed(ctx, err)
 	}
 	if err := t.offer(ctx); err != nil {
 		return store.Event{}, false, err
 	}
+	names := t.models(first)
+	for i := 0; ; i++ {
+		r, err := t.try(ctx, names[i], choice)
+		var mf modelFailed
+		switch {
+		case err == nil:
+			return t.answered(ctx, r, choice)
+		case !errors.As(err, &mf):
+			return store.Event{}, false, err
+		case i == len(names)-1 || !mf.fallsBack() || ctx.Err() != nil:
+			return t.failed(ctx, mf.err)
+		}
+		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "a model failed: its fallback asked", slog.String("thread", t.c.thread), slog.String("model", names[i]), slog.String("fallback", names[i+1]), slog.String("err", mf.err.Error()))
+	}
+}
+
+// reply is one model's reply to a round's request.
+type reply struct {
+	resp   model.Response
+	name   string
+	route  model.Route
+	req    model.Request
+	seen   int64 // the last event read when it was asked
+	capped bool
+}
+
+// try asks model name for the round's answer, its request made from the
+// window with the model's own instructions, streaming the text as it
+// comes. A failure of the model's is a modelFailed.
+func (t *turn) try(ctx context.Context, name string, choice model.ToolChoice) (reply, error) {
+	route, err := t.h.cfg.Route(name)
+	if err != nil {
+		return reply{}, modelFailed{err: err}
+	}
+	prov, err := t.h.cfg.Provider(route)
+	if err != nil {
+		return reply{}, modelFailed{err: err}
+	}
 	takes := func(m model.Modality) bool { return model.Takes(name, m, t.h.cfg.Inputs) }
 	system, err := t.system(ctx, name, t.tools.tools) // system.go
 	if err != nil {
-		return store.Event{}, false, err
+		return reply{}, err
 	}
 	t.prov, t.route = prov, route
 	req := t.request(ctx, name, route, prov, system, t.tools.tools, choice, takes) // window_turn.go
@@ -277,26 +308,31 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 	case capped:
 		resp = model.Response{Text: string(streamed) + cutNote, Model: name, Provider: route.Provider, Latency: time.Since(began), StopReason: model.StopMaxTokens}
 	case t.end.wasAsked():
-		return store.Event{}, false, errStopped{string(streamed)}
+		return reply{}, errStopped{string(streamed)}
 	case err != nil:
-		return t.failed(ctx, t.tooLong(err, name))
+		return reply{}, modelFailed{err: t.tooLong(err, name), streamed: len(streamed) > 0}
 	}
-	if !capped {
-		t.last = &req // what a summary after the answer continues
+	return reply{resp: resp, name: name, route: route, req: req, seen: seen, capped: capped}, nil
+}
+
+// answered stores a model's reply as the round's answer.
+func (t *turn) answered(ctx context.Context, r reply, choice model.ToolChoice) (store.Event, bool, error) {
+	if !r.capped {
+		t.last = &r.req // what a summary after the answer continues
 	}
 	if choice == model.ToolNone {
-		resp.Calls = nil
+		r.resp.Calls = nil
 	}
-	ev := answerEvent(resp, name, route.Provider)
-	ev.Seen = seen
+	ev := answerEvent(r.resp, r.name, r.route.Provider)
+	ev.Seen = r.seen
 	sent := t.sent
 	ev.Window = &sent
 	var tell appendHook
 	if len(ev.Calls) == 0 {
 		tell = t.hold(ctx) // the answer that ends the turn, held as it's stored
 	}
-	ev, err = t.h.append(ctx, t.c, ev, tell)
-	return ev, capped, err
+	ev, err := t.h.append(ctx, t.c, ev, tell)
+	return ev, r.capped, err
 }
 
 // offer reads the tools the conversation was narrowed to and those of

@@ -24,7 +24,7 @@ import (
 //
 //	{
 //	  "id": "01HZX3K9QF",
-//	  "model": {"name": "anthropic/claude-opus-5-5", "aliases": {"fast": "anthropic/claude-haiku-5"}, "answer": 8192},
+//	  "model": {"name": "anthropic/claude-opus-5-5", "aliases": {"fast": "anthropic/claude-haiku-5"}, "fallbacks": ["openai/gpt-6-luna"], "answer": 8192},
 //	  "storage": {"conversations": "compact"},
 //	  "chat": {"verbose": true},
 //	  "tools": {"timeout": 30},
@@ -43,9 +43,10 @@ import (
 type configFile struct {
 	ID    string `json:"id"`
 	Model struct {
-		Name    string            `json:"name"`
-		Aliases map[string]string `json:"aliases"`
-		Answer  int               `json:"answer"`
+		Name      string            `json:"name"`
+		Aliases   map[string]string `json:"aliases"`
+		Fallbacks []string          `json:"fallbacks"`
+		Answer    int               `json:"answer"`
 	} `json:"model"`
 	Storage struct {
 		Conversations string `json:"conversations"`
@@ -205,6 +206,11 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 			return harness.Settings{}, fmt.Errorf("config.json: storage: %w", err)
 		}
 	}
+	for i, f := range c.Model.Fallbacks {
+		if f == "" {
+			return harness.Settings{}, fmt.Errorf("config.json: model.fallbacks[%d] is empty: name a model or an alias", i)
+		}
+	}
 	if c.Model.Answer < 0 {
 		return harness.Settings{}, fmt.Errorf("config.json: model.answer %d is negative", c.Model.Answer)
 	}
@@ -225,6 +231,7 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 		Connections:   connections(c.Connections),
 		Model:         c.Model.Name,
 		Aliases:       c.Model.Aliases,
+		Fallbacks:     c.Model.Fallbacks,
 		Conversations: c.Storage.Conversations,
 		Verbose:       c.Chat.Verbose,
 		MaxTokens:     c.Model.Answer,

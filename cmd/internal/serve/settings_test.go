@@ -16,7 +16,7 @@ import (
 )
 
 func TestSettings(t *testing.T) {
-	s, err := ParseSettings([]byte(`{"model":{"name":"anthropic/claude-x","aliases":{"fast":"anthropic/claude-y"},"answer":900},"storage":{"conversations":"compact"},"chat":{"verbose":false},"other":1}`), "")
+	s, err := ParseSettings([]byte(`{"model":{"name":"anthropic/claude-x","aliases":{"fast":"anthropic/claude-y"},"fallbacks":["openai/gpt-6-luna","fast"],"answer":900},"storage":{"conversations":"compact"},"chat":{"verbose":false},"other":1}`), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,6 +24,7 @@ func TestSettings(t *testing.T) {
 	want := harness.Settings{
 		Model:         "anthropic/claude-x",
 		Aliases:       map[string]string{"fast": "anthropic/claude-y"},
+		Fallbacks:     []string{"openai/gpt-6-luna", "fast"},
 		Conversations: "compact",
 		Verbose:       &off,
 		MaxTokens:     900,
@@ -35,7 +36,7 @@ func TestSettings(t *testing.T) {
 	if s, _ := ParseSettings([]byte(`{"model":{"name":"a/b"}}`), "offline"); s.Model != "offline" {
 		t.Fatalf("--model doesn't win: %+v", s)
 	}
-	for _, bad := range []string{`[`, `{"storage":{"conversations":"Bad!"}}`, `{"model":{"answer":-1}}`, `{"model":"x"}`} {
+	for _, bad := range []string{`[`, `{"storage":{"conversations":"Bad!"}}`, `{"model":{"answer":-1}}`, `{"model":"x"}`, `{"model":{"fallbacks":"a/b"}}`, `{"model":{"fallbacks":["a/b",""]}}`} {
 		if _, err := ParseSettings([]byte(bad), ""); err == nil {
 			t.Errorf("accepted %s", bad)
 		}
