@@ -60,6 +60,16 @@ var layers = []struct {
 		m + "harness/...": "Harness Hub serves another program's harness, never Link Harness",
 		m + "store/...":   "the hub keeps no conversation: its harness does, and the hub's own files are its sessions and answers",
 	}},
+	{m + "harness/...", map[string]string{
+		m + "hub/...":    "Link Harness and Harness Hub are two harnesses side by side; neither is built on the other",
+		m + "tools/...":  "Link Harness reaches its tools over MCP (harness/mcptools), never their code",
+		m + "memory/...": "Link Memory is a tool: reached over MCP, never linked",
+		m + "cmd/...":    "only cmd/ wires programs together; the harness takes plain structs",
+	}},
+	{m + "memory/...", map[string]string{
+		m + "harness/...": "Link Memory is a tool of its own, reading conversations through the store",
+		m + "hub/...":     "Link Memory is a tool of its own, reading conversations through the store",
+	}},
 	{m + "harness/mcptools", map[string]string{
 		m + "harness":   "the tools fill the harness's seam (harness.Tools) without linking it, so the hub's adapter, which uses them, doesn't",
 		m + "store/...": "an agent's tool-lists.json is a path it is given, so the hub's adapter links no store",
