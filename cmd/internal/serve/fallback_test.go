@@ -1,16 +1,12 @@
 package serve
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
@@ -58,25 +54,9 @@ func TestFallbackWhenProviderDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: s.URL(), Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := acp.NewClient(ctx, conn, nil)
-	defer c.Close()
-	if _, err := c.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
 	const thread = "link:fallback"
-	if err := c.Resume(ctx, thread); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "anyone there?"}}, nil); err != nil {
-		t.Fatal(err)
-	}
-	events, err := log.Open(p.Chats()).Read(ctx, thread, 1)
+	sayTo(t, s.URL(), key, thread, "anyone there?", nil)
+	events, err := log.Open(p.Chats()).Read(t.Context(), thread, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,6 +98,29 @@ func TestStart(t *testing.T) {
 	}
 }
 
+// sayTo sends text to thread of the harness at url, on a connection of
+// its own, and waits (20 s at most) for its answer.
+func sayTo(t *testing.T, url string, key []byte, thread, text string, meta json.RawMessage) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := acp.NewClient(ctx, conn, nil)
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resume(ctx, thread); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, meta); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // $LNK_LEASE_TTL sets how soon a dead process's turn is taken over; one
 // that isn't a duration is refused before anything listens.
 func TestLeaseTTLFromEnv(t *testing.T) {

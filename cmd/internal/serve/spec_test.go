@@ -9,12 +9,9 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/lnk-dev/link/acp"
-	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
@@ -77,28 +74,8 @@ func TestToolSpecReachesTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	say := func(thread string, meta json.RawMessage) {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-		defer cancel()
-		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: s.URL(), Key: key})
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := acp.NewClient(ctx, conn, nil)
-		defer c.Close()
-		if _, err := c.Initialize(ctx); err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Resume(ctx, thread); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: "fetch it"}}, meta); err != nil {
-			t.Fatal(err)
-		}
-	}
-	say("link:owner", nil)
-	say("link:task", json.RawMessage(`{"link":{"from":"task:t1","tools":["web__fetch"]}}`))
+	sayTo(t, s.URL(), key, "link:owner", "fetch it", nil)
+	sayTo(t, s.URL(), key, "link:task", "fetch it", json.RawMessage(`{"link":{"from":"task:t1","tools":["web__fetch"]}}`))
 	web.mu.Lock()
 	defer web.mu.Unlock()
 	if len(web.metas) != 2 {
