@@ -13,8 +13,9 @@ import (
 
 // The bounds of a call's command.
 const (
-	maxArgs      = 4096      // arguments of a program
-	maxArgsBytes = 256 << 10 // bytes of the program, its arguments, or a shell line
+	maxArgs      = 4096        // arguments of a program
+	maxArgsBytes = 256 << 10   // bytes of the program, its arguments, or a shell line
+	maxArg       = 128<<10 - 1 // bytes of one argument or a shell line: the kernel's most for one (MAX_ARG_STRLEN, its NUL counted)
 )
 
 // CommandIn is run__command's arguments.
@@ -38,9 +39,13 @@ func (in CommandIn) Check() error {
 	case in.Timeout < 0:
 		return errors.New("timeout is seconds, 1 or more")
 	}
-	n := len(in.Shell)
+	n, longest := len(in.Shell), len(in.Shell)
 	for _, a := range in.Command {
 		n += len(a)
+		longest = max(longest, len(a))
+	}
+	if longest > maxArg {
+		return fmt.Errorf("an argument or a shell line is %d bytes, past the %d the kernel gives a program in one (write it to a file of the workspace and run that)", longest, maxArg)
 	}
 	if n > maxArgsBytes {
 		return fmt.Errorf("the command is %d bytes, past the %d a call may send", n, maxArgsBytes)

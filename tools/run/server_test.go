@@ -47,7 +47,9 @@ func TestBadInput(t *testing.T) {
 		{map[string]any{"command": []string{"cat", "a\x00b"}}, "NUL"},
 		{map[string]any{"shell": "cat a\x00b"}, "NUL"},
 		{map[string]any{"shell": "true", "timeout": 61}, "past the agent's ceiling, 60 s"},
-		{map[string]any{"shell": strings.Repeat("x", 300<<10)}, "past the 262144 a call may send"},
+		{map[string]any{"shell": strings.Repeat("x", 300<<10)}, "past the 131071 the kernel gives a program in one"},
+		{map[string]any{"shell": ": " + strings.Repeat("x", 128<<10)}, "past the 131071 the kernel gives a program in one"},
+		{map[string]any{"command": []string{"true", strings.Repeat("x", 100<<10), strings.Repeat("y", 100<<10), strings.Repeat("z", 100<<10)}}, "past the 262144 a call may send"},
 	} {
 		text, failed := call(t, s, c.args)
 		if !failed || !strings.HasPrefix(text, "Refused: ") || !strings.Contains(text, c.want) {
@@ -56,6 +58,10 @@ func TestBadInput(t *testing.T) {
 	}
 	if text, failed := call(t, s, map[string]any{"shell": "echo still"}); failed || !strings.Contains(text, "still") {
 		t.Fatalf("after: %q", text)
+	}
+	// A shell line of the kernel's most for one argument runs.
+	if text, failed := call(t, s, map[string]any{"shell": ": " + strings.Repeat("x", 128<<10-1-2-len("\necho longest")) + "\necho longest"}); failed || !strings.Contains(text, "longest") {
+		t.Fatalf("the longest shell line: %v %.200q", failed, text)
 	}
 	url, _ = serve(t, `{"run": {"timeout": 30, "shell": "bash"}}`)
 	if text, failed := call(t, connect(t, url), map[string]any{"shell": "true"}); !failed || !strings.Contains(text, `unknown field "shell"`) {
