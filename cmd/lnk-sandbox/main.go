@@ -1,4 +1,4 @@
-// Command lnk-sandbox is the trampoline of Link's sandbox
+// Package main is lnk-sandbox, the trampoline of Link's sandbox
 // (tools/sandbox) as a program of its own: lnk run starts it, in new
 // namespaces, for each command it runs; it confines itself (mounts,
 // limits, Landlock, seccomp, no capabilities) and runs the command. It is
