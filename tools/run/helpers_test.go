@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/mcpserve"
 	"github.com/lnk-dev/link/tools/run"
@@ -140,13 +141,7 @@ func running(marker string) int {
 // a pid namespace's processes as its first one ends, not at once.
 func gone(tb testing.TB, marker string) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for running(marker) > 0 {
-		if time.Now().After(deadline) {
-			tb.Fatalf("%d processes of %q left behind", running(marker), marker)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.For(tb, 10*time.Second, "no process of "+marker+" left behind", func() bool { return running(marker) == 0 })
 }
 
 // startHelper starts the test binary as a run server of a new home, its

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/harness/harnesstest"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/mcpserve"
@@ -183,14 +184,8 @@ func TestBackgroundServerKilled(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(p.Files(), "gate"), nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(30 * time.Second)
 	for _, id := range gated {
-		for !exists(filepath.Join(p.Root, "run", id, "end.json")) {
-			if time.Now().After(deadline) {
-				t.Fatalf("command %s didn't end, no server running", id)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		testwait.For(t, 30*time.Second, "command "+id+" to end, no server running", func() bool { return exists(filepath.Join(p.Root, "run", id, "end.json")) })
 	}
 
 	cmd, s = startBackgroundHelper(t, home, r)
@@ -198,16 +193,10 @@ func TestBackgroundServerKilled(t *testing.T) {
 	eight(len(through), func(i int) { stop(s, through[i]) })
 	// Nothing waits to be sent: every end recorded reached the harness.
 	outbox := filepath.Join(p.Root, "run", "outbox")
-	for {
+	testwait.For(t, 60*time.Second, "the outbox to be empty", func() bool {
 		left, _ := filepath.Glob(filepath.Join(outbox, "*.json"))
-		if len(left) == 0 {
-			break
-		}
-		if time.Now().After(deadline.Add(30 * time.Second)) {
-			t.Fatalf("%d messages left in the outbox", len(left))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(left) == 0
+	})
 	cmd.Process.Kill()
 	cmd.Wait()
 

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // run__command runs a program with its arguments, and a shell line, in
@@ -157,13 +159,7 @@ func TestServerKilledMidCommand(t *testing.T) {
 		_, err := s.CallTool(t.Context(), &mcp.CallToolParams{Name: "command", Arguments: map[string]any{"shell": "sleep 987654 & sleep 987655"}})
 		done <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for running("987655") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the command never started")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "the command to start", func() bool { return running("987655") > 0 })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
 	gone(t, "987654")

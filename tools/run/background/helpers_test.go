@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestMain makes the test binary a supervisor when started as one, as
@@ -116,13 +118,7 @@ func start(t *testing.T, m *Manager, line string) Info {
 // for.
 func waitFor(t *testing.T, d time.Duration, cond func() bool, what string) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, d, what, cond)
 }
 
 // alive says whether process pid runs (a zombie doesn't).
