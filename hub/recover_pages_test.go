@@ -21,24 +21,15 @@ import (
 // bridge's 16 MiB bound: every answer exactly once, none lost, single
 // phase and two-phase.
 func TestRecoverPages(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		n, size  int
-		twoPhase bool
-	}{
-		{"40x500KB single", 40, 500 << 10, false},
-		{"40x500KB two-phase", 40, 500 << 10, true},
-		{"2x9MiB single", 2, 9 << 20, false},
-		{"2x9MiB two-phase", 2, 9 << 20, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range recoverytest.PileUps {
+		t.Run(c.Name, func(t *testing.T) {
 			// The file as the hub writes it, written once.
 			path := filepath.Join(t.TempDir(), "answers.json")
-			doc := answersDoc{Next: c.n}
+			doc := answersDoc{Next: c.N}
 			want := map[string]string{}
-			for i := range c.n {
+			for i := range c.N {
 				thread := fmt.Sprintf("telegram:%d", i+1)
-				text := fmt.Sprintf("answer %d <%s>", i+1, strings.Repeat(string(rune('a'+i%26)), c.size))
+				text := recoverytest.Text(i, c.Size)
 				doc.Answers = append(doc.Answers, contract.RecoveredAnswer{ID: hubIDPrefix + strconv.Itoa(i+1), Thread: thread, Text: text})
 				want[thread] = text
 			}
@@ -50,14 +41,14 @@ func TestRecoverPages(t *testing.T) {
 				t.Fatal(err)
 			}
 			r := newRig(t, nil, func(cfg *Config) { cfg.Answers = path })
-			d, err := recoverytest.Drain(t.Context(), endpoint.DialOptions{URL: r.url, Key: r.key, Agent: "main"}, c.twoPhase)
+			d, err := recoverytest.Drain(t.Context(), endpoint.DialOptions{URL: r.url, Key: r.key, Agent: "main"}, c.TwoPhase)
 			t.Logf("%d pages, the largest result %d bytes (a frame is %d)", d.Pages, d.Largest, recoverytest.BridgeRead)
 			got, pages := d.Got, d.Pages
 			if err != nil {
-				t.Fatalf("after %d pages: %v; of %d answers kept, %d handed over, %d left: %d lost", pages, err, c.n, len(got), r.keptCount(), c.n-len(got)-r.keptCount())
+				t.Fatalf("after %d pages: %v; of %d answers kept, %d handed over, %d left: %d lost", pages, err, c.N, len(got), r.keptCount(), c.N-len(got)-r.keptCount())
 			}
 			if pages < 2 {
-				t.Errorf("%d pages; %d answers of %d bytes don't fit in one", pages, c.n, c.size)
+				t.Errorf("%d pages; %d answers of %d bytes don't fit in one", pages, c.N, c.Size)
 			}
 			recoverytest.WantAllOnce(t, want, got)
 			if n := r.keptCount(); n != 0 {

@@ -2,7 +2,6 @@ package serve
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -19,17 +18,8 @@ import (
 // bridge's 16 MiB bound: every answer exactly once, none lost, single
 // phase and two-phase.
 func TestRecoverPages(t *testing.T) {
-	for _, c := range []struct {
-		name     string
-		n, size  int
-		twoPhase bool
-	}{
-		{"40x500KB single", 40, 500 << 10, false},
-		{"40x500KB two-phase", 40, 500 << 10, true},
-		{"2x9MiB single", 2, 9 << 20, false},
-		{"2x9MiB two-phase", 2, 9 << 20, true},
-	} {
-		t.Run(c.name, func(t *testing.T) {
+	for _, c := range recoverytest.PileUps {
+		t.Run(c.Name, func(t *testing.T) {
 			home := t.TempDir()
 			p, err := store.For(home, contract.DefaultAgent)
 			if err != nil {
@@ -37,23 +27,23 @@ func TestRecoverPages(t *testing.T) {
 			}
 			f := &delivery.Answers{Paths: p}
 			want := map[string]string{}
-			for i := range c.n {
+			for i := range c.N {
 				thread := fmt.Sprintf("telegram:%d", i+1)
-				text := fmt.Sprintf("answer %d <%s>", i+1, strings.Repeat(string(rune('a'+i%26)), c.size))
+				text := recoverytest.Text(i, c.Size)
 				if _, err := f.Keep(t.Context(), thread, text, time.Now(), 0); err != nil {
 					t.Fatal(err)
 				}
 				want[thread] = text
 			}
 			s, _ := startServed(t, func(cfg *Config) { cfg.Home = home })
-			d, err := recoverytest.Drain(t.Context(), endpoint.DialOptions{URL: s.URL(), Key: testKey}, c.twoPhase)
+			d, err := recoverytest.Drain(t.Context(), endpoint.DialOptions{URL: s.URL(), Key: testKey}, c.TwoPhase)
 			t.Logf("%d pages, the largest result %d bytes (a frame is %d)", d.Pages, d.Largest, recoverytest.BridgeRead)
 			if err != nil {
 				left, _ := f.Pending(t.Context())
-				t.Fatalf("after %d pages: %v; of %d answers kept, %d handed over, %d left on disk: %d lost", d.Pages, err, c.n, len(d.Got), len(left), c.n-len(d.Got)-len(left))
+				t.Fatalf("after %d pages: %v; of %d answers kept, %d handed over, %d left on disk: %d lost", d.Pages, err, c.N, len(d.Got), len(left), c.N-len(d.Got)-len(left))
 			}
 			if d.Pages < 2 {
-				t.Errorf("%d pages; %d answers of %d bytes don't fit in one", d.Pages, c.n, c.size)
+				t.Errorf("%d pages; %d answers of %d bytes don't fit in one", d.Pages, c.N, c.Size)
 			}
 			recoverytest.WantAllOnce(t, want, d.Got)
 			if left, err := f.Pending(t.Context()); err != nil || len(left) != 0 {

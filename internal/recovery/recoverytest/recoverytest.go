@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,29 @@ func WantAllOnce(t testing.TB, want map[string]string, got map[string][]string) 
 	if lost > 0 || twice > 0 || len(got) != len(want) {
 		t.Errorf("of %d answers kept, %d lost, %d handed over twice, %d threads handed over", len(want), lost, twice, len(got))
 	}
+}
+
+// PileUp is a case of answers kept past what one message carries: N
+// answers of Size bytes each, asked for single phase or two-phase.
+type PileUp struct {
+	Name     string
+	N, Size  int
+	TwoPhase bool
+}
+
+// PileUps are the cases every keeper of answers is tested at: 40 of
+// 500 KB (one per conversation, as after a bridge was away) and two of
+// 9 MiB, each single phase and two-phase.
+var PileUps = []PileUp{
+	{"40x500KB single", 40, 500 << 10, false},
+	{"40x500KB two-phase", 40, 500 << 10, true},
+	{"2x9MiB single", 2, 9 << 20, false},
+	{"2x9MiB two-phase", 2, 9 << 20, true},
+}
+
+// Text is the i-th (from 0) answer of a pile-up of answers of size
+// bytes: its number, then its letter repeated, between < and > so that
+// JSON escapes what it carries.
+func Text(i, size int) string {
+	return fmt.Sprintf("answer %d <%s>", i+1, strings.Repeat(string(rune('a'+i%26)), size))
 }
