@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/tools/mcpserve/mcptest"
 )
 
 // helperEnv makes the test binary a memory server of the home it names,
@@ -91,31 +91,12 @@ func serve(tb testing.TB) (string, store.Paths) {
 }
 
 // connect is a go-sdk client's session with the server at url.
-func connect(tb testing.TB, url string) *mcp.ClientSession {
-	tb.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
+func connect(tb testing.TB, url string) *mcp.ClientSession { return mcptest.Connect(tb, url) }
 
 // call makes a call, answering its text and whether it failed.
 func call(tb testing.TB, s *mcp.ClientSession, name string, args map[string]any) (string, bool) {
 	tb.Helper()
-	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		tb.Fatalf("%s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return mcptest.Call(tb, s, name, args, nil)
 }
 
 // ok makes a call that must succeed.

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/tools/mcpserve/mcptest"
 )
 
 // serve is the file tool of a new workspace served over Streamable HTTP
@@ -18,29 +20,13 @@ func serve(t *testing.T) (*mcp.ClientSession, string) {
 	w, dir := space(t)
 	srv := httptest.NewServer(Handler(w, Options{}))
 	t.Cleanup(srv.Close)
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s, dir
+	return mcptest.Connect(t, srv.URL), dir
 }
 
 // call makes a call, answering its text and whether it failed.
 func call(t *testing.T, s *mcp.ClientSession, name string, args map[string]any) (string, bool) {
 	t.Helper()
-	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return mcptest.Call(t, s, name, args, nil)
 }
 
 func TestServerCalls(t *testing.T) {

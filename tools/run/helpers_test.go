@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/mcpserve"
+	"github.com/lnk-dev/link/tools/mcpserve/mcptest"
 	"github.com/lnk-dev/link/tools/run"
 	"github.com/lnk-dev/link/tools/run/background"
 	"github.com/lnk-dev/link/tools/sandbox"
@@ -96,32 +97,13 @@ func serve(tb testing.TB, config string) (string, store.Paths) {
 }
 
 // connect is a go-sdk client's session with the server at url.
-func connect(tb testing.TB, url string) *mcp.ClientSession {
-	tb.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
-}
+func connect(tb testing.TB, url string) *mcp.ClientSession { return mcptest.Connect(tb, url) }
 
 // call makes a run__command call, answering its text and whether it
 // failed.
 func call(tb testing.TB, s *mcp.ClientSession, args map[string]any) (string, bool) {
 	tb.Helper()
-	res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "command", Arguments: args})
-	if err != nil {
-		tb.Fatalf("command %v: %v", args, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return mcptest.Call(tb, s, "command", args, nil)
 }
 
 // running counts the processes whose command line holds marker.

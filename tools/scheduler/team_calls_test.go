@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/lnk-dev/link/tools/mcpserve/mcptest"
 )
 
 // teamServer serves t's calls over Streamable HTTP on 127.0.0.1, as the
@@ -22,30 +24,14 @@ func teamServer(tb testing.TB, t *Team) *mcp.ClientSession {
 	AddTeamTools(s, t)
 	h := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 	tb.Cleanup(h.Close)
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: h.URL, DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { cs.Close() })
-	return cs
+	return mcptest.Connect(tb, h.URL)
 }
 
 // call makes one call with meta, answering its text and whether it was
 // refused.
 func call(tb testing.TB, cs *mcp.ClientSession, name string, args any, meta mcp.Meta) (string, bool) {
 	tb.Helper()
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args, Meta: meta})
-	if err != nil {
-		tb.Fatalf("call %s: %v", name, err)
-	}
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String(), res.IsError
+	return mcptest.Call(tb, cs, name, args, meta)
 }
 
 // unsent is a Sender for calls that must send nothing: each of its
