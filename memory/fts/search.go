@@ -169,9 +169,10 @@ func (x *Index) Search(ctx context.Context, q string, n int) ([]memory.Hit, erro
 		return nil, fmt.Errorf("search %q: %w", q, err)
 	}
 	// The notes' chunks are one source's, numbered together: the range
-	// of their ids bounds the full text's read to them.
+	// of their ids (found by the source's unique name) bounds the full
+	// text's read to them.
 	var lo, hi sql.NullInt64
-	if err := db.QueryRowContext(ctx, `SELECT min(c.id), max(c.id) FROM chunks c JOIN sources s ON s.id = c.source WHERE s.kind = ?`, memory.KindNotes).Scan(&lo, &hi); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT min(c.id), max(c.id) FROM chunks c JOIN sources s ON s.id = c.source WHERE s.name = ?`, memory.NotesName).Scan(&lo, &hi); err != nil {
 		return nil, fmt.Errorf("search %q: %w", q, err)
 	}
 	if !lo.Valid {
