@@ -144,16 +144,24 @@ func TestTaskNarrowedThroughHarness(t *testing.T) {
 	narrow, _ := json.Marshal(map[string]any{"link": map[string]any{"from": "task:parent", "tools": []string{"memory__search", "scheduler__start_task"}}})
 	say(t, self, "link:chat", "look into my files", narrow)
 
-	var results []store.Event
+	// The round's results are written as each call ends, in any order:
+	// the refusal is the one answering the call that asked for run.
+	results := map[string]store.Event{}
+	var runCall string
 	for _, e := range events(t, r.home, "link:chat") {
 		if e.Kind == store.KindToolResult {
-			results = append(results, e)
+			results[e.CallID] = e
+		}
+		for _, c := range e.Calls {
+			if strings.Contains(c.Input, "list the files") {
+				runCall = c.ID
+			}
 		}
 	}
-	if len(results) != 3 {
-		t.Fatalf("%d tool results: %+v", len(results), results)
+	if len(results) != 3 || runCall == "" {
+		t.Fatalf("%d tool results: %+v; the call asking for run: %q", len(results), results, runCall)
 	}
-	refusal := fmt.Sprint(results[0])
+	refusal := fmt.Sprint(results[runCall])
 	if !strings.Contains(refusal, "Refused: a task gets its parent's tools or fewer, and this conversation has no tool run__command (it has memory__search, scheduler__start_task)") {
 		t.Fatalf("start_task with run answered %s", refusal)
 	}
