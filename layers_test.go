@@ -87,8 +87,8 @@ var layers = []struct {
 		m + "store/gcs":                              "spec: the same, lnk-gcs",
 		"cloud.google.com/go/storage/...":            "Cloud Storage's SDK, gRPC and auth are only its plugin's: Link Harness stays small and quick to start",
 		"modernc.org/sqlite/...":                     "SQLite is only its driver's plugin's (and memory's index, in lnk)",
-		"github.com/openai/openai-go/...":            "a provider speaks its API over model/sse, without its SDK: the SDKs' package inits cost an idle agent 10 MB (docs/decisions.md, \"Idle memory\")",
-		"github.com/anthropics/anthropic-sdk-go/...": "a provider speaks its API over model/sse, without its SDK (docs/decisions.md, \"Idle memory\")",
+		"github.com/openai/openai-go/...":            "a provider speaks its API over model/sse, without its SDK: the SDKs' package inits cost an idle agent 10 MB (docs/decisions/038-idle-memory.md)",
+		"github.com/anthropics/anthropic-sdk-go/...": "a provider speaks its API over model/sse, without its SDK (docs/decisions/038-idle-memory.md)",
 	}},
 	{m + "cmd/lnk", map[string]string{
 		m + "store/sqlite":                "lnk runs the SQLite driver in its plugin, lnk-sqlite, behind the store bridge",

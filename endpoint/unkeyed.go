@@ -20,8 +20,8 @@ const DefaultMaxUnkeyed = 256
 // its own), then those whose request is under way, then those that got
 // their proof (a bridge's, whose upgrade follows at once): a connection
 // that got its proof is closed only when every other held has one too,
-// the oldest proved first, never the newest (docs/decisions.md, "A
-// proved connection is evicted last").
+// the oldest proved first, never the newest
+// (docs/decisions/049-proved-evicted-last.md).
 type unkeyed struct {
 	max int
 

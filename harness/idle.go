@@ -21,8 +21,8 @@ const idleLeast = 4 << 20
 // turn or task has run for a while. Go keeps the pages its heap grew to
 // for the next turn; an agent idle for minutes or hours between messages
 // needn't hold them: after 200 messages an idle harness held 7 MB of its
-// own where 2 MB were live (docs/decisions.md). A turn after pays a few
-// page faults for what it allocates.
+// own where 2 MB were live (docs/decisions/009-drivers-as-plugins.md).
+// A turn after pays a few page faults for what it allocates.
 type idle struct {
 	after time.Duration // <= 0: never
 	// least is the heap held, in bytes, below which nothing is given

@@ -15,7 +15,7 @@ import (
 // for the answer of the turn it joined, kept for it: the process that
 // told it steered keeps it (cover), whichever process ran that turn and
 // whatever home that process has, since lnk agent chat asks the endpoint
-// it sent to. docs/decisions.md, "A steered message is always covered",
+// it sent to. docs/decisions/044-steered-covered.md
 // says why each step is where it is.
 
 // Watching a steered message: its conversation is read again at once

@@ -16,7 +16,7 @@ const bypassPermissions = "bypassPermissions"
 
 // FirstAllow chooses the first option that allows (allow_once or
 // allow_always), passing over Claude Code's bypassPermissions when
-// another option allows (docs/decisions.md says why); ok is false when
+// another option allows (docs/decisions/029-hub.md says why); ok is false when
 // none allows.
 func FirstAllow(options []PermissionOption) (optionID string, ok bool) {
 	for _, skipBypass := range []bool{true, false} {

@@ -77,7 +77,7 @@ var presetEnv = map[string]map[string]string{
 	// someone says so (its trustedFolders.json, or this variable).
 	// lnk-acp runs it unattended in --dir, every permission it asks
 	// allowed, so that folder is trusted for it: else Link's tools
-	// would never reach it (docs/decisions.md).
+	// would never reach it (docs/decisions/034-hub-real-agents.md).
 	"gemini": {"GEMINI_CLI_TRUST_WORKSPACE": "true"},
 }
 

@@ -106,7 +106,7 @@ func TestRealAgentsTools(t *testing.T) {
 			}
 			for _, p := range all {
 				// The first option that allows; Claude's bypassPermissions
-				// passed over (docs/decisions.md), which none offers here.
+				// passed over (docs/decisions/029-hub.md), which none offers here.
 				want := ""
 				for _, o := range p.options {
 					if (o.Kind == "allow_once" || o.Kind == "allow_always") && o.OptionID != "bypassPermissions" {

@@ -5,7 +5,7 @@
 // images and PDFs as the API takes them, and the cache's ephemeral
 // breakpoints where they keep the prompt cached from one call to the
 // next. It links no SDK: anthropic-sdk-go cost lnk-link-harness 4.4 MB
-// of idle memory (docs/decisions.md, "Idle memory").
+// of idle memory (docs/decisions/038-idle-memory.md).
 //
 // cmd wires it to a model.Route whose Provider is model.ProviderAnthropic:
 //

@@ -6,8 +6,8 @@
 // index; images go as data URLs, audio as input_audio, PDFs as file
 // parts; usage is read from the stream's last chunk, with the cache's
 // share and OpenRouter's usage.cost. It links no SDK: OpenAI's Go SDK
-// cost lnk-link-harness 7.6 MB of idle memory (docs/decisions.md, "Idle
-// memory").
+// cost lnk-link-harness 7.6 MB of idle memory
+// (docs/decisions/038-idle-memory.md).
 //
 // cmd wires it to a model.Route whose Provider is model.ProviderOpenAI,
 // model.ProviderOpenRouter or model.ProviderOllama, or to any compatible

@@ -2,8 +2,7 @@
 // of the wire: a streamed answer's Server-Sent Events read one at a time
 // (Reader), and a JSON request sent with the retries its caller asked for
 // (Post), as the providers' SDKs did before Link spoke the two APIs
-// itself, so lnk-link-harness links no SDK (docs/decisions.md, "Idle
-// memory").
+// itself, so lnk-link-harness links no SDK (docs/decisions/038-idle-memory.md).
 package sse
 
 import (

@@ -235,10 +235,10 @@ func BenchmarkChat(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "events-read/s")
 }
 
-// TestLevel holds the driver to the level docs/decisions.md chose, by its
-// figures: the realistic chat's first 8 folds compress 3.16x at
-// SpeedBestCompression, 3.06x at SpeedBetterCompression, 3.00x at
-// SpeedDefault.
+// TestLevel holds the driver to the level
+// docs/decisions/007-compact-zstd-level.md chose, by its figures: the
+// realistic chat's first 8 folds compress 3.16x at SpeedBestCompression,
+// 3.06x at SpeedBetterCompression, 3.00x at SpeedDefault.
 func TestLevel(t *testing.T) {
 	d := Open(t.TempDir())
 	defer d.Close()

@@ -54,7 +54,7 @@ const (
 )
 
 // Level is the zstd level of frames: klauspost/compress's hardest, about
-// zstd's 11 (docs/decisions.md, "Compact: zstd level").
+// zstd's 11 (docs/decisions/007-compact-zstd-level.md).
 const Level = zstd.SpeedBestCompression
 
 const (

@@ -23,8 +23,8 @@
 // leaves either the file or the caller with it. While its turn runs here,
 // and for Grace after it returned, Recover passes it over; after that, a
 // recover settles it by the event it names. docs/architecture.md draws
-// the same machine; docs/decisions.md ("The answer delivered, or kept")
-// says why each step is where it is.
+// the same machine; docs/decisions/027-answer-held.md and
+// 028-answer-settled.md say why each step is where it is.
 //
 // A pending answer lives in its conversation's answers.json, synced; a
 // sending one in a small file of its own, synced nowhere (a process's

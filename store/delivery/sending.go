@@ -281,8 +281,8 @@ func (a *Answers) Begin(thread string) *Turn { return &Turn{a: a, thread: thread
 // at a retry under another number, so a recover can tell whether the
 // event was stored (Settle). An answer held by an earlier round of the
 // turn is let go once the new one's event is stored: until then it is
-// the one whose event is. Nothing is synced (docs/decisions.md, "The
-// answer delivered, or kept").
+// the one whose event is. Nothing is synced
+// (docs/decisions/028-answer-settled.md).
 func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done bool, err error) {
 	a := t.a
 	id := ""

@@ -19,8 +19,8 @@ import (
 // ext4 keeps no journal, it looks past every inode freed in the last
 // seconds for one to take, up to 0.8 ms of processor apiece where many
 // files come and go (the cold message of lnk measure;
-// docs/decisions.md); with a journal, each waits on it under other
-// processes' syncs.
+// docs/decisions/022-perf-cold-message-syncs.md); with a journal, each
+// waits on it under other processes' syncs.
 
 // SpareFolder is the name of the folder made ahead in the conversations
 // folder; it is made as SpareFolder+"-new" before it is put there. Both

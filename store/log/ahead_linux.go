@@ -37,7 +37,8 @@ const fsTopdirFL = 0x00020000
 // making an inode passes over every inode of its group freed in the
 // last seconds (recently_deleted), so where other programs make and
 // remove many files beside the home (/tmp) each inode made in its group
-// cost up to 0.8 ms of processor (docs/decisions.md). A file system
+// cost up to 0.8 ms of processor (docs/decisions/022-perf-cold-message-syncs.md,
+// 025-perf-cold-message-inodes.md). A file system
 // without the flag, or that refuses it, is left as it is: only where
 // folders go depends on it.
 func spreadFolders(chats string) {

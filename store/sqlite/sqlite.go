@@ -142,8 +142,8 @@ var ErrReplaced = sqlitefile.ErrReplaced
 
 // newConnector is the connector of a pool of connections to the file at
 // path, each checked, before it reads a byte, to be the file Open
-// checked (sqlitefile.Connector: no link followed, docs/decisions.md),
-// then set up by pragmas.
+// checked (sqlitefile.Connector: no link followed,
+// docs/decisions/002-no-link-followed.md), then set up by pragmas.
 func newConnector(path string, checked fs.FileInfo, pragmas ...string) (*sqlitefile.Connector, error) {
 	return sqlitefile.NewConnector(dsn(path), path, checked, pragmas...)
 }

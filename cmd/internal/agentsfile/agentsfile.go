@@ -19,7 +19,7 @@ import (
 )
 
 // Line is one line of an agents file (serve --agents): one agent of
-// the owner, as JSON on one line (docs/decisions.md, "The agents file").
+// the owner, as JSON on one line (docs/agents.md, "The agents file").
 type Line struct {
 	Name    string            `json:"name"`
 	ID      string            `json:"id,omitempty"`
