@@ -33,6 +33,9 @@ type Request struct {
 	replied atomic.Bool
 	charged int64        // bytes of the connection's budget charged while it was read
 	held    atomic.Int64 // bytes Charge kept, given back as it is answered
+	// cancel is closed when the peer sends $/cancel_request naming the
+	// request while it is unanswered; nil for a notification.
+	cancel chan struct{}
 }
 
 // takeCharge is what reading r charged to the connection's budget, now
@@ -103,6 +106,7 @@ func (r *Request) answer(result any) *Message {
 	if r.ID == nil || r.replied.Swap(true) {
 		return nil
 	}
+	r.conn.answered(r)
 	raw, err := rawOf(result)
 	if err != nil {
 		return &Message{ID: r.ID, Error: r.conn.told(ErrorOf(fmt.Errorf("encode result of %s: %w", r.Method, err)))}
@@ -119,6 +123,7 @@ func (r *Request) Fail(ctx context.Context, err error) error {
 	if r.ID == nil || r.replied.Swap(true) {
 		return nil
 	}
+	r.conn.answered(r)
 	return r.conn.send(ctx, &Message{ID: r.ID, Error: r.conn.told(ErrorOf(err))})
 }
 
@@ -138,12 +143,17 @@ type Conn struct {
 
 	mu      sync.Mutex
 	pending map[string]chan *Message
-	done    chan struct{} // closed when Run ends
-	runErr  error
-	life    context.Context // lives while Run reads; writes use it
-	stop    context.CancelFunc
-	started atomic.Bool
-	closing atomic.Bool // Close was called: the read's end is ours
+	// unanswered are the peer's requests not answered yet, by id, for
+	// its $/cancel_request.
+	unanswered map[string]*Request
+	// sendCancels: a call given up on is cancelled ($/cancel_request).
+	sendCancels bool
+	done        chan struct{} // closed when Run ends
+	runErr      error
+	life        context.Context // lives while Run reads; writes use it
+	stop        context.CancelFunc
+	started     atomic.Bool
+	closing     atomic.Bool // Close was called: the read's end is ours
 }
 
 // NewConn makes a peer over f; h handles incoming requests and
@@ -156,7 +166,7 @@ func NewConn(f Framer, h Handler) *Conn {
 		}
 	}
 	life, stop := context.WithCancel(context.Background())
-	return &Conn{f: f, handler: h, ids: new(atomic.Int64), wsem: make(chan struct{}, 1), pending: map[string]chan *Message{}, done: make(chan struct{}), life: life, stop: stop}
+	return &Conn{f: f, handler: h, ids: new(atomic.Int64), wsem: make(chan struct{}, 1), pending: map[string]chan *Message{}, unanswered: map[string]*Request{}, done: make(chan struct{}), life: life, stop: stop}
 }
 
 // SetLogger has what the peer sends wrong (a message that isn't one, a
@@ -273,6 +283,7 @@ func (c *Conn) read(ctx context.Context) error {
 			continue
 		}
 		r := &Request{ID: m.ID, Method: m.Method, Params: m.Params, conn: c, charged: charged}
+		c.track(r)
 		c.handler(ctx, r)
 		c.budget.Give(r.takeCharge())
 	}
@@ -370,6 +381,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		return m.Result, nil
 	case <-ctx.Done():
 		c.forget(id)
+		c.cancelCall(id)
 		return nil, fmt.Errorf("call %s: %w", method, ctx.Err())
 	}
 }

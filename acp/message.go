@@ -19,6 +19,9 @@ const (
 	CodeMethodNotFound = -32601
 	CodeInvalidParams  = -32602 // params that break a rule; the message names it
 	CodeInternalError  = -32603
+	// CodeRequestCancelled answers a request its sender cancelled
+	// ($/cancel_request), ACP's.
+	CodeRequestCancelled = -32800
 )
 
 // Error is a JSON-RPC error object, sent and received as such.

@@ -15,6 +15,14 @@ const (
 	MethodSessionPrompt = "session/prompt"
 	MethodSessionCancel = "session/cancel" // a notification
 	MethodSessionUpdate = "session/update" // a notification, agent to client
+	MethodSessionClose  = "session/close"
+	MethodSessionList   = "session/list"
+	// MethodSetConfigOption sets one of a session's config options (its
+	// model, where the agent offers one of category model).
+	MethodSetConfigOption = "session/set_config_option"
+	// MethodCancelRequest is a notification either side sends to cancel
+	// a request of its own it no longer waits for (its requestId).
+	MethodCancelRequest = "$/cancel_request"
 )
 
 // ProtocolVersion is the ACP version Serve speaks.
@@ -33,6 +41,11 @@ const (
 	UpdateMessageChunk   = "agent_message_chunk"
 	UpdateToolCall       = "tool_call"
 	UpdateToolCallUpdate = "tool_call_update"
+	// Kinds an agent may stream besides: a session's config options, its
+	// title, and the context it uses (usage_update: used, size, cost).
+	UpdateConfigOption = "config_option_update"
+	UpdateSessionInfo  = "session_info_update"
+	UpdateUsage        = "usage_update"
 )
 
 // Statuses of a tool call.
