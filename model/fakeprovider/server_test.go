@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // With nothing scripted, every format echoes the last user text, labelled.
@@ -87,9 +89,7 @@ func TestHangAndClose(t *testing.T) {
 			resp.Body.Close()
 		}
 	}()
-	for len(s.Requests()) < 2 {
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, 5*time.Second, "the second request to reach the fake", func() bool { return len(s.Requests()) >= 2 })
 	closed := make(chan struct{})
 	go func() { s.Close(); close(closed) }()
 	select {
@@ -156,11 +156,11 @@ func TestRun(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, "127.0.0.1:0", out) }()
 	var url string
-	for deadline := time.Now().Add(5 * time.Second); url == "" && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if line, _, ok := strings.Cut(out.String(), "\n"); ok {
-			url = strings.TrimPrefix(line, "fake provider at ")
-		}
-	}
+	testwait.For(t, 5*time.Second, "Run to say its address", func() bool {
+		line, _, ok := strings.Cut(out.String(), "\n")
+		url = strings.TrimPrefix(line, "fake provider at ")
+		return ok
+	})
 	if !strings.HasPrefix(url, "http://127.0.0.1:") || !strings.Contains(out.String(), "OPENAI_BASE_URL="+url+"/v1") {
 		t.Fatalf("Run said %q", out.String())
 	}
