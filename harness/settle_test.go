@@ -7,6 +7,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
@@ -73,13 +74,8 @@ func handedOver(t *testing.T, r *rig, what string, pred func(all []string) bool)
 		}
 		r.Harness.WaitTasks()
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for ask(); !pred(all); ask() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited in vain for %s: handed over %q", what, all)
-		}
-		time.Sleep(20 * time.Millisecond) // a killed process's lease to run out
-	}
+	// Only a killed process's lease running out needs time to pass.
+	testwait.For(t, 10*time.Second, what, func() bool { ask(); return pred(all) })
 	ask()
 	ask()
 	return all

@@ -1,6 +1,7 @@
 package harness_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/harnesstest"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/sqlite"
@@ -108,21 +110,25 @@ func sendAsLnk(ctx context.Context, url, thread, text string, wait time.Duration
 		defer mu.Unlock()
 		return b.String(), false, "", nil
 	}
-	deadline := time.Now().Add(wait)
-	for time.Now().Before(deadline) {
-		all, err := keptFor(ctx, url, thread)
-		if err != nil {
-			return "", true, "", err
+	var kept *contract.RecoveredAnswer
+	waited := testwait.Err(wait, "an answer kept for "+thread, func() bool {
+		var all []contract.RecoveredAnswer
+		if all, err = keptFor(ctx, url, thread); err != nil {
+			return true
 		}
 		for _, k := range all {
 			if !slices.ContainsFunc(before, func(o contract.RecoveredAnswer) bool { return o.ID == k.ID }) {
-				_, err := recoverAt(ctx, url, contract.RecoverParams{Done: []string{k.ID}})
-				return k.Text, true, k.ID, err
+				kept = &k
+				return true
 			}
 		}
-		time.Sleep(50 * time.Millisecond) // lnk agent chat send's pause between asks
+		return false
+	})
+	if err != nil || waited != nil {
+		return "", true, "", cmp.Or(err, waited)
 	}
-	return "", true, "", fmt.Errorf("no answer came within %v", wait)
+	_, err = recoverAt(ctx, url, contract.RecoverParams{Done: []string{kept.ID}})
+	return kept.Text, true, kept.ID, err
 }
 
 func dialAs(ctx context.Context, url, thread string) (*endpoint.ClientConn, error) {

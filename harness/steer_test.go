@@ -11,6 +11,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -194,17 +195,17 @@ func (r *rig) recoverWait(t *testing.T, twoPhase bool, thread string) struct{ ID
 	if twoPhase {
 		params["two_phase"] = true
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	var got struct{ ID, Thread, Text string }
+	testwait.For(t, 10*time.Second, "an answer of "+thread+" handed over", func() bool {
 		for _, a := range r.recover(t, params).Answers {
 			if a.Thread == thread {
-				return a
+				got = a
+				return true
 			}
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no answer of %s handed over", thread)
-	return struct{ ID, Thread, Text string }{}
+		return false
+	})
+	return got
 }
 
 // A message of lnk agent chat send (a link: thread) that joins a running
