@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // pair connects two Conns over stdio framing through pipes.
@@ -92,7 +94,11 @@ func TestCallEnds(t *testing.T) {
 		_, err := a.Call(testCtx(t), "never", nil)
 		pending <- err
 	}()
-	time.Sleep(10 * time.Millisecond)
+	testwait.For(t, 5*time.Second, "the call to be pending", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return len(a.pending) == 1
+	})
 	b.Close()
 	if err := <-pending; !errors.Is(err, ErrClosed) {
 		t.Errorf("call pending as the peer went: %v, want ErrClosed", err)

@@ -2,15 +2,18 @@ package acp
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // deliveredAgent answers each prompt with an Answer whose Delivered notes the
 // call; "wait" holds its answer until release is closed.
 type deliveredAgent struct {
+	stream    Stream // the "wait" prompt's, set before started is sent
 	started   chan struct{}
 	release   chan struct{}
 	delivered chan string
@@ -20,6 +23,7 @@ func (a *deliveredAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Answer
 	s.Taken(ctx)
 	text := TextOf(p.Blocks)
 	if text == "wait" {
+		a.stream = s
 		a.started <- struct{}{}
 		<-a.release
 	}
@@ -76,7 +80,9 @@ func TestAnswerNotDeliveredClientGone(t *testing.T) {
 	f.CloseNow()
 	c.Close()
 	// The connection ends while the turn runs; its response then fails.
-	time.Sleep(20 * time.Millisecond)
+	testwait.For(t, 5*time.Second, "the turn's stream to fail with the connection gone", func() bool {
+		return errors.Is(a.stream.Chunk(ctx, "."), ErrClosed)
+	})
 	close(a.release)
 	select {
 	case <-served:

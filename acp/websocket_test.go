@@ -4,11 +4,14 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // A read blocked under a context ends when that context does, whether
@@ -62,7 +65,7 @@ func TestWebSocketContextEnds(t *testing.T) {
 			_, err := f.ReadMessage(life)
 			done <- err
 		}()
-		time.Sleep(20 * time.Millisecond)
+		testwait.For(t, 5*time.Second, "the read to block", func() bool { return blockedIn("acp.(*WebSocket).ReadMessage") })
 		end()
 		select {
 		case err := <-done:
@@ -73,4 +76,17 @@ func TestWebSocketContextEnds(t *testing.T) {
 			t.Fatal("a read under the watched context went on past its end")
 		}
 	}
+}
+
+// blockedIn says whether a goroutine's stack holds fn (a function's name
+// as a stack shows it) under a wait: a read that has begun and waits on
+// the connection.
+func blockedIn(fn string) bool {
+	buf := make([]byte, 1<<20)
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, fn) && (strings.Contains(g, "[select") || strings.Contains(g, "[IO wait") || strings.Contains(g, "[chan receive")) {
+			return true
+		}
+	}
+	return false
 }
