@@ -52,3 +52,65 @@ func (s *server) cancelSession(thread string) {
 		c.Cancel(s.ctx, s.agent, thread)
 	}()
 }
+
+// ErrRequestCancelled is the cause of a request's context that
+// $/cancel_request ended: the request is answered with
+// CodeRequestCancelled, a prompt with stopReason cancelled.
+var ErrRequestCancelled = errors.New("the request was cancelled ($/cancel_request)")
+
+// onCancel calls stop, in a goroutine Serve waits for, if the peer
+// cancels r ($/cancel_request) before done is closed.
+func (s *server) onCancel(r *Request, done <-chan struct{}, stop func()) {
+	if r.Cancelled() == nil {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-r.Cancelled():
+			stop()
+		case <-done:
+		}
+	}()
+}
+
+// async runs a request's work in a goroutine of its own, so the
+// connection keeps reading, its context ended by $/cancel_request, and
+// answers it with what the work gives: CodeRequestCancelled once
+// cancelled and failed for it.
+func (s *server) async(r *Request, work func(ctx context.Context) (any, error)) {
+	ctx, cancel := context.WithCancelCause(s.ctx)
+	done := make(chan struct{})
+	s.onCancel(r, done, func() { cancel(ErrRequestCancelled) })
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel(nil)
+		res, err := work(ctx)
+		close(done)
+		wctx := context.WithoutCancel(ctx)
+		switch {
+		case err != nil && errors.Is(context.Cause(ctx), ErrRequestCancelled):
+			r.Fail(wctx, Errorf(CodeRequestCancelled, "%s was cancelled ($/cancel_request)", r.Method))
+		case err != nil:
+			r.Fail(wctx, err)
+		default:
+			r.Reply(wctx, res)
+		}
+	}()
+}
+
+// cancelTurn ends t, the prompt's turn $/cancel_request named, as
+// session/cancel would its session's: its context cancelled with
+// ErrCancelled, and a Canceller asked to end the thread's turn.
+func (s *server) cancelTurn(t *turn, thread string) {
+	s.mu.Lock()
+	t.cancelled = true
+	t.cancel(ErrCancelled)
+	open := s.sessions[thread]
+	s.mu.Unlock()
+	if c, ok := s.a.(Canceller); ok && open {
+		c.Cancel(s.ctx, s.agent, thread)
+	}
+}

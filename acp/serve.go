@@ -18,7 +18,8 @@ import (
 // ErrCancelled) and asking an agent that is a Canceller to end the
 // thread's turn (cancel.go); an agent that is a Commander has its
 // commands listed to each session it opens (an available_commands_update
-// right after the answer). agentName is the
+// right after the answer); $/cancel_request stops the request it names
+// still in flight (a prompt as session/cancel would). agentName is the
 // agent the endpoint routed the connection to, tools its Link-Tools
 // header (nil if none).
 //
@@ -29,15 +30,37 @@ import (
 // the client closed cleanly). Cancelling ctx cancels the turns too. Serve
 // does not close f.
 func Serve(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent) error {
-	return ServeBounded(ctx, f, agentName, tools, a, nil)
+	return ServeWith(ctx, f, agentName, tools, a, Options{})
 }
 
 // ServeBounded is Serve with the agent's prompts in flight bounded by
 // budget, shared by the agent's connections (nil bounds nothing).
 func ServeBounded(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent, budget *Budget) error {
-	s := &server{agent: agentName, tools: tools, a: a, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}}
+	return ServeWith(ctx, f, agentName, tools, a, Options{Budget: budget})
+}
+
+// Options are what a connection Serve answers offers beyond its
+// baseline.
+type Options struct {
+	// Budget bounds the agent's prompts in flight, shared by its
+	// connections (nil bounds nothing).
+	Budget *Budget
+	// Editor: the connection is an editor's (lnk-link-harness serve
+	// --stdio), not a bridge's. It is offered what editors show: the
+	// agent's sessions listed (session/list, when it is a SessionLister)
+	// and closed (session/close), its config options (a Configurer's:
+	// the model picker), and after each turn the context used and the
+	// session's title (a Reporter stream's usage_update and
+	// session_info_update); each message's chunks carry its messageId.
+	// A bridge's connection, one a message, pays for none of it.
+	Editor bool
+}
+
+// ServeWith is Serve with opt.
+func ServeWith(ctx context.Context, f Framer, agentName string, tools *[]string, a Agent, opt Options) error {
+	s := &server{agent: agentName, tools: tools, a: a, opt: opt, sessions: map[string]bool{}, running: map[string]map[*turn]struct{}{}, cost: map[string]float64{}}
 	s.conn = NewConn(f, s.handle)
-	s.conn.SetBudget(budget)
+	s.conn.SetBudget(opt.Budget)
 	s.ctx = ctx
 	err := s.conn.Run(ctx)
 	s.wg.Wait()
@@ -48,6 +71,7 @@ type server struct {
 	agent string
 	tools *[]string
 	a     Agent
+	opt   Options
 	conn  *Conn
 	ctx   context.Context
 	wg    sync.WaitGroup
@@ -56,12 +80,14 @@ type server struct {
 	initialized bool
 	sessions    map[string]bool               // opened on this connection
 	running     map[string]map[*turn]struct{} // by thread
+	cost        map[string]float64            // each session's cost so far on this connection, in USD
 }
 
 // turn is one running prompt.
 type turn struct {
 	cancel    context.CancelCauseFunc
-	cancelled bool // by session/cancel
+	cancelled bool          // by session/cancel or $/cancel_request
+	done      chan struct{} // closed once its prompt is answered
 }
 
 func (s *server) handle(ctx context.Context, r *Request) {
@@ -73,13 +99,20 @@ func (s *server) handle(ctx context.Context, r *Request) {
 		meta := &InitializeMeta{}
 		meta.Link.Threads = true
 		_, meta.Link.State = s.a.(StateKeeper)
+		caps := SessionCapabilities{Resume: &struct{}{}}
+		if s.opt.Editor {
+			caps.Close = &struct{}{}
+			if _, ok := s.a.(SessionLister); ok {
+				caps.List = &struct{}{}
+			}
+		}
 		r.Reply(ctx, InitializeResult{
 			Meta:            meta,
 			ProtocolVersion: ProtocolVersion,
 			AgentCapabilities: AgentCapabilities{
 				LoadSession:         true,
 				PromptCapabilities:  PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
-				SessionCapabilities: SessionCapabilities{Resume: &struct{}{}},
+				SessionCapabilities: caps,
 			},
 			AuthMethods: []json.RawMessage{},
 		})
@@ -89,18 +122,36 @@ func (s *server) handle(ctx context.Context, r *Request) {
 			r.Fail(ctx, err)
 			return
 		}
+		opts, err := s.configOptions(ctx, thread)
+		if err != nil {
+			r.Fail(ctx, err)
+			return
+		}
 		// Nothing of the thread's history is replayed: a bridge sends the
 		// message alone, and the harness holds the rest.
-		s.opened(ctx, r, json.RawMessage("{}"), thread)
+		s.opened(ctx, r, OpenSessionResult{ConfigOptions: opts}, thread)
 	case MethodSessionNew:
 		if err := s.needInit(); err != nil {
+			r.Fail(ctx, err)
+			return
+		}
+		opts, err := s.configOptions(ctx, contract.DefaultThread)
+		if err != nil {
 			r.Fail(ctx, err)
 			return
 		}
 		s.mu.Lock()
 		s.sessions[contract.DefaultThread] = true
 		s.mu.Unlock()
-		s.opened(ctx, r, NewSessionResult{SessionID: contract.DefaultThread}, contract.DefaultThread)
+		s.opened(ctx, r, NewSessionResult{SessionID: contract.DefaultThread, ConfigOptions: opts}, contract.DefaultThread)
+	case MethodSessionList:
+		s.listSessions(ctx, r)
+	case MethodSessionClose:
+		s.closeSession(ctx, r)
+	case MethodSetConfigOption:
+		s.setConfigOption(ctx, r)
+	case MethodCancelRequest:
+		// The Conn closed the request's Cancelled (onCancel).
 	case MethodSessionPrompt:
 		s.prompt(ctx, r)
 	case MethodSessionCancel:
@@ -162,18 +213,20 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 		return
 	}
 	tctx, cancel := context.WithCancelCause(s.ctx)
-	t := &turn{cancel: cancel}
+	t := &turn{cancel: cancel, done: make(chan struct{})}
 	s.mu.Lock()
 	if s.running[p.Thread] == nil {
 		s.running[p.Thread] = map[*turn]struct{}{}
 	}
 	s.running[p.Thread][t] = struct{}{}
 	s.mu.Unlock()
+	s.onCancel(r, t.done, func() { s.cancelTurn(t, p.Thread) })
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer cancel(nil)
-		st := &stream{conn: s.conn, thread: p.Thread}
+		defer close(t.done)
+		st := &stream{conn: s.conn, thread: p.Thread, srv: s}
 		ans, err := s.a.Prompt(tctx, p, st)
 		// The turn is over: its prompt's bytes are no longer in flight
 		// (counted free before the answer goes, so a caller that has it

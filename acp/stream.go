@@ -2,7 +2,10 @@ package acp
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"sync"
+	"time"
 
 	"github.com/lnk-dev/link/contract"
 )
@@ -12,9 +15,11 @@ import (
 type stream struct {
 	conn   *Conn
 	thread string
+	srv    *server // its connection's, for what an editor is told (nil: nothing)
 
-	mu    sync.Mutex
-	taken bool
+	mu      sync.Mutex
+	taken   bool
+	message string // the messageId of the chunks streaming now; "" until the next chunk
 }
 
 var _ Stream = (*stream)(nil)
@@ -51,19 +56,140 @@ type outNotification struct {
 	Update    Update `json:"update"`
 }
 
-// Chunk streams text as an agent_message_chunk.
+// Chunk streams text as an agent_message_chunk, on an editor's
+// connection under the messageId of the message it is part of: the
+// chunks between two tool calls are one message.
 func (s *stream) Chunk(ctx context.Context, text string) error {
-	return s.update(ctx, Update{SessionUpdate: UpdateMessageChunk, Content: &TextContent{Type: "text", Text: text}})
+	id := ""
+	if s.editor() {
+		s.mu.Lock()
+		if s.message == "" {
+			s.message = newMessageID()
+		}
+		id = s.message
+		s.mu.Unlock()
+	}
+	return s.update(ctx, Update{SessionUpdate: UpdateMessageChunk, Content: &TextContent{Type: "text", Text: text}, MessageID: id})
 }
 
-// ToolCall streams a tool call, in progress, titled with the tool's name.
+// ToolCall streams a tool call, in progress, titled with the tool's
+// name; the next chunk begins a message.
 func (s *stream) ToolCall(ctx context.Context, id, title string, activity *bool) error {
+	s.endMessage()
 	return s.update(ctx, Update{SessionUpdate: UpdateToolCall, ToolCallID: id, Title: title, Status: ToolInProgress, Meta: activityMeta(activity)})
 }
 
-// ToolCallUpdate streams a tool call's end with its status.
+// ToolCallUpdate streams a tool call's end with its status; the next
+// chunk begins a message.
 func (s *stream) ToolCallUpdate(ctx context.Context, id, status string, activity *bool) error {
+	s.endMessage()
 	return s.update(ctx, Update{SessionUpdate: UpdateToolCallUpdate, ToolCallID: id, Status: status, Meta: activityMeta(activity)})
+}
+
+func (s *stream) endMessage() {
+	s.mu.Lock()
+	s.message = ""
+	s.mu.Unlock()
+}
+
+// newMessageID is a message's id: 128 random bits, in the form of a
+// UUID (version 4), as ACP's examples give one.
+func newMessageID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// Reporter is a Stream that tells an editor how its session stands after
+// a turn: Serve's streams are, and on a connection that isn't an
+// editor's (Options.Editor) their calls send nothing.
+type Reporter interface {
+	// Usage tells usage_update: the context used and its size, in
+	// tokens, and the turn's cost, added to the session's cost so far.
+	Usage(ctx context.Context, u Usage) error
+	// SessionInfo tells session_info_update: the session's title (as
+	// session/list gives it) and when it was last active.
+	SessionInfo(ctx context.Context, title string, updated time.Time) error
+}
+
+var _ Reporter = (*stream)(nil)
+
+// Usage is what a turn reports of its session's context: Used tokens of
+// a window of Size, and CostUSD, what the turn cost in US dollars (0 when
+// not known).
+type Usage struct {
+	Used, Size int64
+	CostUSD    float64
+}
+
+// usageUpdate is usage_update's update.
+type usageUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Used          int64  `json:"used"`
+	Size          int64  `json:"size"`
+	Cost          *Cost  `json:"cost,omitempty"`
+}
+
+// Cost is a session's cost so far: an amount in an ISO 4217 currency.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// sessionInfoUpdate is session_info_update's update.
+type sessionInfoUpdate struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	Title         string `json:"title,omitempty"`
+	UpdatedAt     string `json:"updatedAt,omitempty"`
+}
+
+// editor says whether the stream's connection is an editor's.
+func (s *stream) editor() bool { return s.srv != nil && s.srv.opt.Editor }
+
+// Usage sends usage_update on an editor's connection, the session's cost
+// the sum of its turns' on this connection, left out while none is
+// known.
+func (s *stream) Usage(ctx context.Context, u Usage) error {
+	if !s.editor() {
+		return nil
+	}
+	up := usageUpdate{SessionUpdate: UpdateUsage, Used: max(u.Used, 0), Size: max(u.Size, 0)}
+	s.srv.mu.Lock()
+	s.srv.cost[s.thread] += max(u.CostUSD, 0)
+	if c := s.srv.cost[s.thread]; c > 0 {
+		up.Cost = &Cost{Amount: c, Currency: "USD"}
+	}
+	s.srv.mu.Unlock()
+	return s.notify(ctx, up)
+}
+
+// SessionInfo sends session_info_update on an editor's connection.
+func (s *stream) SessionInfo(ctx context.Context, title string, updated time.Time) error {
+	if !s.editor() {
+		return nil
+	}
+	up := sessionInfoUpdate{SessionUpdate: UpdateSessionInfo, Title: title}
+	if !updated.IsZero() {
+		up.UpdatedAt = updated.UTC().Format(time.RFC3339)
+	}
+	return s.notify(ctx, up)
+}
+
+// notify sends one session/update of update, a kind Update doesn't hold,
+// after _link/taken if the agent has not said it yet.
+func (s *stream) notify(ctx context.Context, update any) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.takenLocked(ctx); err != nil {
+		return err
+	}
+	return s.conn.Notify(ctx, MethodSessionUpdate, struct {
+		SessionID string `json:"sessionId"`
+		Update    any    `json:"update"`
+	}{s.thread, update})
 }
 
 func activityMeta(activity *bool) *Meta {

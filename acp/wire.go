@@ -90,10 +90,13 @@ type PromptCapabilities struct {
 	EmbeddedContext bool `json:"embeddedContext"`
 }
 
-// SessionCapabilities are the session methods beyond ACP's baseline; a
-// present Resume says session/resume is answered.
+// SessionCapabilities are the session methods beyond ACP's baseline: each
+// present member says its method is answered (session/resume,
+// session/list, session/close).
 type SessionCapabilities struct {
 	Resume *struct{} `json:"resume,omitempty"`
+	List   *struct{} `json:"list,omitempty"`
+	Close  *struct{} `json:"close,omitempty"`
 }
 
 // sessionParams are session/resume's, session/load's and session/cancel's:
@@ -104,7 +107,14 @@ type sessionParams struct {
 
 // NewSessionResult is session/new's answer.
 type NewSessionResult struct {
-	SessionID string `json:"sessionId"`
+	SessionID     string         `json:"sessionId"`
+	ConfigOptions []ConfigOption `json:"configOptions,omitempty"`
+}
+
+// OpenSessionResult is session/resume's and session/load's answer: the
+// session's config options, when the agent has any.
+type OpenSessionResult struct {
+	ConfigOptions []ConfigOption `json:"configOptions,omitempty"`
 }
 
 // promptParams are session/prompt's, its blocks and _meta kept raw until
@@ -137,12 +147,14 @@ type Notification struct {
 }
 
 // Update is the one session/update shape Serve sends and Client reads:
-// a message chunk (Content), a tool call or its update (ToolCallID,
-// Title, Status), with _meta.link.activity when said. Fields of other
-// kinds are not kept: a proxy forwards Notification.Update raw instead.
+// a message chunk (Content, and MessageID: chunks of one message share
+// it), a tool call or its update (ToolCallID, Title, Status), with
+// _meta.link.activity when said. Fields of other kinds are not kept: a
+// proxy forwards Notification.Update raw instead.
 type Update struct {
 	SessionUpdate string       `json:"sessionUpdate"`
 	Content       *TextContent `json:"content,omitempty"`
+	MessageID     string       `json:"messageId,omitempty"`
 	ToolCallID    string       `json:"toolCallId,omitempty"`
 	Title         string       `json:"title,omitempty"`
 	Status        string       `json:"status,omitempty"`

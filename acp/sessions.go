@@ -1,0 +1,248 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+
+	"github.com/lnk-dev/link/contract"
+)
+
+// SessionInfo is one session as session/list gives it: its id (a
+// thread), its working directory, its title and when it was last active
+// (RFC 3339), both left out when not known.
+type SessionInfo struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	Title     string `json:"title,omitempty"`
+	UpdatedAt string `json:"updatedAt,omitempty"`
+}
+
+// ListSessionsResult is session/list's answer: a page of sessions and,
+// when more follow, the cursor that asks for them.
+type ListSessionsResult struct {
+	Sessions   []SessionInfo `json:"sessions"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+}
+
+// listParams are session/list's params: both optional.
+type listParams struct {
+	Cwd    *string `json:"cwd"`
+	Cursor *string `json:"cursor"`
+}
+
+// SessionLister is an Agent whose sessions an editor lists: Serve answers
+// session/list by calling it, and says sessionCapabilities.list, on an
+// editor's connection (Options.Editor).
+type SessionLister interface {
+	// ListSessions gives agent's sessions from cursor ("" for the
+	// first page), a page at a time, their Cwd left for Serve to fill:
+	// a cursor it never gave is refused (a *contract.RuleError).
+	ListSessions(ctx context.Context, agent, cursor string) (ListSessionsResult, error)
+}
+
+// Config option types and categories, as ACP names them.
+const (
+	ConfigSelect  = "select" // one value of a list
+	CategoryModel = "model"  // what an editor shows as its model picker
+)
+
+// ConfigOption is one of a session's config options: a select, its
+// current value one of its options' values.
+type ConfigOption struct {
+	ID           string        `json:"id"`
+	Name         string        `json:"name"`
+	Description  string        `json:"description,omitempty"`
+	Category     string        `json:"category,omitempty"`
+	Type         string        `json:"type"`
+	CurrentValue string        `json:"currentValue"`
+	Options      []ConfigValue `json:"options"`
+}
+
+// ConfigValue is one value a select option takes.
+type ConfigValue struct {
+	Value       string `json:"value"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// Configurer is an Agent whose sessions have config options: on an
+// editor's connection Serve gives them in its answer to session/new,
+// session/load and session/resume, and answers session/set_config_option
+// by calling SetConfigOption.
+type Configurer interface {
+	// ConfigOptions are thread's config options as they hold now.
+	ConfigOptions(ctx context.Context, agent, thread string) ([]ConfigOption, error)
+	// SetConfigOption sets thread's option id to value, one of its
+	// options' values (else a *contract.RuleError), and gives every
+	// option as it holds then.
+	SetConfigOption(ctx context.Context, agent, thread, id, value string) ([]ConfigOption, error)
+}
+
+// setConfigParams are session/set_config_option's params: a select's
+// value is a string; a boolean's is refused, since Serve offers none.
+type setConfigParams struct {
+	SessionID *string         `json:"sessionId"`
+	ConfigID  *string         `json:"configId"`
+	Value     json.RawMessage `json:"value"`
+}
+
+// configResult is session/set_config_option's answer.
+type configResult struct {
+	ConfigOptions []ConfigOption `json:"configOptions"`
+}
+
+// listSessions answers session/list, its work cancellable by
+// $/cancel_request.
+func (s *server) listSessions(ctx context.Context, r *Request) {
+	lister, ok := s.a.(SessionLister)
+	if !s.opt.Editor || !ok {
+		r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", r.Method))
+		return
+	}
+	if err := s.needInit(); err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	var p listParams
+	if len(r.Params) > 0 && string(r.Params) != "null" {
+		if err := json.Unmarshal(r.Params, &p); err != nil {
+			r.Fail(ctx, &contract.RuleError{Field: "session/list", Rule: "params are an object with cwd and cursor, both strings, both optional"})
+			return
+		}
+	}
+	cwd := "/"
+	if p.Cwd != nil {
+		if !path.IsAbs(*p.Cwd) {
+			r.Fail(ctx, &contract.RuleError{Field: "cwd", Rule: "a session's cwd is an absolute path"})
+			return
+		}
+		cwd = *p.Cwd
+	}
+	cursor := ""
+	if p.Cursor != nil {
+		cursor = *p.Cursor
+	}
+	s.async(r, func(ctx context.Context) (any, error) {
+		res, err := lister.ListSessions(ctx, s.agent, cursor)
+		if err != nil {
+			return nil, err
+		}
+		// A thread belongs to no folder: it is listed under whichever
+		// an editor asks for (docs/decisions.md).
+		for i := range res.Sessions {
+			res.Sessions[i].Cwd = cwd
+		}
+		if res.Sessions == nil {
+			res.Sessions = []SessionInfo{}
+		}
+		return res, nil
+	})
+}
+
+// openSession checks a request naming a session opened on this
+// connection (session/close's, session/set_config_option's), and gives
+// its thread.
+func (s *server) openSession(id *string) (string, error) {
+	if err := s.needInit(); err != nil {
+		return "", err
+	}
+	if id == nil {
+		return "", &contract.RuleError{Field: "sessionId", Rule: "a session's sessionId is its thread, a string"}
+	}
+	s.mu.Lock()
+	open := s.sessions[*id]
+	s.mu.Unlock()
+	if !open {
+		return "", &contract.RuleError{Field: "sessionId", Rule: "a session is one opened on this connection (session/new, session/load or session/resume) and not closed since"}
+	}
+	return *id, nil
+}
+
+// closeSession answers session/close: the session's running prompts are
+// cancelled as session/cancel does, it is no longer open on this
+// connection (a prompt to it is refused until it is resumed again), and
+// the answer comes once its prompts have been answered.
+func (s *server) closeSession(ctx context.Context, r *Request) {
+	if !s.opt.Editor {
+		r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", r.Method))
+		return
+	}
+	var p sessionParams
+	if err := json.Unmarshal(r.Params, &p); err != nil {
+		p.SessionID = nil
+	}
+	thread, err := s.openSession(p.SessionID)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	var done []chan struct{}
+	s.mu.Lock()
+	for t := range s.running[thread] {
+		done = append(done, t.done)
+	}
+	s.mu.Unlock()
+	s.cancelSession(thread)
+	s.mu.Lock()
+	delete(s.sessions, thread)
+	delete(s.cost, thread)
+	s.mu.Unlock()
+	s.async(r, func(ctx context.Context) (any, error) {
+		for _, d := range done {
+			select {
+			case <-d:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		return struct{}{}, nil
+	})
+}
+
+// setConfigOption answers session/set_config_option through the agent's
+// Configurer.
+func (s *server) setConfigOption(ctx context.Context, r *Request) {
+	c, ok := s.a.(Configurer)
+	if !s.opt.Editor || !ok {
+		r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", r.Method))
+		return
+	}
+	var p setConfigParams
+	if err := json.Unmarshal(r.Params, &p); err != nil {
+		r.Fail(ctx, &contract.RuleError{Field: "session/set_config_option", Rule: "params are an object with sessionId, configId and value"})
+		return
+	}
+	thread, err := s.openSession(p.SessionID)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	var value string
+	if p.ConfigID == nil || json.Unmarshal(p.Value, &value) != nil {
+		r.Fail(ctx, &contract.RuleError{Field: "value", Rule: "a config option is set by its configId to a value, a string: every option offered is a select"})
+		return
+	}
+	id := *p.ConfigID
+	s.async(r, func(ctx context.Context) (any, error) {
+		opts, err := c.SetConfigOption(ctx, s.agent, thread, id, value)
+		if err != nil {
+			return nil, err
+		}
+		if opts == nil {
+			opts = []ConfigOption{}
+		}
+		return configResult{ConfigOptions: opts}, nil
+	})
+}
+
+// configOptions are thread's config options for the answer that opens
+// its session: none off an editor's connection or from an agent that
+// has none.
+func (s *server) configOptions(ctx context.Context, thread string) ([]ConfigOption, error) {
+	c, ok := s.a.(Configurer)
+	if !s.opt.Editor || !ok {
+		return nil, nil
+	}
+	return c.ConfigOptions(ctx, s.agent, thread)
+}
