@@ -12,7 +12,9 @@ import (
 	"time"
 )
 
-// every is how often a wait looks at its condition again.
+// every is how often a wait looks at its condition again, at most: the
+// first looks come sooner (1 ms, then doubling), so what is nearly done
+// is seen nearly at once.
 const every = 10 * time.Millisecond
 
 // For waits until done holds, failing tb after d saying it waited that
@@ -29,11 +31,11 @@ func For(tb testing.TB, d time.Duration, what string, done func() bool) {
 // past d an error saying it waited that long for what.
 func Err(d time.Duration, what string, done func() bool) error {
 	deadline := time.Now().Add(d)
-	for !done() {
+	for pause := time.Millisecond; !done(); pause = min(2*pause, every) {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("waited %s for %s", d, what)
 		}
-		time.Sleep(every)
+		time.Sleep(pause)
 	}
 	return nil
 }
