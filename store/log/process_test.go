@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/storetest"
@@ -85,16 +86,12 @@ func TestHelperWriter(t *testing.T) {
 	count, _ := strconv.Atoi(os.Getenv(envCount))
 	d := log.Open(chats)
 	ctx := context.Background()
-	deadline := time.Now().Add(30 * time.Second)
 	for written := 0; written < count; {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s wrote %d of %d in 30s", name, written, count)
-		}
-		_, err := d.Lease(ctx, "telegram:42", name, 10*time.Second)
-		if errors.Is(err, store.ErrLeaseHeld) {
-			time.Sleep(time.Millisecond)
-			continue
-		}
+		var err error
+		testwait.For(t, 30*time.Second, fmt.Sprintf("%s's lease, %d of %d written", name, written, count), func() bool {
+			_, err = d.Lease(ctx, "telegram:42", name, 10*time.Second)
+			return !errors.Is(err, store.ErrLeaseHeld)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

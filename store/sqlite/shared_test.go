@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -249,17 +250,10 @@ func appendTaking(ctx context.Context, d *Driver, writer string, n int) error {
 
 // waitFile waits until the file at path is there, or gives up after d.
 func waitFile(path string, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for {
+	return testwait.Err(d, path, func() bool {
 		_, err := os.Stat(path)
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("wait for %s: %w", path, err)
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return err == nil
+	})
 }
 
 func switches(es []store.Event) int {
