@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // rawConn opens a TCP connection to ts, closed when the test ends.
@@ -164,12 +166,10 @@ func TestUnkeyedCap(t *testing.T) {
 		rawConn(t, ts)
 	}
 	ctx := testCtx(t)
-	for st := ts.Unkeyed(); st.Held+st.Evicted < flood; st = ts.Unkeyed() {
-		if ctx.Err() != nil {
-			t.Fatalf("accepted %+v of %d", st, flood)
-		}
-		time.Sleep(5 * time.Millisecond) // waiting for the accepts themselves
-	}
+	testwait.For(t, 10*time.Second, fmt.Sprintf("the %d connections accepted", flood), func() bool {
+		st := ts.Unkeyed()
+		return st.Held+st.Evicted >= flood
+	})
 	c, err := Dial(ctx, DialOptions{URL: ts.url, Key: []byte("key-main")})
 	if err != nil {
 		t.Fatal(err)

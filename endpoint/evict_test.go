@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestProvedNotEvicted: a stream of new connections without a key, as
@@ -58,12 +59,7 @@ func TestProvedNotEvicted(t *testing.T) {
 		})
 	}
 	defer func() { close(stop); wg.Wait() }()
-	for ts.Unkeyed().Evicted == 0 { // the stream at the bound
-		if ctx.Err() != nil {
-			t.Fatal("no connection evicted: the stream never reached the bound")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testwait.For(t, 30*time.Second, "a connection evicted: the stream at the bound", func() bool { return ts.Unkeyed().Evicted > 0 })
 	began, evictedBefore := time.Now(), ts.Unkeyed().Evicted
 	dialedBefore := dialed.Load()
 	took := keyedMessages(t, ctx, ts, 100)
@@ -139,13 +135,7 @@ func TestProvedKeptThroughStream(t *testing.T) {
 		}
 		stream = append(stream, s)
 	}
-	ctx := testCtx(t)
-	for ts.Unkeyed().Evicted < 64+1-16 {
-		if ctx.Err() != nil {
-			t.Fatalf("accepted %+v", ts.Unkeyed())
-		}
-		time.Sleep(time.Millisecond) // waiting for the accepts themselves
-	}
+	testwait.For(t, 10*time.Second, "the stream's connections accepted, all but 16 evicted", func() bool { return ts.Unkeyed().Evicted >= 64+1-16 })
 	for _, s := range stream {
 		s.Close()
 	}
