@@ -103,7 +103,8 @@ func registeredKinds() []FolderKind {
 // whose event files hold the others' signs (compact's tail is named as
 // the log's file). A folder that doesn't exist, or holds only what isn't
 // an event (its tools, a lease taken before the first event), is a
-// conversation not begun: "".
+// conversation not begun: "". One that keeps its events a file each, the
+// layout from before the log, is refused (ErrFilePerEvent).
 func KindOf(dir string) (string, error) {
 	kind, _, err := kindOfListed(dir)
 	return kind, err
@@ -118,10 +119,14 @@ func kindOfListed(dir string) (string, []string, error) {
 	}
 	kinds := registeredKinds()
 	var found, sized uint64
+	perEvent := false
 	for _, e := range entries {
 		name := e.Name()
 		if d, ok := strings.CutPrefix(name, MarkerPrefix); ok && d != "" {
 			return d, nil, nil
+		}
+		if name == filePerEventDir {
+			perEvent = true
 		}
 		for i, k := range kinds {
 			if name != k.Sign {
@@ -135,6 +140,9 @@ func kindOfListed(dir string) (string, []string, error) {
 			}
 			found |= 1 << i
 		}
+	}
+	if perEvent {
+		return "", nil, fmt.Errorf("detect %s: %w", dir, ErrFilePerEvent)
 	}
 	kind, err := pickKind(dir, kinds, found)
 	if kind == "" || err != nil {
@@ -178,6 +186,18 @@ func pickKind(dir string, kinds []FolderKind, found uint64) (string, error) {
 	}
 	return "", fmt.Errorf("detect %s: the folder holds the events of %s at once", dir, strings.Join(names, " and "))
 }
+
+// filePerEventDir is the folder of the layout from before the log, a
+// file per event: events/00000000000000000042.json holding event 42's
+// line, as store/gcs still names its objects.
+const filePerEventDir = "events"
+
+// ErrFilePerEvent refuses a conversation's folder that keeps its events a
+// file each (events/<seq>.json), the layout from before the log. No
+// driver reads it, so it is refused rather than taken for a conversation
+// not begun, whose first message would start it anew over the events
+// there; nothing in the folder is written or removed.
+var ErrFilePerEvent = errors.New("kept a file per event (events/<number>.json), a layout from before the log that no driver reads: refused, and nothing of it changed; to go on with it, put its events, each a line in order, in events.jsonl beside it and remove events/")
 
 // MarkerPrefix starts the name of the empty file that says a driver keeps
 // a conversation: store.sqlite, store.gcs.
