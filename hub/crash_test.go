@@ -3,6 +3,7 @@ package hub
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestCrashMidTurn: a harness that dies mid-turn ends the turn within 2 s
@@ -166,11 +168,11 @@ func TestRecoverPending(t *testing.T) {
 			t.Fatal(err)
 		}
 		go s.prompt(ctx, "slow", nil)
-		waitFor(t, ctx, func() bool { return len(r.agentLog("prompt ")) == i+1 })
+		testwait.For(t, 30*time.Second, fmt.Sprintf("the harness to see prompt %d", i+1), func() bool { return len(r.agentLog("prompt ")) == i+1 })
 		s.close()
 	}
-	waitFor(t, ctx, func() bool { return len(r.agentLog("end ")) == 2 })
-	waitFor(t, ctx, func() bool {
+	testwait.For(t, 30*time.Second, "both turns to end in the harness", func() bool { return len(r.agentLog("end ")) == 2 })
+	testwait.For(t, 30*time.Second, "two answers kept", func() bool {
 		r.hub.answers.mu.Lock()
 		defer r.hub.answers.mu.Unlock()
 		return len(r.hub.answers.list) == 2
@@ -218,9 +220,9 @@ func TestRecoverDoneOfOthersKeepsKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	go s.prompt(ctx, "slow", nil)
-	waitFor(t, ctx, func() bool { return len(r.agentLog("prompt ")) == 1 })
+	testwait.For(t, 30*time.Second, "the harness to see the prompt", func() bool { return len(r.agentLog("prompt ")) == 1 })
 	s.close()
-	waitFor(t, ctx, func() bool {
+	testwait.For(t, 30*time.Second, "the answer kept", func() bool {
 		r.hub.answers.mu.Lock()
 		defer r.hub.answers.mu.Unlock()
 		return len(r.hub.answers.list) == 1
@@ -251,9 +253,9 @@ func TestKeptAnswerCutWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	go s.prompt(ctx, "slowbig "+strconv.Itoa(maxAnswerText+1), nil)
-	waitFor(t, ctx, func() bool { return len(r.agentLog("prompt ")) == 1 })
+	testwait.For(t, 60*time.Second, "the harness to see the prompt", func() bool { return len(r.agentLog("prompt ")) == 1 })
 	s.close()
-	waitFor(t, ctx, func() bool {
+	testwait.For(t, 60*time.Second, "the answer kept", func() bool {
 		r.hub.answers.mu.Lock()
 		defer r.hub.answers.mu.Unlock()
 		return len(r.hub.answers.list) == 1

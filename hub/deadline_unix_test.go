@@ -13,6 +13,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestTurnDeadline: a turn past its deadline is cancelled in the
@@ -73,7 +74,7 @@ func TestTurnDeadline(t *testing.T) {
 	if !taken {
 		t.Error("the thread's next message was never told taken")
 	}
-	waitFor(t, ctx, func() bool { return syscall.Kill(-pgid, 0) != nil })
+	testwait.For(t, 60*time.Second, "the harness's process group to end", func() bool { return syscall.Kill(-pgid, 0) != nil })
 	if n := len(r.agentLog("initialize")); n != 2 {
 		t.Errorf("the harness started %d times, want twice (stopped once)", n)
 	}

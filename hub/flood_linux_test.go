@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // cpuTime is this process's CPU time so far, user and system.
@@ -34,7 +35,7 @@ func TestFloodAfterBridgeLeft(t *testing.T) {
 	}
 	s.close()
 	c0, w0 := cpuTime(), time.Now()
-	waitFor(t, ctx, func() bool {
+	testwait.For(t, 60*time.Second, "the turn's answer kept after its bridge left", func() bool {
 		r.hub.answers.mu.Lock()
 		defer r.hub.answers.mu.Unlock()
 		return len(r.hub.answers.list) == 1

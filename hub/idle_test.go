@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestIdleSessionClosed: a session no turn has used for IdleClose is
@@ -29,7 +31,7 @@ func TestIdleSessionClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	began := time.Now()
-	waitFor(t, ctx, func() bool { return slices.Contains(r.agentLog("close "), "close "+first) })
+	testwait.For(t, 30*time.Second, "the idle session closed", func() bool { return slices.Contains(r.agentLog("close "), "close "+first) })
 	t.Logf("the idle session was closed %v after the busy turn began", time.Since(began).Round(time.Millisecond))
 	if slices.Contains(r.agentLog("close "), "close "+second) {
 		t.Error("the session of a running turn was closed")

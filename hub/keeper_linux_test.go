@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestKeeperLeavesNothing: a process the agent's tool leaves behind
@@ -20,7 +22,7 @@ func TestKeeperLeavesNothing(t *testing.T) {
 		t.Fatalf("answered %q", got)
 	}
 	left := loggedPid(t, r, "left ")
-	waitFor(t, ctx, func() bool { return gone(left) })
+	testwait.For(t, 30*time.Second, "the process the harness left to end", func() bool { return gone(left) })
 	if got := r.message(ctx, "telegram:1", "escape", nil).must(t); got != "escaped" {
 		t.Fatalf("answered %q", got)
 	}
@@ -29,7 +31,7 @@ func TestKeeperLeavesNothing(t *testing.T) {
 		t.Fatal("the escapee never ran")
 	}
 	r.close()
-	waitFor(t, ctx, func() bool { return gone(escapee) })
+	testwait.For(t, 30*time.Second, "the escapee to end", func() bool { return gone(escapee) })
 	if z := zombies(); z != 0 {
 		t.Errorf("%d zombie children left", z)
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestNoOrphans: 100 times, an agent started through an npx-style wrapper
@@ -74,8 +76,7 @@ func TestNoOrphans(t *testing.T) {
 // settle waits until the last harness's group is ended, then measures
 // the heap and the goroutines.
 func settle(t *testing.T, r *rig) (uint64, int) {
-	ctx := testCtx(t, 10*time.Second)
-	waitFor(t, ctx, func() bool {
+	testwait.For(t, 10*time.Second, "no run of the harness current", func() bool {
 		r.hub.mu.Lock()
 		defer r.hub.mu.Unlock()
 		return r.hub.cur == nil

@@ -1,7 +1,6 @@
 package hub
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestBadInputFromHarness: a line that isn't JSON, a response to no
@@ -148,7 +148,7 @@ func TestOneTurnAtATime(t *testing.T) {
 	ctx := testCtx(t, 20*time.Second)
 	first := make(chan *exchange, 1)
 	go func() { first <- r.message(ctx, "telegram:1", "slow", nil) }()
-	waitFor(t, ctx, func() bool { return len(r.agentLog("prompt ")) == 1 })
+	testwait.For(t, 20*time.Second, "the harness to see the prompt", func() bool { return len(r.agentLog("prompt ")) == 1 })
 	other := r.message(ctx, "telegram:2", "other", nil)
 	second := r.message(ctx, "telegram:1", "second", nil)
 	(<-first).must(t)
@@ -164,18 +164,6 @@ func TestOneTurnAtATime(t *testing.T) {
 	want := []string{`prompt "slow"`, `prompt "other"`, `end "other"`, `end "slow"`, `prompt "second"`, `end "second"`}
 	if strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("the harness saw %q, want %q", got, want)
-	}
-}
-
-// waitFor waits until cond holds.
-func waitFor(t *testing.T, ctx context.Context, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("waited in vain")
-		case <-time.After(5 * time.Millisecond):
-		}
 	}
 }
 
