@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/internal/stdioagent"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestHubKilledMidTurn: lnk-acp killed outright mid-turn leaves no
@@ -54,13 +56,7 @@ func TestHubKilledMidTurn(t *testing.T) {
 	c.Close()
 	// Its processes, orphaned, are the init's to reap: one that isn't a
 	// zombie outlived the hub.
-	deadline := time.Now().Add(5 * time.Second)
-	for running(pgid) > 0 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := running(pgid); n > 0 {
-		t.Errorf("%d processes of the harness's group %d outlived its hub", n, pgid)
-	}
+	testwait.For(t, 5*time.Second, fmt.Sprintf("the processes of the harness's group %d to end with its hub", pgid), func() bool { return running(pgid) == 0 })
 
 	cmd, url = run()
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
@@ -136,12 +132,7 @@ func TestRecoverAfterKill(t *testing.T) {
 			t.Fatal("the prompt was never taken")
 		}
 		c.Close()
-		for strings.Count(readFile(answers), "slow done") < i+1 {
-			if ctx.Err() != nil {
-				t.Fatalf("answer %d never kept in %s: %q", i+1, answers, readFile(answers))
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
+		testwait.For(t, 30*time.Second, fmt.Sprintf("answer %d kept in %s", i+1, answers), func() bool { return strings.Count(readFile(answers), "slow done") >= i+1 })
 	}
 	before := recoverAt(t, ctx, url, key, `{"two_phase":true}`)
 	if len(before.Answers) != 2 {
@@ -260,12 +251,7 @@ func TestHubKilledLeavesNothing(t *testing.T) {
 	cmd.Wait()
 	killed := time.Now()
 	for _, pid := range kept {
-		for alive(pid) && time.Since(killed) < 5*time.Second {
-			time.Sleep(10 * time.Millisecond)
-		}
-		if alive(pid) {
-			t.Errorf("process %d (%s) outlived lnk-acp killed outright", pid, comm(pid))
-		}
+		testwait.For(t, time.Until(killed.Add(5*time.Second)), fmt.Sprintf("process %d (%s) to end with lnk-acp killed outright", pid, comm(pid)), func() bool { return !alive(pid) })
 	}
 	t.Logf("%d processes under lnk-acp all ended %v after its kill", len(kept), time.Since(killed).Round(time.Millisecond))
 }

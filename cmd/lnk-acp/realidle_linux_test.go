@@ -37,7 +37,10 @@ func BenchmarkRealClaudeIdleMemory(b *testing.B) {
 				b.Fatalf("sessions never closed: %s", p.stderr.String())
 			}
 			message(b, ctx, p.url, p.key, "telegram:0", "still here")
-			time.Sleep(5 * time.Second) // the active thread's pace
+			// The active thread's pace, by the real clock: the other
+			// threads' sessions close by lnk-acp's idle timer, which is
+			// what is measured, so time must pass; not a wait for work.
+			time.Sleep(5 * time.Second)
 		}
 		one := treeRSS(b, p.cmd.Process.Pid)
 		cancel()

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/lnk-dev/link/cmd/internal/proctest"
 	"github.com/lnk-dev/link/internal/stdioagent"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
@@ -38,12 +40,7 @@ func TestRealAgentsKilled(t *testing.T) {
 			p.cmd.Wait()
 			killed := time.Now()
 			for _, pid := range kept {
-				for alive(pid) && time.Since(killed) < 10*time.Second {
-					time.Sleep(10 * time.Millisecond)
-				}
-				if alive(pid) {
-					t.Errorf("process %d (%s) outlived lnk-acp killed outright", pid, comm(pid))
-				}
+				testwait.For(t, time.Until(killed.Add(10*time.Second)), fmt.Sprintf("process %d (%s) to end with lnk-acp killed outright", pid, comm(pid)), func() bool { return !alive(pid) })
 			}
 			t.Logf("%d processes under lnk-acp (%s) ended %v after its kill", len(kept), strings.Join(names, " "), time.Since(killed).Round(time.Millisecond))
 		})
@@ -99,12 +96,7 @@ func TestRealAgentsSIGTERM(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			go proctest.Prompt(ctx, p.url, p.key, "main", "telegram:1", "held")
-			for !heldCall(p.fake, "held") {
-				if ctx.Err() != nil {
-					t.Fatal("the model was never called")
-				}
-				time.Sleep(10 * time.Millisecond)
-			}
+			testwait.For(t, time.Minute, "the model to be called", func() bool { return heldCall(p.fake, "held") })
 			kept := descendantsOf(p.cmd.Process.Pid)
 			exited := make(chan struct{})
 			go func() { p.cmd.Wait(); close(exited) }()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/internal/stdioagent"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestSIGTERMBounded: lnk-acp told SIGTERM while its agent, which
@@ -41,7 +43,8 @@ func TestSIGTERMBounded(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGTERM)
 			bound := 7 * time.Second // the grace, 5 s, and a little
 			if second != 0 {
-				time.Sleep(100 * time.Millisecond) // the first one caught
+				// The first one caught: the hub closed, its agent's input ended.
+				testwait.For(t, 5*time.Second, "SIGTERM caught, the agent's input ended", func() bool { return strings.Contains(readFile(filepath.Join(state, "log")), "\ninput ended\n") })
 				cmd.Process.Signal(second)
 				bound = time.Second
 			}
@@ -51,13 +54,7 @@ func TestSIGTERMBounded(t *testing.T) {
 				t.Fatalf("lnk-acp still ran %v after %s", time.Since(start), name)
 			}
 			t.Logf("lnk-acp ended %v after %s", time.Since(start).Round(time.Millisecond), name)
-			deadline := time.Now().Add(5 * time.Second)
-			for running(pgid) > 0 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := running(pgid); n > 0 {
-				t.Errorf("%d processes of the agent's group outlived lnk-acp", n)
-			}
+			testwait.For(t, 5*time.Second, "the processes of the agent's group to end with lnk-acp", func() bool { return running(pgid) == 0 })
 		})
 	}
 }

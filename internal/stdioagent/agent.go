@@ -154,6 +154,7 @@ func runAgent() {
 	}
 	a.conn = sdk.NewAgentSideConnection(a, a.out, os.Stdin)
 	<-a.conn.Done()
+	a.log("input ended")
 	for os.Getenv(EnvStay) != "" {
 		time.Sleep(time.Hour)
 	}
