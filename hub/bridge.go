@@ -350,6 +350,10 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 		}
 		fresh = cmd.action.NewSession && offered[name]
 	}
+	if err := h.useModel(b.gone, session, meta.Model); err != nil {
+		r.Fail(wctx, err)
+		return
+	}
 	if h.caps.threads {
 		meta = contract.LinkMeta{} // it reads _meta.link itself: nothing written into the text
 	}
@@ -408,6 +412,8 @@ func (b *bridge) turn(r *acp.Request, thread string, meta contract.LinkMeta, pro
 		// (Action.NewSession): the thread's next message begins one.
 		if err := hb.sessions.forget(thread, session); err != nil {
 			hb.cfg.Logger.Warn("the thread's cleared session could not be let go", "thread", thread, "err", err)
+		} else {
+			h.closeDropped(thread, session)
 		}
 	}
 	if r.Reply(wctx, res) != nil || t.bridgeGone() {

@@ -37,6 +37,7 @@ type harness struct {
 	listed   map[string]chan struct{}   // closed when a session's commands come
 	replays  map[string]*replay         // history being replayed for an export, by session
 	settling map[string]time.Time       // sessions just loaded: their last update's time (settle)
+	configs  map[string]json.RawMessage // the latest configOptions by session (keepConfig)
 }
 
 // capabilities are what the harness said it does, as the hub reads them.
@@ -56,7 +57,7 @@ type capabilities struct {
 }
 
 func newHarness(hb *Hub) *harness {
-	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, used: map[string]usedBy{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}, settling: map[string]time.Time{}}
+	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, used: map[string]usedBy{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}, settling: map[string]time.Time{}, configs: map[string]json.RawMessage{}}
 }
 
 // ok says whether it agreed on ACP and has not ended; call it once agreed
@@ -91,6 +92,7 @@ func (h *harness) run() {
 	f.SkipLong(h.tooLong)
 	conn := acp.NewConn(f, h.handle)
 	conn.SetLogger(log)
+	conn.SendCancels() // a call the hub gives up on is cancelled ($/cancel_request)
 	conn.SetIDs(&hb.ids)
 	h.mu.Lock()
 	h.p, h.conn = p, conn
@@ -253,6 +255,10 @@ func (h *harness) handle(ctx context.Context, r *acp.Request) {
 	switch {
 	case r.Method == acp.MethodSessionUpdate && r.IsNotification():
 		h.update(r.Params)
+	case r.Method == acp.MethodCancelRequest && r.IsNotification():
+		// The hub answers each request of the harness's as it reads it, so
+		// one the harness cancels was answered already: nothing is left.
+		log.Debug("harness cancelled a request of its own, answered already", "params", truncate(string(r.Params), 120))
 	case r.Method == methodRequestPermission && !r.IsNotification():
 		o, session := answerPermission(r.Params, h.cancelled)
 		log.Info("permission answered", "session", session, "outcome", o.Outcome.Outcome, "option", o.Outcome.OptionID)
@@ -298,6 +304,9 @@ func (h *harness) update(params json.RawMessage) {
 			chunk = c.Text
 		}
 	}
+	if u.Kind == acp.UpdateConfigOption {
+		h.keepConfig(p.SessionID, p.Update)
+	}
 	h.mu.Lock()
 	if u.Kind == acp.UpdateAvailableCommands {
 		h.commands[p.SessionID] = u.Commands
@@ -316,6 +325,12 @@ func (h *harness) update(params json.RawMessage) {
 	case t != nil:
 		if u.Kind == updateUserChunk {
 			chunk = ""
+		}
+		if chunk != "" && t.apart(u.MessageID) {
+			// A new message of the answer is set apart from the last, as
+			// Link Harness sets apart a turn's rounds.
+			chunk = "\n\n" + chunk
+			params = cutChunk(params, chunk)
 		}
 		t.update(params, u.Kind == acp.UpdateAvailableCommands, chunk)
 	case r != nil && chunk != "":

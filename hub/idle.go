@@ -3,6 +3,8 @@ package hub
 import (
 	"context"
 	"time"
+
+	"github.com/lnk-dev/link/acp"
 )
 
 // usedBy is an open session's thread and when its last turn ended.
@@ -72,7 +74,7 @@ func (h *harness) closeSession(session string) {
 	if !idle {
 		return
 	}
-	if _, err := h.call(hb.life, "session/close", map[string]string{"sessionId": session}); err != nil {
+	if _, err := h.call(hb.life, acp.MethodSessionClose, map[string]string{"sessionId": session}); err != nil {
 		hb.cfg.Logger.Warn("harness did not close an idle session; it stays open", "thread", u.thread, "err", err)
 		h.mu.Lock()
 		if v, ok := h.used[session]; ok && v == u {
@@ -86,4 +88,27 @@ func (h *harness) closeSession(session string) {
 	delete(h.used, session)
 	h.mu.Unlock()
 	hb.cfg.Logger.Info("closed an idle session", "thread", u.thread, "idle", hb.cfg.IdleClose)
+}
+
+// closeDropped closes session, thread's, which the hub let go (a command
+// that clears the conversation began another), with session/close where
+// the harness offers it: nobody takes it up again. Called in the thread's
+// turn; a harness that doesn't close it keeps it until it stops.
+func (h *harness) closeDropped(thread, session string) {
+	if h.caps.threads {
+		return // its sessions are the threads: none is let go
+	}
+	h.mu.Lock()
+	delete(h.used, session)
+	open := h.open[session]
+	delete(h.open, session)
+	h.mu.Unlock()
+	if !h.caps.close || !open {
+		return
+	}
+	if _, err := h.call(h.hb.life, acp.MethodSessionClose, map[string]string{"sessionId": session}); err != nil {
+		h.hb.cfg.Logger.Warn("harness did not close a session the hub let go", "thread", thread, "err", err)
+		return
+	}
+	h.hb.cfg.Logger.Info("closed a session the hub let go", "thread", thread)
 }

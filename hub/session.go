@@ -35,8 +35,10 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 			if !m.has {
 				continue
 			}
-			// The answer is taken as it comes: null and {} alike.
-			if _, err := h.call(ctx, m.method, params); err != nil {
+			// The answer is taken as it comes: null and {} alike; its
+			// configOptions, when it has them, kept.
+			raw, err := h.call(ctx, m.method, params)
+			if err != nil {
 				select {
 				case <-h.ended:
 					return "", false, h.endedErr(err)
@@ -53,6 +55,7 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 				hb.cfg.Logger.Warn("harness could not take up a session", "thread", thread, "method", m.method, "err", err)
 				continue
 			}
+			h.keepConfig(kept, raw)
 			if m.method == "session/load" {
 				h.settle(ctx, kept)
 			}
@@ -77,6 +80,7 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 	if err := hb.sessions.set(thread, res.SessionID); err != nil {
 		return "", false, err
 	}
+	h.keepConfig(res.SessionID, raw)
 	h.opened(res.SessionID)
 	return res.SessionID, reset, nil
 }

@@ -22,6 +22,7 @@ type sessionFile struct {
 
 	mu      sync.Mutex
 	threads map[string]string // thread -> the harness's session id; "" for one let go
+	models  map[string]string // session id -> the model a prompt set it to
 	lost    string            // when a file that didn't read was set aside; "" if never
 }
 
@@ -32,6 +33,10 @@ type sessionsDoc struct {
 	// thread the file doesn't name may have had a session then, and is
 	// told it starts anew (resetNote) as its new one is made.
 	Lost string `json:"lost,omitempty"`
+	// Models are the models prompts set sessions to through the agent's
+	// model picker (useModel), by session, set again should a session
+	// taken up after a restart run on another.
+	Models map[string]string `json:"models,omitempty"`
 }
 
 // maxSessionsFile bounds the file read: a hub's threads, each a line.
@@ -44,7 +49,7 @@ const maxSessionsFile = 64 << 20
 // hub goes on with no thread's session, each told so at its next message;
 // one that isn't a regular file is refused.
 func openSessions(path string, log *slog.Logger, now time.Time) (*sessionFile, error) {
-	f := &sessionFile{path: path, threads: map[string]string{}}
+	f := &sessionFile{path: path, threads: map[string]string{}, models: map[string]string{}}
 	if path == "" {
 		return f, nil
 	}
@@ -64,6 +69,9 @@ func openSessions(path string, log *slog.Logger, now time.Time) (*sessionFile, e
 	}
 	for k, v := range doc.Threads {
 		f.threads[k] = v
+	}
+	for k, v := range doc.Models {
+		f.models[k] = v
 	}
 	f.lost = doc.Lost
 	return f, nil
@@ -125,8 +133,41 @@ func (f *sessionFile) forget(thread, session string) error {
 		return nil
 	}
 	f.threads[thread] = "" // known: its next session is no loss
+	model, had := f.models[session]
+	delete(f.models, session)
 	if err := f.write(); err != nil {
 		f.threads[thread] = session
+		if had {
+			f.models[session] = model
+		}
+		return err
+	}
+	return nil
+}
+
+// model is the model kept for session, "" for none.
+func (f *sessionFile) model(session string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.models[session]
+}
+
+// setModel keeps model as session's, written to the file before it
+// returns when it changed.
+func (f *sessionFile) setModel(session, model string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	old, had := f.models[session]
+	if old == model {
+		return nil
+	}
+	f.models[session] = model
+	if err := f.write(); err != nil {
+		if had {
+			f.models[session] = old
+		} else {
+			delete(f.models, session)
+		}
 		return err
 	}
 	return nil
@@ -137,7 +178,7 @@ func (f *sessionFile) write() error {
 	if f.path == "" {
 		return nil
 	}
-	b, err := json.Marshal(sessionsDoc{Threads: f.threads, Lost: f.lost})
+	b, err := json.Marshal(sessionsDoc{Threads: f.threads, Lost: f.lost, Models: f.models})
 	if err != nil {
 		return fmt.Errorf("write sessions: %w", err)
 	}

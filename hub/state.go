@@ -169,7 +169,7 @@ func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (c
 			if listed != nil && !had {
 				continue // gone from the harness
 			}
-			if entries, err = h.replay(ctx, session, cwd); err != nil {
+			if entries, err = h.replay(ctx, thread, session, cwd); err != nil {
 				hb.exportFailed(&doc, thread, err)
 				continue
 			}
@@ -343,10 +343,11 @@ func (r *replay) add(role, text, messageID string) {
 	r.entries = append(r.entries, contract.StateEntry{Role: role, Text: text})
 }
 
-// replay loads session (in cwd, the hub's folder when empty) and returns
-// the history the harness replayed while it did, and after its answer
-// until the session went quiet (settle).
-func (h *harness) replay(ctx context.Context, session, cwd string) ([]contract.StateEntry, error) {
+// replay loads session, thread's (in cwd, the hub's folder when empty),
+// and returns the history the harness replayed while it did, and after
+// its answer until the session went quiet (settle). The session is then
+// open as if a turn just ended in it: closed once idle (closeIdle).
+func (h *harness) replay(ctx context.Context, thread, session, cwd string) ([]contract.StateEntry, error) {
 	r := &replay{}
 	h.mu.Lock()
 	h.replays[session] = r
@@ -364,7 +365,12 @@ func (h *harness) replay(ctx context.Context, session, cwd string) ([]contract.S
 		return nil, fmt.Errorf("session/load: %w", h.endedErr(err))
 	}
 	h.settle(ctx, session) // what it replays after its answer
-	h.opened(session)
+	h.mu.Lock()
+	h.open[session] = true
+	if _, ok := h.used[session]; !ok {
+		h.used[session] = usedBy{thread, time.Now()}
+	}
+	h.mu.Unlock()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.done = true

@@ -35,6 +35,7 @@ type turn struct {
 	text  strings.Builder // the answer's text, kept should its bridge go
 	wire  int             // the text's bytes as the bridge reads them
 	cut   bool            // text passed maxAnswerText: cut there, nothing more sent or kept
+	msgID string          // the messageId of the answer's last chunk that had one
 	wake  chan struct{}
 	shut  bool
 	done  chan struct{} // closed once the queue is sent (or dropped) and shut
@@ -155,6 +156,21 @@ func cutChunk(params json.RawMessage, text string) []byte {
 	p["update"], _ = json.Marshal(u)
 	out, _ := json.Marshal(p)
 	return out
+}
+
+// apart says whether a chunk of messageID begins another message of an
+// answer that has text already: the harness marks its chunks with
+// messageIds (ACP's ContentChunk), and this one names another than the
+// last chunk did. A chunk with none is never set apart.
+func (t *turn) apart(messageID string) bool {
+	if messageID == "" {
+		return false
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	last := t.msgID
+	t.msgID = messageID
+	return last != "" && last != messageID && t.text.Len() > 0
 }
 
 // answerText is the text the turn's agent_message_chunks streamed.
