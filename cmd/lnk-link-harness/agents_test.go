@@ -21,6 +21,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
@@ -283,7 +284,7 @@ func TestAgentsApart(t *testing.T) {
 
 	// Kept answers: alpha's crashed turn's answer is alpha's alone.
 	var kept contract.RecoverResult
-	for kept.Answers == nil || len(kept.Answers) == 0 {
+	testwait.For(t, 20*time.Second, "alpha to finish its crashed turn", func() bool {
 		for _, b := range []string{alpha.url, beta.url} {
 			res, err := recoverAs(ctx, b, beta.key, "beta", contract.RecoverParams{TwoPhase: true})
 			if err != nil || len(res.Answers) != 0 {
@@ -294,13 +295,8 @@ func TestAgentsApart(t *testing.T) {
 		if kept, err = recoverAs(ctx, alpha.url, alpha.key, "alpha", contract.RecoverParams{TwoPhase: true}); err != nil {
 			t.Fatal(err)
 		}
-		if ctx.Err() != nil {
-			t.Fatal("alpha never finished its crashed turn")
-		}
-		if len(kept.Answers) == 0 {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+		return len(kept.Answers) > 0
+	})
 	if len(kept.Answers) != 1 || kept.Answers[0].Thread != "telegram:9" || kept.Answers[0].ID == "" {
 		t.Fatalf("alpha's kept answers %+v", kept.Answers)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // The real program, an agent joining its agents file: it ends by itself,
@@ -82,16 +83,16 @@ func TestAgentsFileRestartsProgram(t *testing.T) {
 // nothing listens (a dial refused sent nothing).
 func answers(ctx context.Context, t *testing.T, a *testAgent, text string, logs func() string) {
 	t.Helper()
-	for {
+	testwait.For(t, time.Minute, a.line.Name+" listening: "+text+" answered", func() bool {
 		got, err := sayAs(ctx, a.url, a.key, a.line.Name, "telegram:1", text)
 		var de *endpoint.DialError
 		switch {
 		case err == nil && strings.Contains(got, text):
-			return
+			return true
 		case errors.As(err, &de) && ctx.Err() == nil:
-			time.Sleep(10 * time.Millisecond)
-		default:
-			t.Fatalf("%s answered %q, %v: %s", a.line.Name, got, err, logs())
+			return false
 		}
-	}
+		t.Fatalf("%s answered %q, %v: %s", a.line.Name, got, err, logs())
+		return false
+	})
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 )
@@ -306,7 +307,8 @@ func TestKillLoop(t *testing.T) {
 		url := proc.url
 		go func() { res <- bridgeSend(url, key, thread, fmt.Sprintf("message %d", i)) }()
 		// Mostly somewhere in the turn, sometimes before the harness has
-		// the message.
+		// the message: the pause is the thing tested, a kill at a random
+		// moment, not a wait for work.
 		after := time.Duration(rng.IntN(900)) * time.Millisecond
 		if rng.IntN(6) == 0 {
 			after = time.Duration(rng.IntN(3000)) * time.Microsecond
@@ -326,17 +328,10 @@ func TestKillLoop(t *testing.T) {
 
 	// Let the last process finish every turn the kills left, then stop it
 	// gracefully, so each answer kept is on the disk.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.For(t, 30*time.Second, "every turn the kills left finished", func() bool {
 		got.collect(t, proc.url, key, true)
-		if unanswered(t, home, outcomes) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("turns left unfinished: %d: %s", unanswered(t, home, outcomes), proc.stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return unanswered(t, home, outcomes) == 0
+	})
 	proc.stop(t)
 	proc = startProc(t, bin, home, keyFile, env)
 	if _, err := got.collect(t, proc.url, key, true); err != nil {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // summaryAsked is the start of the harness's request for a summary.
@@ -98,12 +100,7 @@ func TestKillAfterAnswer(t *testing.T) {
 	if o := bridgeSend(proc.url, []byte(testKey), thread, windowText(k)); !o.responded || o.text != "the answer kept" {
 		t.Fatalf("turn %d: %+v", k, o)
 	}
-	for deadline := time.Now().Add(20 * time.Second); asked(fake) == before; {
-		if time.Now().After(deadline) {
-			t.Fatal("the summary was never asked")
-		}
-		time.Sleep(10 * time.Millisecond) // waits for the request the fake holds
-	}
+	testwait.For(t, 20*time.Second, "the summary to be asked", func() bool { return asked(fake) != before })
 	proc.kill()
 	events := readEvents(t, home, thread)
 	var answer store.Event
@@ -124,14 +121,20 @@ func TestKillAfterAnswer(t *testing.T) {
 	// The killed process's lease runs out first (LNK_LEASE_TTL), so the
 	// next message begins a turn rather than joining one.
 	p, _ := store.For(home, "main")
-	dir, _ := p.Conversation(thread)
-	if b, err := os.ReadFile(filepath.Join(dir, "lease.json")); err == nil {
-		var l store.Lease
-		if err := json.Unmarshal(b, &l); err != nil {
+	chats := log.Open(p.Chats())
+	testwait.For(t, 10*time.Second, "the killed process's lease to run out", func() bool {
+		_, err := chats.Lease(t.Context(), thread, "test", time.Second)
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return false
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(time.Until(l.Expires) + 50*time.Millisecond)
-	}
+		if err := chats.Release(t.Context(), thread, "test"); err != nil {
+			t.Fatal(err)
+		}
+		return true
+	})
 	proc = startProc(t, bin, home, keyFile, env)
 	if o := bridgeSend(proc.url, []byte(testKey), thread, windowText(k+1)); !o.responded {
 		t.Fatalf("turn %d after the kill: %+v", k+1, o)

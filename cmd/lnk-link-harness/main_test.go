@@ -17,6 +17,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
 )
@@ -163,7 +164,8 @@ func TestFinishesCrashedTurn(t *testing.T) {
 	m, _, _ := start(t, home)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	for {
+	var res contract.RecoverResult
+	testwait.For(t, 10*time.Second, "an answer handed over", func() bool {
 		conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: m.URL(), Key: []byte(testKey)})
 		if err != nil {
 			t.Fatal(err)
@@ -172,21 +174,15 @@ func TestFinishesCrashedTurn(t *testing.T) {
 		if _, err := c.Initialize(ctx); err != nil {
 			t.Fatal(err)
 		}
-		res, err := c.Recover(ctx, contract.RecoverParams{})
+		res, err = c.Recover(ctx, contract.RecoverParams{})
 		c.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Answers) == 1 {
-			if a := res.Answers[0]; a.Thread != "telegram:7" || !strings.Contains(a.Text, "left by a crash") {
-				t.Fatalf("handed over %+v", a)
-			}
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatal("no answer handed over")
-		}
-		time.Sleep(20 * time.Millisecond)
+		return len(res.Answers) > 0
+	})
+	if a := res.Answers[0]; len(res.Answers) != 1 || a.Thread != "telegram:7" || !strings.Contains(a.Text, "left by a crash") {
+		t.Fatalf("handed over %+v", res.Answers)
 	}
 }
 

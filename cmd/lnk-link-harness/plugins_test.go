@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
 	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/sqlite"
 )
@@ -22,9 +24,9 @@ import (
 // childOf finds the one process whose parent is pid (Linux's /proc).
 func childOf(t *testing.T, pid int) int {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		var kids []int
+	var kids []int
+	testwait.For(t, 5*time.Second, fmt.Sprintf("process %d to have one child, its store bridge", pid), func() bool {
+		kids = kids[:0]
 		entries, _ := os.ReadDir("/proc")
 		for _, e := range entries {
 			n, err := strconv.Atoi(e.Name())
@@ -35,14 +37,9 @@ func childOf(t *testing.T, pid int) int {
 				kids = append(kids, n)
 			}
 		}
-		if len(kids) == 1 {
-			return kids[0]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d has children %v, want one store bridge", pid, kids)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return len(kids) == 1
+	})
+	return kids[0]
 }
 
 // procStat reads a process's parent and state from /proc/<pid>/stat.
@@ -67,17 +64,10 @@ func procStat(pid int) (ppid int, state byte, ok bool) {
 // waitGone waits until pid runs no more (gone, or a zombie).
 func waitGone(t *testing.T, pid int, why string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testwait.For(t, 5*time.Second, fmt.Sprintf("the store bridge %d to end %s", pid, why), func() bool {
 		_, state, ok := procStat(pid)
-		if !ok || state == 'Z' {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the store bridge %d still runs %s", pid, why)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return !ok || state == 'Z'
+	})
 }
 
 // The drivers lnk-link-harness doesn't link run in their plugins, which
