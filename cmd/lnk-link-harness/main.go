@@ -32,6 +32,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == "endpoint" {
 		os.Exit(runEndpoint(os.Args[2:], environ.Map(), os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "configure" {
+		os.Exit(configure.Run(os.Args[2:], environ.Map(), os.Stdout, os.Stderr))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	m := NewMain(os.Stdout, os.Stderr, environ.Map())
 	m.StartAgain = startAgain(os.Stdout, os.Stderr)
@@ -94,10 +97,12 @@ func NewMain(stdout, stderr io.Writer, env map[string]string) *Main {
 
 const usage = `usage: lnk-link-harness serve [flags]
        lnk-link-harness endpoint [--port N]
+       lnk-link-harness configure [--home DIR] [--agent NAME] [--spec FILE]
 
 Answers one agent's messages at its endpoint (ACP over a WebSocket per
 message), and prints the endpoint's address once it listens. Each flag may
-also come from the environment variable named beside it.
+also come from the environment variable named beside it. configure writes
+the agent's config.json from its spec (spec.toml).
 
 `
 

@@ -97,3 +97,24 @@ func Servers(env map[string]string) []Server {
 	}
 	return out
 }
+
+// ToolVars are the variables of env that name tools by the rules Servers
+// reads them with ($LNK_MEMORY, $LNK_TOOL_<NAME>...): for an adapter that
+// keeps them for a later start (lnk-acp configure).
+func ToolVars(env map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range env {
+		name, own := ownServers[k]
+		if !own {
+			rest, ok := strings.CutPrefix(k, toolPrefix)
+			if !ok {
+				continue
+			}
+			name = strings.ToLower(rest)
+		}
+		if toolName(name) && strings.TrimSpace(v) != "" {
+			out[k] = v
+		}
+	}
+	return out
+}

@@ -82,7 +82,7 @@ func (w windowTable) settings() (window.Settings, error) {
 	s := window.Defaults()
 	if w.Max != nil {
 		if *w.Max < 1024 {
-			return s, fmt.Errorf("window.max %d is under 1024 tokens", *w.Max)
+			return s, keyError("window.max", fmt.Errorf("window.max %d is under 1024 tokens", *w.Max))
 		}
 		s.Max, s.MaxSet = *w.Max, true
 	}
@@ -95,7 +95,7 @@ func (w windowTable) settings() (window.Settings, error) {
 		case json.Unmarshal(w.CompactAt, &at) == nil && at > 0 && at <= 1:
 			s.CompactAt = at
 		default:
-			return s, fmt.Errorf(`window.compact_at %s is neither a share of the room (above 0, at most 1) nor "never"`, w.CompactAt)
+			return s, keyError("window.compact_at", fmt.Errorf(`window.compact_at %s is neither a share of the room (above 0, at most 1) nor "never"`, w.CompactAt))
 		}
 	}
 	if w.SaveNotes != nil {
@@ -110,13 +110,13 @@ func (w windowTable) settings() (window.Settings, error) {
 			continue
 		}
 		if *f.v < 0 || *f.v >= 0.5 {
-			return s, fmt.Errorf("window.%s %v is not a share of the window from 0 to under a half", f.name, *f.v)
+			return s, keyError("window."+f.name, fmt.Errorf("window.%s %v is not a share of the window from 0 to under a half", f.name, *f.v))
 		}
 		*f.to = *f.v
 	}
 	if w.Unknown != nil {
 		if *w.Unknown < 1024 {
-			return s, fmt.Errorf("window.unknown %d is under 1024 tokens", *w.Unknown)
+			return s, keyError("window.unknown", fmt.Errorf("window.unknown %d is under 1024 tokens", *w.Unknown))
 		}
 		s.Unknown = *w.Unknown
 	}
@@ -198,21 +198,21 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 	}
 	if c.ID != "" {
 		if err := contract.CheckAgentID(c.ID); err != nil {
-			return harness.Settings{}, fmt.Errorf("config.json: id: %w", err)
+			return harness.Settings{}, fmt.Errorf("config.json: %w", keyError("id", fmt.Errorf("id: %w", err)))
 		}
 	}
 	if c.Storage.Conversations != "" {
 		if err := store.ParseKind(c.Storage.Conversations); err != nil {
-			return harness.Settings{}, fmt.Errorf("config.json: storage: %w", err)
+			return harness.Settings{}, fmt.Errorf("config.json: %w", keyError("storage.conversations", fmt.Errorf("storage: %w", err)))
 		}
 	}
 	for i, f := range c.Model.Fallbacks {
 		if f == "" {
-			return harness.Settings{}, fmt.Errorf("config.json: model.fallbacks[%d] is empty: name a model or an alias", i)
+			return harness.Settings{}, fmt.Errorf("config.json: %w", keyError("model.fallbacks", fmt.Errorf("model.fallbacks[%d] is empty: name a model or an alias", i)))
 		}
 	}
 	if c.Model.Answer < 0 {
-		return harness.Settings{}, fmt.Errorf("config.json: model.answer %d is negative", c.Model.Answer)
+		return harness.Settings{}, fmt.Errorf("config.json: %w", keyError("model.answer", fmt.Errorf("model.answer %d is negative", c.Model.Answer)))
 	}
 	tools, each, err := toolSpecs(c.Tools, c.Tool)
 	if err != nil {
@@ -266,14 +266,15 @@ func instructionSettings(table map[string]json.RawMessage) (prompts.Settings, er
 			d := json.NewDecoder(bytes.NewReader(raw))
 			d.DisallowUnknownFields()
 			if err := d.Decode(&t); err != nil {
-				return nil, fmt.Errorf("instructions: %s: a file's name, \"none\" or {\"file\", \"max\", \"depth\"}: %v", name, err)
+				return nil, keyError("instructions."+name, fmt.Errorf("instructions: %s: a file's name, \"none\" or {\"file\", \"max\", \"depth\"}: %v", name, err))
 			}
 			src = prompts.Source{File: t.File, Max: t.Max, Depth: t.Depth}
 		}
+		// Each section checked alone, so a refusal names its key.
+		if err := (prompts.Settings{name: src}).Validate(); err != nil {
+			return nil, keyError("instructions."+name, err)
+		}
 		out[name] = src
-	}
-	if err := out.Validate(); err != nil {
-		return nil, err
 	}
 	return out, nil
 }
@@ -290,3 +291,19 @@ func connections(table map[string]json.RawMessage) []string {
 	sort.Strings(out)
 	return out
 }
+
+// KeyError is a refusal of one key of config.json, named as its table
+// and key are (window.max, instructions.notes, tool.web), so a spec
+// configured into config.json says the line it wrote it on.
+type KeyError struct {
+	Key string
+	Err error
+}
+
+func (e *KeyError) Error() string { return e.Err.Error() }
+
+// ConfigKey is the key refused (agentspec.Keyed).
+func (e *KeyError) ConfigKey() string { return e.Key }
+func (e *KeyError) Unwrap() error     { return e.Err }
+
+func keyError(key string, err error) error { return &KeyError{Key: key, Err: err} }

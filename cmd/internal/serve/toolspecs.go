@@ -27,12 +27,12 @@ func toolSpecs(tools, tool json.RawMessage) (json.RawMessage, map[string]json.Ra
 		return all, nil, nil
 	}
 	if !isObject(tool) || json.Unmarshal(tool, &named) != nil {
-		return nil, nil, fmt.Errorf("tool is an object of tables by tool name ([tool.<name>]), not %s", kindOf(tool))
+		return nil, nil, keyError("tool", fmt.Errorf("tool is an object of tables by tool name ([tool.<name>]), not %s", kindOf(tool)))
 	}
 	each := make(map[string]json.RawMessage, len(named))
 	for name, raw := range named {
 		if !toolName(name) {
-			return nil, nil, fmt.Errorf("tool.%q: a tool's name is 1 to %d lowercase letters, digits and single _, as it is offered (<name>__<call>)", truncate(name, 64), maxToolName)
+			return nil, nil, keyError("tool", fmt.Errorf("tool.%q: a tool's name is 1 to %d lowercase letters, digits and single _, as it is offered (<name>__<call>)", truncate(name, 64), maxToolName))
 		}
 		own, err := table(raw, "tool."+name)
 		if err != nil {
@@ -60,7 +60,7 @@ func table(raw json.RawMessage, field string) (map[string]json.RawMessage, error
 	}
 	var t map[string]json.RawMessage
 	if !isObject(raw) || json.Unmarshal(raw, &t) != nil {
-		return nil, fmt.Errorf("%s is a table of the spec, a JSON object, not %s", field, kindOf(raw))
+		return nil, keyError(field, fmt.Errorf("%s is a table of the spec, a JSON object, not %s", field, kindOf(raw)))
 	}
 	return t, nil
 }
