@@ -89,7 +89,8 @@ const (
 )
 
 // derived are the figures made of others: memory per agent past the
-// first, and the gain of turns/s with conversations at once.
+// first, and the gain of turns/s with conversations at once (no target:
+// turns/s are each set beside the floor's at the same number instead).
 func derived(o measureOptions, v map[string]float64) []figure {
 	var out []figure
 	lo, hi := o.agentCounts[0], o.agentCounts[len(o.agentCounts)-1]
@@ -115,12 +116,17 @@ func setTarget(f *figure, v map[string]float64) {
 		met("< 120 MB", f.Value < mb(targetRSS100))
 	case f.Name == figExtra:
 		met("< 1 MB", f.Value < mb(targetRSSExtra))
-	case strings.HasSuffix(f.Name, "p50") && f.Ratio != nil:
-		met("≤ 2.5× floor", *f.Ratio <= targetFloorRatio)
+	case f.Name == figWarm+"p50" && f.Ratio != nil:
+		met(fmt.Sprintf("≤ %.1f× floor", targetWarmRatio), *f.Ratio <= targetWarmRatio)
+	case f.Name == figCold+"p50" && f.Ratio != nil:
+		met(fmt.Sprintf("≤ %.1f× floor", targetFloorRatio), *f.Ratio <= targetFloorRatio)
 	case f.Name == figBind:
 		met("< 20 ms", f.Value < ms(targetBind))
-	case f.Name == fmt.Sprintf(figGain, 64):
-		met("≥ 4×", f.Value >= targetTurnsGain)
+	case f.Unit == "turns/s" && f.Ratio != nil:
+		var n int
+		if _, err := fmt.Sscanf(f.Name, figTurns, &n); err == nil && targetTurnsShare[n] > 0 {
+			met(fmt.Sprintf("≥ %.1f× floor", targetTurnsShare[n]), *f.Ratio >= targetTurnsShare[n])
+		}
 	}
 }
 

@@ -72,8 +72,22 @@ func TestMeasure(t *testing.T) {
 			t.Errorf("%s: %+v", name, f)
 		}
 	}
-	if f := got["per message, warm, p50"]; f.Value > 5000 || f.Target != "≤ 2.5× floor" || f.Met == nil || *f.Met != (*f.Ratio <= 2.5) {
+	if f := got["per message, warm, p50"]; f.Value > 5000 || f.Target != "≤ 1.6× floor" || f.Met == nil || *f.Met != (*f.Ratio <= 1.6) {
 		t.Errorf("warm p50: %+v", f)
+	}
+	if f := got["per message, cold, p50"]; f.Target != "≤ 2.5× floor" || f.Met == nil || *f.Met != (*f.Ratio <= 2.5) {
+		t.Errorf("cold p50: %+v", f)
+	}
+	// Turns a second beside the floor's at the same number at once: 1
+	// has its target, 4 none (only 1 and 64 have one).
+	if f := got["turns/s, 1 at once"]; f.Target != "≥ 0.5× floor" || f.Met == nil || *f.Met != (*f.Ratio >= 0.5) {
+		t.Errorf("turns/s at 1: %+v", f)
+	}
+	if f := got["turns/s, 4 at once"]; f.Target != "" || f.Met != nil {
+		t.Errorf("turns/s at 4: %+v", f)
+	}
+	if f := got["turns/s, 4 at once over 1 at once"]; f.Target != "" || f.Met != nil || f.Value <= 0 {
+		t.Errorf("the gain: %+v", f)
 	}
 	if f := got["start to /health"]; f.Value > 60000 || f.Target != "< 100 ms" || f.Met == nil {
 		t.Errorf("start: %+v", f)

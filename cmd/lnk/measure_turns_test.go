@@ -57,3 +57,27 @@ func TestMessagesInTurns(t *testing.T) {
 		t.Fatalf("warm: messages went to %v (%+v)", got, warm)
 	}
 }
+
+// TestTurnsTargets: turns a second at 1 and at 64 conversations at once
+// are set beside the floor's at the same number (at least 0.5 and 0.6 of
+// it), and no other number has a target.
+func TestTurnsTargets(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		ratio  float64
+		target string
+		met    bool
+	}{
+		{"turns/s, 1 at once", 0.5, "≥ 0.5× floor", true},
+		{"turns/s, 1 at once", 0.49, "≥ 0.5× floor", false},
+		{"turns/s, 64 at once", 0.6, "≥ 0.6× floor", true},
+		{"turns/s, 64 at once", 0.59, "≥ 0.6× floor", false},
+		{"turns/s, 8 at once", 0.1, "", false},
+	} {
+		f := figure{Name: c.name, Unit: "turns/s", Value: 100, Floor: ptr(100 / c.ratio), Ratio: ptr(c.ratio)}
+		setTarget(&f, nil)
+		if f.Target != c.target || (c.target != "" && (f.Met == nil || *f.Met != c.met)) || (c.target == "" && f.Met != nil) {
+			t.Errorf("%s at %.2f: target %q met %v", c.name, c.ratio, f.Target, f.Met)
+		}
+	}
+}
