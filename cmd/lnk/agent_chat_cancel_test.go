@@ -4,22 +4,20 @@ import (
 	"context"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
 // waitOut waits for out to hold want, failing after a few seconds.
 func waitOut(t *testing.T, out *safeBuffer, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited in vain for %q in %q", want, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
+	if err := testwait.Err(10*time.Second, strconv.Quote(want), func() bool { return strings.Contains(out.String(), want) }); err != nil {
+		t.Fatalf("%v in %q", err, out.String())
 	}
 }
 

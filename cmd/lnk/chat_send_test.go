@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -105,13 +106,7 @@ func TestSendSteered(t *testing.T) {
 		second <- result{code, out, errOut}
 	}()
 	// Let the turn go on once the last message has joined it.
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(eventsText(t, home, "link:s"), "also") {
-		if time.Now().After(deadline) {
-			t.Fatal("the message didn't join")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 10*time.Second, "the message to join", func() bool { return strings.Contains(eventsText(t, home, "link:s"), "also") })
 	free()
 	r1 := receiveWithin(t, first, 40*time.Second, "the first send's answer")
 	r2 := receiveWithin(t, second, 40*time.Second, "the steered send's answer")
@@ -124,11 +119,12 @@ func TestSendSteered(t *testing.T) {
 	// Left: the old answer, and the one kept for the hasty message, whose
 	// sender stopped waiting (lnk agent chat shows it).
 	// Each is kept as the turn lets go; the one not taken may come last.
-	pending, err := f.Pending(t.Context())
-	for deadline := time.Now().Add(10 * time.Second); err == nil && len(pending) < 2 && time.Now().Before(deadline); {
-		time.Sleep(10 * time.Millisecond)
+	var pending []delivery.Answer
+	var err error
+	_ = testwait.Err(10*time.Second, "two answers kept", func() bool { // the check below says what was kept
 		pending, err = f.Pending(t.Context())
-	}
+		return err != nil || len(pending) >= 2
+	})
 	if err != nil || len(pending) != 2 || pending[0].Text != "an old answer" || pending[1].Text != r1.out[:len(r1.out)-1] {
 		t.Fatalf("pending %+v, %v", pending, err)
 	}

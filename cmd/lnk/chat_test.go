@@ -20,6 +20,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/internal/recovery"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/model/scripted"
@@ -253,17 +254,14 @@ func TestChatAnswerTooLong(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := &agentConn{url: url, key: bytes.TrimSpace(key), agent: "main"}
-	deadline := time.Now().Add(60 * time.Second) // generous: a loaded machine, not the point
 	var kept []contract.RecoveredAnswer
-	for len(kept) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the answer that never reached its caller wasn't kept within 60s")
-		}
+	testwait.For(t, 60*time.Second, "the answer that never reached its caller kept", func() bool {
 		ahead.Add(int64(delivery.Grace + time.Second))
 		if kept, err = a.pending(t.Context(), "link:chat"); err != nil {
 			t.Fatal(err)
 		}
-	}
+		return len(kept) > 0
+	})
 	// Too long for one message, it is handed over cut to fit one, saying so.
 	if len(kept) != 1 || !cutOf(kept[0].Text, big) {
 		t.Fatalf("kept %d answers, the first of %d bytes, not %d bytes cut to fit a message", len(kept), len(kept[0].Text), len(big))
@@ -280,19 +278,16 @@ func TestChatAnswerTooLong(t *testing.T) {
 	// lets it go.
 	p, _ := store.For(home, "main")
 	f := &delivery.Answers{Paths: p}
-	for {
+	testwait.For(t, 60*time.Second, "the second message's answer let go", func() bool {
 		pending, err := f.Pending(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(pending) == 0 {
-			break
-		}
-		if len(pending) > 1 || pending[0].Text != "short again" || time.Now().After(deadline) {
+		if len(pending) > 1 || len(pending) == 1 && pending[0].Text != "short again" {
 			t.Fatalf("kept after the second message: %+v", pending)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(pending) == 0
+	})
 	// An answer kept past 16 MiB is shown cut to fit a message, saying
 	// so, and let go.
 	if _, err := f.KeepForChat(t.Context(), "link:chat", big, time.Time{}, 0); err != nil {

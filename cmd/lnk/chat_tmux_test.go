@@ -18,6 +18,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 )
@@ -54,17 +55,11 @@ func (p *tmuxPane) screen() string {
 // to a deadline generous for a loaded machine, and returns that screen.
 func (p *tmuxPane) waitFor(what string, ok func(screen string) bool) string {
 	p.t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		s := p.screen()
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			p.t.Fatalf("the terminal didn't show %s within 60s; it shows:\n%s", what, s)
-		}
-		time.Sleep(50 * time.Millisecond)
+	var s string
+	if err := testwait.Err(60*time.Second, what+" on the terminal", func() bool { s = p.screen(); return ok(s) }); err != nil {
+		p.t.Fatalf("%v; it shows:\n%s", err, s)
 	}
+	return s
 }
 
 // gate holds what passes it until it is opened.

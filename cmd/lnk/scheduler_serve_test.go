@@ -7,10 +7,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
@@ -77,12 +79,8 @@ func TestReminderShownByChat(t *testing.T) {
 // waitFor waits until out holds want, failing after limit.
 func waitFor(t *testing.T, out *safeBuffer, want string, limit time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %v in vain for %q; the chat showed %q", limit, want, out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := testwait.Err(limit, strconv.Quote(want), func() bool { return strings.Contains(out.String(), want) }); err != nil {
+		t.Fatalf("%v; the chat showed %q", err, out.String())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
@@ -36,17 +37,14 @@ func chatEvents(t *testing.T, home, agent, thread string) []store.Event {
 // waitEvents waits for cond over agent's thread's events.
 func waitEvents(t *testing.T, home, agent, thread, what string, cond func([]store.Event) bool) []store.Event {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		evs := chatEvents(t, home, agent, thread)
-		if cond(evs) {
-			return evs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited in vain for %s: %+v", what, evs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var evs []store.Event
+	if err := testwait.Err(30*time.Second, what, func() bool {
+		evs = chatEvents(t, home, agent, thread)
+		return cond(evs)
+	}); err != nil {
+		t.Fatalf("%v: %+v", err, evs)
 	}
+	return evs
 }
 
 // Two agents of one owner exchange a message and a reply through lnk
@@ -101,16 +99,13 @@ func TestChatTeammates(t *testing.T) {
 	}
 	// main's answer to it, nobody waiting, is kept for the chat.
 	url, key := localEndpoint(t, errb.String(), home, "main")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		res, err := toolsend.Recover(ctx, toolsend.Target{URL: url, Key: key}, contract.RecoverParams{TwoPhase: true})
-		if err == nil && len(res.Answers) == 1 && res.Answers[0].Thread == "link:chat" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("main's answer wasn't kept: %+v, %v", res, err)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var res contract.RecoverResult
+	var err error
+	if werr := testwait.Err(30*time.Second, "main's answer kept", func() bool {
+		res, err = toolsend.Recover(ctx, toolsend.Target{URL: url, Key: key}, contract.RecoverParams{TwoPhase: true})
+		return err == nil && len(res.Answers) == 1 && res.Answers[0].Thread == "link:chat"
+	}); werr != nil {
+		t.Fatalf("%v: %+v, %v", werr, res, err)
 	}
 	io.WriteString(typed, "thanks\n")
 	waitOut(t, &out, "[An answer kept for link:chat while nobody waited:]")
