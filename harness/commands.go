@@ -137,11 +137,23 @@ func (h *Harness) resolveModel(c *conv, asked string) (name, provider string, er
 // answered at once with one agent_message_chunk saying what holds now,
 // and end_turn.
 func (h *Harness) command(ctx context.Context, c *conv, cmd *command, s acp.Stream) (acp.Answer, error) {
+	text, err := h.runCommand(ctx, c, cmd)
+	if err != nil {
+		return acp.Answer{}, err
+	}
+	s.Taken(ctx)
+	s.Chunk(ctx, text)
+	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+}
+
+// runCommand does cmd under the conversation's lease, as command says,
+// and gives what holds now.
+func (h *Harness) runCommand(ctx context.Context, c *conv, cmd *command) (string, error) {
 	holder := h.holder()
 	err := c.lease(ctx, holder, h.cfg.LeaseTTL)
 	running := errors.Is(err, store.ErrLeaseHeld)
 	if err != nil && !running {
-		return acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
+		return "", fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
 	t := h.newTurn(c, holder)
 	text, err := t.command(ctx, cmd, !running)
@@ -151,14 +163,12 @@ func (h *Harness) command(ctx context.Context, c *conv, cmd *command, s acp.Stre
 		}
 	}
 	if err != nil {
-		return acp.Answer{}, err
+		return "", err
 	}
 	if !running {
 		h.answerJoined(context.WithoutCancel(ctx), c)
 	}
-	s.Taken(ctx)
-	s.Chunk(ctx, text)
-	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+	return text, nil
 }
 
 // command stores cmd's event and says what holds now. A bare command

@@ -224,6 +224,7 @@ func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answ
 		}
 		return acp.Answer{StopReason: acp.StopEndTurn}, nil
 	}
+	t.report(ctx) // sessions.go
 	delivered := t.keepAnswer(ctx, final)
 	if t.pending != nil {
 		defer t.afterAnswer() // the answer first, then the summary (window_after.go)

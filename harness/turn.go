@@ -36,6 +36,12 @@ type turn struct {
 	last       *model.Request
 	prov       model.Provider
 	route      model.Route
+	// What an editor is told of the window (report, sessions.go): its
+	// size and its instructions' and tools' rough tokens as last planned,
+	// the provider's count of the last answer, what the answers cost.
+	windowSize, instructions int
+	lastUsage                model.Usage
+	cost                     float64 // USD
 	// answerFirst: the turn's caller waits, so a summary due after its
 	// answer is left, its lease held, until the caller has it (pending).
 	answerFirst bool
@@ -323,6 +329,7 @@ func (t *turn) answered(ctx context.Context, r reply, choice model.ToolChoice) (
 	if choice == model.ToolNone {
 		r.resp.Calls = nil
 	}
+	t.lastUsage, t.cost = r.resp.Usage, t.cost+r.resp.CostUSD
 	ev := answerEvent(r.resp, r.name, r.route.Provider)
 	ev.Seen = r.seen
 	sent := t.sent

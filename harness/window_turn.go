@@ -23,6 +23,7 @@ type ModelFacts interface {
 // conversation's room in it, and the answer's share.
 type sized struct {
 	size, room, answer int
+	instructions       int // the instructions' and tools' rough tokens
 }
 
 // size works out the window of a round of model name, whose instructions
@@ -47,7 +48,7 @@ func (t *turn) size(ctx context.Context, name string, system []model.Section, to
 		b, _ := json.Marshal(tools)
 		instructions += window.Tokens(string(b))
 	}
-	return sized{size: size, room: set.Room(size, answer, instructions), answer: answer}
+	return sized{size: size, room: set.Room(size, answer, instructions), answer: answer, instructions: instructions}
 }
 
 // readWindow reads the conversation from its window's start: its latest
@@ -93,7 +94,7 @@ func (r *reader) noteCheckpoint(events []store.Event) {
 func (t *turn) request(ctx context.Context, name string, route model.Route, prov model.Provider, system []model.Section, tools []model.Tool, choice model.ToolChoice, takes func(model.Modality) bool) model.Request {
 	set := t.c.settings.Window
 	sz := t.size(ctx, name, system, tools)
-	t.room = sz.room
+	t.room, t.windowSize, t.instructions = sz.room, sz.size, sz.instructions
 	v := t.window(t.cp) // reader.window
 	if v.Tokens > sz.room {
 		reserve := 0

@@ -1,0 +1,234 @@
+package harness
+
+import (
+	"context"
+	"encoding/base64"
+	"log/slog"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/store"
+)
+
+// What an editor is shown of the agent's conversations (acp.Options.Editor).
+const (
+	// listPage is how many sessions one session/list answer gives.
+	listPage = 100
+	// titleLook is how many of a conversation's latest events its title
+	// is looked for in: past them, the thread names it.
+	titleLook = 32
+	// titleRunes bounds a title.
+	titleRunes = 80
+	// configModel is the id of the model's config option.
+	configModel = "model"
+)
+
+var (
+	_ acp.SessionLister = (*Harness)(nil)
+	_ acp.Configurer    = (*Harness)(nil)
+)
+
+// ListSessions gives agent's conversations for session/list, a page of
+// listPage at a time in the order of their threads' names, each titled
+// as titleOf says and dated by its latest event. The cursor is the last
+// thread of the page before, encoded; a conversation that can't be read
+// is listed by its thread alone, and logged.
+func (h *Harness) ListSessions(ctx context.Context, agent, cursor string) (acp.ListSessionsResult, error) {
+	var res acp.ListSessionsResult
+	after := ""
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil || contract.CheckThread(string(b)) != nil {
+			return res, &contract.RuleError{Field: "cursor", Rule: "a cursor is one a session/list answer gave, as it gave it"}
+		}
+		after = string(b)
+	}
+	a, err := h.agent(ctx, agent)
+	if err != nil {
+		return res, err
+	}
+	set, err := h.cfg.Settings(ctx, a.paths)
+	if err != nil {
+		return res, err
+	}
+	router, err := store.NewRouter(a.paths, set.Conversations, a.drivers)
+	if err != nil {
+		return res, err
+	}
+	threads, err := store.Threads(ctx, a.paths)
+	if err != nil {
+		return res, err
+	}
+	i := sort.SearchStrings(threads, after)
+	if i < len(threads) && threads[i] == after {
+		i++
+	}
+	page := threads[i:min(i+listPage, len(threads))]
+	for _, thread := range page {
+		info := acp.SessionInfo{SessionID: thread, Title: thread}
+		events, err := store.Latest(ctx, router, thread, titleLook)
+		if err != nil {
+			if ctx.Err() != nil {
+				return res, ctx.Err()
+			}
+			h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "list a conversation", slog.String("agent", agent), slog.String("thread", thread), slog.String("err", err.Error()))
+		}
+		if len(events) == 0 && err == nil {
+			continue // a folder with no conversation in it yet
+		}
+		if title, updated := titleOf(events); title != "" {
+			info.Title = title
+			info.UpdatedAt = updated.UTC().Format(time.RFC3339)
+		}
+		res.Sessions = append(res.Sessions, info)
+	}
+	if i+len(page) < len(threads) && len(page) > 0 {
+		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page[len(page)-1]))
+	}
+	return res, nil
+}
+
+// titleOf is a conversation's title as its latest events say, and when
+// it was last active: the first line of its latest message, at most
+// titleRunes long, after its sender's name when it has one; "" when none
+// of events is a message.
+func titleOf(events []store.Event) (string, time.Time) {
+	var updated time.Time
+	if n := len(events); n > 0 {
+		updated = events[n-1].Time
+	}
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if e.Kind != store.KindMessage {
+			continue
+		}
+		text := strings.TrimSpace(e.Text)
+		if line, _, ok := strings.Cut(text, "\n"); ok {
+			text = strings.TrimSpace(line)
+		}
+		if text == "" && len(e.Parts) > 0 {
+			text = "[" + e.Parts[0].Type + "]"
+		}
+		if e.FromName != "" {
+			text = e.FromName + ": " + text
+		}
+		if r := []rune(text); len(r) > titleRunes {
+			text = strings.TrimRightFunc(string(r[:titleRunes-1]), unicode.IsSpace) + "…"
+		}
+		return text, updated
+	}
+	return "", updated
+}
+
+// ConfigOptions gives thread's config options: its model, a select of
+// the models its agent names (its model, aliases and fallbacks, each
+// served by a provider) with the one it runs on now current; none when
+// no model is named anywhere.
+func (h *Harness) ConfigOptions(ctx context.Context, agent, thread string) ([]acp.ConfigOption, error) {
+	c, err := h.open(ctx, agent, thread)
+	if err != nil {
+		return nil, err
+	}
+	t := &turn{h: h, c: c, reader: reader{c: c, hist: h.hist}}
+	if err := t.refresh(ctx); err != nil {
+		return nil, err
+	}
+	return h.modelOption(c, t.modelName()), nil
+}
+
+// modelOption is the model's config option of c, running on current.
+func (h *Harness) modelOption(c *conv, current string) []acp.ConfigOption {
+	if current == "" {
+		return nil
+	}
+	set := c.settings
+	names := []string{current}
+	add := func(asked string) {
+		name, _, err := h.resolveModel(c, asked)
+		if err == nil && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	add(set.Model)
+	aliases := make([]string, 0, len(set.Aliases))
+	for a := range set.Aliases {
+		aliases = append(aliases, a)
+	}
+	sort.Strings(aliases)
+	for _, a := range aliases {
+		add(a)
+	}
+	for _, f := range set.Fallbacks {
+		add(f)
+	}
+	opt := acp.ConfigOption{ID: configModel, Name: "Model", Description: "The model this conversation runs on (/model:set)", Category: acp.CategoryModel, Type: acp.ConfigSelect, CurrentValue: current}
+	for _, name := range names {
+		label := name
+		var short []string
+		for _, a := range aliases {
+			if set.Alias(a) == name {
+				short = append(short, a)
+			}
+		}
+		if len(short) > 0 {
+			label = strings.Join(short, ", ") + " (" + name + ")"
+		}
+		opt.Options = append(opt.Options, acp.ConfigValue{Value: name, Name: label})
+	}
+	return []acp.ConfigOption{opt}
+}
+
+// SetConfigOption sets thread's model as /model:set does (a model_set
+// event, under the conversation's lease), to one of the model option's
+// values, and gives the options as they hold then.
+func (h *Harness) SetConfigOption(ctx context.Context, agent, thread, id, value string) ([]acp.ConfigOption, error) {
+	if id != configModel {
+		return nil, &contract.RuleError{Field: "configId", Rule: "the config option a session has is " + configModel}
+	}
+	opts, err := h.ConfigOptions(ctx, agent, thread)
+	if err != nil {
+		return nil, err
+	}
+	if len(opts) == 0 || !slices.ContainsFunc(opts[0].Options, func(v acp.ConfigValue) bool { return v.Value == value }) {
+		return nil, &contract.RuleError{Field: "value", Rule: "a model is set to one of the model option's values"}
+	}
+	c, err := h.open(ctx, agent, thread)
+	if err != nil {
+		return nil, err
+	}
+	cmd := &command{name: cmdModelSet, arg: value}
+	if cmd.model, cmd.provider, err = h.resolveModel(c, value); err != nil {
+		return nil, err
+	}
+	if _, err := h.runCommand(ctx, c, cmd); err != nil {
+		return nil, err
+	}
+	return h.ConfigOptions(ctx, agent, thread)
+}
+
+// report tells an editor waiting for the turn's answer how its session
+// stands (acp.Reporter): the context the window holds now, its size and
+// what the turn cost, then the conversation's title.
+func (t *turn) report(ctx context.Context) {
+	a := t.out
+	if a == nil || a.callerGone() {
+		return
+	}
+	r, ok := a.s.(acp.Reporter)
+	if !ok {
+		return
+	}
+	used := t.lastUsage.In + t.lastUsage.CacheRead + t.lastUsage.CacheWrite + t.lastUsage.Out
+	if used == 0 { // the provider said nothing: the window's rough count
+		used = int64(t.instructions + t.window(t.cp).Tokens)
+	}
+	r.Usage(a.ctx, acp.Usage{Used: used, Size: int64(t.windowSize), CostUSD: t.cost})
+	if title, updated := titleOf(t.events); title != "" {
+		r.SessionInfo(a.ctx, title, updated)
+	}
+}
