@@ -107,6 +107,9 @@ func newMessageID() string {
 // a turn: Serve's streams are, and on a connection that isn't an
 // editor's (Options.Editor) their calls send nothing.
 type Reporter interface {
+	// Reporting says whether the stream tells an editor anything: when
+	// not, a turn need not work out what it would say.
+	Reporting() bool
 	// Usage tells usage_update: the context used and its size, in
 	// tokens, and the turn's cost, added to the session's cost so far.
 	Usage(ctx context.Context, u Usage) error
@@ -148,6 +151,9 @@ type sessionInfoUpdate struct {
 
 // editor says whether the stream's connection is an editor's.
 func (s *stream) editor() bool { return s.srv != nil && s.srv.opt.Editor }
+
+// Reporting says whether the stream's connection is an editor's.
+func (s *stream) Reporting() bool { return s.editor() }
 
 // Usage sends usage_update on an editor's connection, the session's cost
 // the sum of its turns' on this connection, left out while none is

@@ -220,7 +220,7 @@ func (t *turn) report(ctx context.Context) {
 		return
 	}
 	r, ok := a.s.(acp.Reporter)
-	if !ok {
+	if !ok || !r.Reporting() {
 		return
 	}
 	used := t.lastUsage.In + t.lastUsage.CacheRead + t.lastUsage.CacheWrite + t.lastUsage.Out
