@@ -165,17 +165,10 @@ func TestBackgroundServerKilled(t *testing.T) {
 		t.FailNow()
 	}
 	waitTold := func(n int) {
-		deadline := time.Now().Add(60 * time.Second)
-		for {
+		testwait.For(t, 60*time.Second, fmt.Sprintf("%d ends stored", n), func() bool {
 			got, _ := told(r, thread)
-			if len(got) >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d ends stored in 60 s, want %d", len(got), n)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return len(got) >= n
+		})
 	}
 	waitTold(40)
 

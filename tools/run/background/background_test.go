@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // A command's end is told once to the conversation that started it, from
@@ -101,10 +103,10 @@ func TestFlood(t *testing.T) {
 	const keep = 1 << 20
 	m := open(t, t.TempDir(), r, Options{KeepOutput: keep})
 	in := start(t, m, "yes flood")
-	waitFor(t, 30*time.Second, func() bool {
+	testwait.For(t, 30*time.Second, "40 MiB of output", func() bool {
 		got, _ := m.info(in.ID)
 		return got.Output > 40*keep
-	}, "40 MiB of output")
+	})
 	if _, err := m.Stop(context.Background(), in.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +202,7 @@ func TestEndTakesWhatItLeft(t *testing.T) {
 func waitPIDs(t *testing.T, m *Manager, id string, n int) []int {
 	t.Helper()
 	var pids []int
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.For(t, 10*time.Second, fmt.Sprintf("%d process ids", n), func() bool {
 		out, _, err := m.Read(id, 0, 1000)
 		if err != nil {
 			t.Fatal(err)
@@ -218,7 +220,7 @@ func waitPIDs(t *testing.T, m *Manager, id string, n int) []int {
 			pids = append(pids, pid)
 		}
 		return true
-	}, fmt.Sprintf("%d process ids", n))
+	})
 	return pids
 }
 
@@ -238,7 +240,7 @@ func TestOpenAgain(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool { return exists(filepath.Join(dir, waits.ID, endFile)) }, "the end of the command waiting, none watching")
+	testwait.For(t, 10*time.Second, "the end of the command waiting, none watching", func() bool { return exists(filepath.Join(dir, waits.ID, endFile)) })
 	var proc Proc
 	if err := readJSON(filepath.Join(dir, doomed.ID, procFile), &proc); err != nil {
 		t.Fatal(err)
@@ -246,7 +248,7 @@ func TestOpenAgain(t *testing.T) {
 	if err := killPID(proc.Supervisor); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool { held, _ := lockHeld(filepath.Join(dir, doomed.ID)); return !held }, "the killed supervisor's lock let go")
+	testwait.For(t, 10*time.Second, "the killed supervisor's lock let go", func() bool { held, _ := lockHeld(filepath.Join(dir, doomed.ID)); return !held })
 
 	again := open(t, dir, r, Options{})
 	got := map[string]Message{}
@@ -282,7 +284,7 @@ func TestTellAgain(t *testing.T) {
 	r.fail = errors.New("the endpoint is down")
 	m := open(t, t.TempDir(), r, Options{})
 	in := start(t, m, "true")
-	waitFor(t, 10*time.Second, func() bool { return exists(filepath.Join(m.dir(in.ID), endFile)) }, "its end")
+	testwait.For(t, 10*time.Second, "its end", func() bool { return exists(filepath.Join(m.dir(in.ID), endFile)) })
 	m.sweep(context.Background())
 	r.mu.Lock()
 	r.fail = nil

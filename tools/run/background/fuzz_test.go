@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // kept writes a command's folder as a supervisor leaves it, ended, its
@@ -163,5 +165,5 @@ func TestPrune(t *testing.T) {
 		}
 		return strings.Join(names, " ")
 	}
-	waitFor(t, 10*time.Second, func() bool { m.sweep(context.Background()); return left() == "dddd2222 eeee2222" }, "the two latest kept alone")
+	testwait.For(t, 10*time.Second, "the two latest kept alone", func() bool { m.sweep(context.Background()); return left() == "dddd2222 eeee2222" })
 }

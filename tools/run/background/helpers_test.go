@@ -15,8 +15,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // TestMain makes the test binary a supervisor when started as one, as
@@ -112,13 +110,6 @@ func start(t *testing.T, m *Manager, line string) Info {
 		t.Fatalf("start %q: %v", line, err)
 	}
 	return in
-}
-
-// waitFor waits until cond holds, failing after d saying what it waited
-// for.
-func waitFor(t *testing.T, d time.Duration, cond func() bool, what string) {
-	t.Helper()
-	testwait.For(t, d, what, cond)
 }
 
 // alive says whether process pid runs (a zombie doesn't).

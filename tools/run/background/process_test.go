@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // helper is a run server of background commands in a process of its
@@ -91,7 +93,7 @@ func TestServerKilled(t *testing.T) {
 			t.Fatalf("stop %s: %s", id, got)
 		}
 	}
-	waitFor(t, 30*time.Second, func() bool { return allExist(told, quick) }, "the 40 quick ends told")
+	testwait.For(t, 30*time.Second, "the 40 quick ends told", func() bool { return allExist(told, quick) })
 
 	h.cmd.Process.Kill()
 	h.cmd.Wait()
@@ -102,10 +104,10 @@ func TestServerKilled(t *testing.T) {
 	for i, id := range gated {
 		ends[i] = filepath.Join(id, endFile)
 	}
-	waitFor(t, 30*time.Second, func() bool { return allExist(dir, ends) }, "the 10 gated commands ended, no server running")
+	testwait.For(t, 30*time.Second, "the 10 gated commands ended, no server running", func() bool { return allExist(dir, ends) })
 
 	h = startHelper(t, dir, told)
-	waitFor(t, 30*time.Second, func() bool { return allExist(told, gated) }, "the 10 ends while no server ran told")
+	testwait.For(t, 30*time.Second, "the 10 ends while no server ran told", func() bool { return allExist(told, gated) })
 	for _, id := range through {
 		if got := h.call(t, "stop", id); got != "ended" {
 			t.Fatalf("stop %s, running through the kill: %s", id, got)
