@@ -15,6 +15,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness/harnesstest"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/send"
@@ -173,17 +174,17 @@ func TestReminderAcrossHarnessKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the reminder's turn to reach the model", func() bool { return len(r.fake.Requests()) == 1 })
+	testwait.For(t, 20*time.Second, "the reminder's turn to reach the model", func() bool { return len(r.fake.Requests()) == 1 })
 	r.proc.kill()
 	second, err := s.Add(t.Context(), Request{Text: "water the plants", After: "1s"}, "link:chat", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 20*time.Second, "the second reminder recorded", func() bool { return len(s.List()) == 0 })
+	testwait.For(t, 20*time.Second, "the second reminder recorded", func() bool { return len(s.List()) == 0 })
 	r.start(t)
 	s.SetTarget(send.Target{URL: r.proc.url, Key: r.key, Agent: contract.DefaultAgent})
 	var kept []Kept
-	waitFor(t, 60*time.Second, "both answers kept for the owner", func() bool {
+	testwait.For(t, 60*time.Second, "both answers kept for the owner", func() bool {
 		var err error
 		kept, err = Sent{}.Kept(context.Background(), Endpoint{URL: r.proc.url, Key: r.key}, "link:chat")
 		return err == nil && len(kept) >= 2

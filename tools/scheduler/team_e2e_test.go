@@ -14,6 +14,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 )
@@ -80,7 +81,7 @@ func TestParentAnsweredWithThreeResults(t *testing.T) {
 	say(t, self, "link:chat", "look into these three things", nil)
 
 	var results []store.Event
-	waitFor(t, 30*time.Second, "three results in link:chat", func() bool {
+	testwait.For(t, 30*time.Second, "three results in link:chat", func() bool {
 		results = messagesFrom(events(t, r.home, "link:chat"), "task:")
 		return len(results) >= 3 && stored(t, r.team) == 0
 	})
@@ -109,7 +110,7 @@ func TestParentAnsweredWithThreeResults(t *testing.T) {
 		t.Fatalf("the results came from %v", from)
 	}
 	// The parent's model was given all three.
-	waitFor(t, 20*time.Second, "the parent's model reading the three results", func() bool {
+	testwait.For(t, 20*time.Second, "the parent's model reading the three results", func() bool {
 		for _, req := range r.fake.Requests() {
 			body := string(req.Body)
 			if strings.Contains(body, "look into these three things") && strings.Contains(body, asks[0]) && strings.Contains(body, asks[1]) && strings.Contains(body, asks[2]) && strings.Contains(body, "task:") {
@@ -165,7 +166,7 @@ func TestTaskNarrowedThroughHarness(t *testing.T) {
 	if !strings.Contains(refusal, "Refused: a task gets its parent's tools or fewer, and this conversation has no tool run__command (it has memory__search, scheduler__start_task)") {
 		t.Fatalf("start_task with run answered %s", refusal)
 	}
-	waitFor(t, 30*time.Second, "the memory task answered", func() bool {
+	testwait.For(t, 30*time.Second, "the memory task answered", func() bool {
 		// The parent's own message is from task:parent, the answer's from the task.
 		return len(messagesFrom(events(t, r.home, "link:chat"), "task:")) == 3 && stored(t, r.team) == 0
 	})
@@ -225,7 +226,7 @@ func TestTaskLaterAnswerCarriedUp(t *testing.T) {
 	}
 	id := taskID(t, text)
 	var results []store.Event
-	waitFor(t, 30*time.Second, "two answers of the task in link:chat", func() bool {
+	testwait.For(t, 30*time.Second, "two answers of the task in link:chat", func() bool {
 		results = messagesFrom(events(t, r.home, "link:chat"), "task:")
 		return len(results) >= 2 && stored(t, r.team) == 0
 	})

@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
@@ -105,7 +106,7 @@ func TestTaskResultAcrossHarnessKill(t *testing.T) {
 		t.Fatal(text)
 	}
 	id := taskID(t, text)
-	waitFor(t, 20*time.Second, "the task's turn to reach the model", func() bool { return len(r.fake.Requests()) == 1 })
+	testwait.For(t, 20*time.Second, "the task's turn to reach the model", func() bool { return len(r.fake.Requests()) == 1 })
 	// Over the agent's limit of tasks at once (1 here), another is
 	// refused, and nothing more is stored.
 	text, failed = call(t, cs, callStartTask, StartTaskIn{Text: "count the moons"}, mcp.Meta{metaThread: "link:chat", metaTools: []string{"scheduler__start_task"}})
@@ -125,9 +126,9 @@ func TestTaskResultAcrossHarnessKill(t *testing.T) {
 	r.proc.kill()
 	r.start(t)
 
-	waitFor(t, 60*time.Second, "the task done", func() bool { return stored(t, r.team) == 0 })
+	testwait.For(t, 60*time.Second, "the task done", func() bool { return stored(t, r.team) == 0 })
 	var kept []Kept
-	waitFor(t, 20*time.Second, "the parent's answer kept for the owner", func() bool {
+	testwait.For(t, 20*time.Second, "the parent's answer kept for the owner", func() bool {
 		var err error
 		kept, err = Sent{}.Kept(context.Background(), Endpoint{URL: r.proc.url, Key: r.key}, "link:chat")
 		return err == nil && len(kept) > 0

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 	"github.com/lnk-dev/link/store"
 )
@@ -38,7 +39,7 @@ func TestTeammatesExchange(t *testing.T) {
 	}
 	say(t, mainEP, "link:chat", "ask work whether the report is done", nil)
 
-	waitFor(t, 30*time.Second, "work's reply in main's link:chat", func() bool {
+	testwait.For(t, 30*time.Second, "work's reply in main's link:chat", func() bool {
 		return len(messagesFrom(agentEvents(t, home, "main", "link:chat"), "agent:")) > 0 && stored(t, teams["main"]) == 0
 	})
 	asked := messagesFrom(agentEvents(t, home, "work", "link:agent-main"), "agent:")
@@ -53,7 +54,7 @@ func TestTeammatesExchange(t *testing.T) {
 	if evs := agentEvents(t, home, "main", "link:agent-main"); len(evs) != 0 {
 		t.Fatalf("main's home holds %d events of link:agent-main", len(evs))
 	}
-	waitFor(t, 20*time.Second, "main's answer to the reply kept for the owner", func() bool {
+	testwait.For(t, 20*time.Second, "main's answer to the reply kept for the owner", func() bool {
 		all, _ := Sent{}.Kept(context.Background(), mainEP, "link:chat")
 		for _, k := range all {
 			if strings.Contains(k.Text, "agent:work wrote, 2 hops away") {
@@ -158,7 +159,7 @@ func TestTeammatesLoopStopsAtHops(t *testing.T) {
 	say(t, mainEP, "link:chat", "keep asking work", nil)
 
 	var refusal string
-	waitFor(t, 60*time.Second, "main's fifth call refused", func() bool {
+	testwait.For(t, 60*time.Second, "main's fifth call refused", func() bool {
 		for _, e := range agentEvents(t, a.home, "main", "link:chat") {
 			if e.Kind == store.KindToolResult && strings.Contains(e.Text, "Refused: ") {
 				refusal = e.Text

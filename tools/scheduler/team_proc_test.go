@@ -235,18 +235,3 @@ func messagesFrom(evs []store.Event, prefix string) []store.Event {
 	}
 	return out
 }
-
-// waitFor waits up to d for cond, failing the test with what it waited
-// for.
-func waitFor(tb testing.TB, d time.Duration, what string, cond func() bool) {
-	tb.Helper()
-	deadline := time.Now().Add(d)
-	pause := 10 * time.Millisecond
-	for !cond() {
-		if time.Now().After(deadline) {
-			tb.Fatalf("waited %v for %s", d, what)
-		}
-		time.Sleep(pause)
-		pause = min(2*pause, 250*time.Millisecond)
-	}
-}

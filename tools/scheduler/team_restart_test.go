@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
@@ -29,7 +30,7 @@ func TestTaskAcrossSchedulerRestart(t *testing.T) {
 		t.Fatal(text)
 	}
 	id := taskID(t, text)
-	waitFor(t, 20*time.Second, "the task's turn to reach the model", func() bool { return len(r.fake.Requests()) == 1 })
+	testwait.For(t, 20*time.Second, "the task's turn to reach the model", func() bool { return len(r.fake.Requests()) == 1 })
 	r.team.Close()
 	if n := stored(t, r.team); n != 1 {
 		t.Fatalf("%d jobs kept across the stop", n)
@@ -42,7 +43,7 @@ func TestTaskAcrossSchedulerRestart(t *testing.T) {
 		t.Fatalf("the job's file: %v, %v", info.Mode(), err)
 	}
 	again := r.newTeam(t, 2)
-	waitFor(t, 30*time.Second, "the task done", func() bool {
+	testwait.For(t, 30*time.Second, "the task done", func() bool {
 		return stored(t, again) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
 	})
 	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
@@ -181,7 +182,7 @@ func TestTaskTurnFails(t *testing.T) {
 		t.Fatal(text)
 	}
 	id := taskID(t, text)
-	waitFor(t, 30*time.Second, "the failure told", func() bool {
+	testwait.For(t, 30*time.Second, "the failure told", func() bool {
 		return stored(t, r.team) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
 	})
 	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
@@ -201,7 +202,7 @@ func TestTaskKeptNeverAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	again := r.newTeam(t, 2)
-	waitFor(t, 20*time.Second, "the lost task told", func() bool {
+	testwait.For(t, 20*time.Second, "the lost task told", func() bool {
 		return stored(t, again) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
 	})
 	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
@@ -262,7 +263,7 @@ func TestTaskAnswerCut(t *testing.T) {
 	if text, failed := call(t, cs, callStartTask, StartTaskIn{Text: "write a lot"}, mcp.Meta{metaThread: "link:chat", metaTools: []string{"scheduler__start_task"}}); failed {
 		t.Fatal(text)
 	}
-	waitFor(t, 60*time.Second, "the cut answer back", func() bool {
+	testwait.For(t, 60*time.Second, "the cut answer back", func() bool {
 		return stored(t, r.team) == 0 && len(messagesFrom(events(t, r.home, "link:chat"), "task:")) > 0
 	})
 	results := messagesFrom(events(t, r.home, "link:chat"), "task:")
