@@ -14,6 +14,8 @@ import (
 
 	llsys "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // A command works in its workspace: it writes and reads there, and it is
@@ -184,9 +186,7 @@ sample:
 		t.Fatalf("at most %d processes at once in the bomb's namespace (want 301 at most), the bound reached: %v", most, strings.Contains(stderr.String(), "Cannot fork"))
 	}
 	t.Logf("at most %d processes at once", most)
-	for inNamespace(ns) > 0 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, 30*time.Second, "the bomb's namespace to empty", func() bool { return inNamespace(ns) == 0 })
 }
 
 // lockedBuffer is a command's output written from exec's goroutine.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 	"golang.org/x/sys/unix"
 )
@@ -83,11 +84,12 @@ func TestHomeNotWritable(t *testing.T) {
 			}
 			tc.spoil(t, home)
 			// /health looks again once its last look is HealthFresh old.
-			status, body := health(t, s)
-			for deadline := time.Now().Add(3 * harness.HealthFresh); status == http.StatusOK && time.Now().Before(deadline); {
-				time.Sleep(50 * time.Millisecond)
+			var status int
+			var body string
+			_ = testwait.Err(3*harness.HealthFresh, "/health to look again", func() bool { // the check below says what it saw
 				status, body = health(t, s)
-			}
+				return status != http.StatusOK
+			})
 			if status != http.StatusServiceUnavailable || body != "the home can't be written: "+tc.why {
 				t.Fatalf("/health of a %s home: %d %q", tc.name, status, body)
 			}
