@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/internal/stdioagent"
+	"github.com/lnk-dev/link/internal/testwait"
 )
 
 // stateClient is a connection for the agent state methods, opened as a
@@ -127,6 +129,25 @@ func TestStateReplayed(t *testing.T) {
 				t.Errorf("after the export the thread answers %q", got)
 			}
 		})
+	}
+}
+
+// TestStateReplayedClosed: a session an export loaded to replay it,
+// in a harness that offers session/close, is closed once idle as a
+// thread's is (an agent may keep a process for each session it holds),
+// and the thread's next message takes it up again.
+func TestStateReplayedClosed(t *testing.T) {
+	r := newRig(t, []string{envCaps + "=load,close"}, func(c *Config) { c.IdleClose = 300 * time.Millisecond })
+	ctx := testCtx(t, 60*time.Second)
+	r.message(ctx, "telegram:1", "one", nil).must(t)
+	session := r.hub.sessions.get("telegram:1")
+	r.restart()
+	if _, err := r.stateClient(ctx).ExportState(ctx, contract.StateExportParams{}); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 30*time.Second, "the replayed session closed", func() bool { return slices.Contains(r.agentLog("close "), "close "+session) })
+	if got := r.message(ctx, "telegram:1", "history", nil).must(t); got != `history: "one"` {
+		t.Errorf("after its replayed session was closed the thread answers %q", got)
 	}
 }
 
