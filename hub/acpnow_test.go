@@ -256,3 +256,30 @@ func aborted(r *rig, method string) bool {
 	}
 	return false
 }
+
+// TestCancelRequestFromBridge: a bridge's $/cancel_request of its running
+// prompt cancels the turn as session/cancel does: the harness is sent
+// session/cancel, the permissions it asks from then on are answered
+// cancelled, and the prompt is answered stopReason cancelled.
+func TestCancelRequestFromBridge(t *testing.T) {
+	r := newRig(t, nil, nil)
+	ctx := testCtx(t, 30*time.Second)
+	s, err := r.open(ctx, "telegram:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.close()
+	answered := make(chan *exchange, 1)
+	go func() { answered <- s.prompt(ctx, "wait", nil) }() // the client's third request
+	if err := s.waitChunk(ctx, "waiting"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.c.Conn().Notify(ctx, acp.MethodCancelRequest, json.RawMessage(`{"requestId":3}`)); err != nil {
+		t.Fatal(err)
+	}
+	e := <-answered
+	var res acp.PromptResult
+	if got := e.must(t); json.Unmarshal(e.result, &res) != nil || res.StopReason != acp.StopCancelled || !strings.Contains(got, "permission cancelled") {
+		t.Errorf("a prompt cancelled by $/cancel_request answered %s, streamed %q", e.result, got)
+	}
+}

@@ -288,8 +288,25 @@ func (b *bridge) prompt(ctx context.Context, r *acp.Request) {
 	go func() {
 		defer b.wg.Done()
 		defer r.Release() // a turn whose bridge went is never answered
+		defer b.cancelledBy(r, *p.SessionID)()
 		b.turn(r, *p.SessionID, meta, p.Prompt)
 	}()
+}
+
+// cancelledBy has a $/cancel_request of r, a prompt of thread's, cancel
+// the thread as session/cancel does: its running turn's harness is sent
+// session/cancel, and a prompt still waiting is never forwarded; r is
+// answered as the turn ends (stopReason cancelled). stop ends the watch.
+func (b *bridge) cancelledBy(r *acp.Request, thread string) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-r.Cancelled():
+			b.cancel(b.gone, thread)
+		case <-done:
+		}
+	}()
+	return func() { close(done) }
 }
 
 // turn runs one prompt: it waits for the thread's turn, takes up the
