@@ -46,6 +46,10 @@ func run(ctx context.Context, args []string) int {
 	if len(args) > 0 && args[0] == "endpoint" {
 		return runEndpoint(args[1:], environ.Map(), os.Stdout, os.Stderr)
 	}
+	if len(args) > 0 && args[0] == "configure" {
+		env := environ.Map()
+		return configure(env).Run(args[1:], env, os.Stdout, os.Stderr)
+	}
 	m := NewMain(os.Stdout, os.Stderr, environ.Map())
 	if err := m.ParseFlags(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -125,13 +129,16 @@ func NewMain(stdout, stderr io.Writer, env map[string]string) *Main {
 
 const usage = `usage: lnk-acp [--preset claude|codex|gemini] [flags] [-- COMMAND ARGS...]
        lnk-acp endpoint [--port N]
+       lnk-acp configure [--home DIR] [--agent NAME] [--spec FILE]
 
 Serves an agent that speaks ACP over stdio at one agent's endpoint (ACP
 over a WebSocket per message), and prints the endpoint's address once it
 listens. The agent is COMMAND, or the preset's (claude-agent-acp,
 codex-acp, gemini --acp). Each flag may also come from the environment
 variable named beside it. lnk-acp endpoint prints the address where it
-serves, as a JSON string, for Link to find it.
+serves, as a JSON string, for Link to find it. lnk-acp configure writes the
+agent's config.json from its spec (spec.toml) and keeps Link's tools its
+environment names for the agent's later starts.
 
 `
 
@@ -253,7 +260,17 @@ func (m *Main) Run(ctx context.Context) error {
 	// A Link-owned action's route is a call of one of Link's tools, as
 	// Link Harness names it (task__list), given the text after the
 	// command.
-	tl, err := mcptools.ForHome(m.Home, m.Env, logger)
+	folder, err := agentFolder(m.Home, m.Agent)
+	if err != nil {
+		return err
+	}
+	// Link's tools: those lnk-acp configure kept, under those the
+	// environment names.
+	menv, err := withKeptTools(m.Env, folder)
+	if err != nil {
+		return err
+	}
+	tl, err := mcptools.ForHome(m.Home, menv, logger)
 	if err != nil {
 		return err
 	}
@@ -267,21 +284,21 @@ func (m *Main) Run(ctx context.Context) error {
 		return text, nil
 	}
 	var linkTools []hub.Tool
-	for _, s := range mcptools.Servers(m.Env) {
+	for _, s := range mcptools.Servers(menv) {
 		linkTools = append(linkTools, hub.Tool{Name: s.Name, URL: s.Addr})
 	}
 	store := m.Store
 	if store == nil {
-		if store, err = presetStore(m.Preset, m.Env, m.Dir); err != nil {
+		if store, err = presetStore(m.Preset, menv, m.Dir); err != nil {
 			return err
 		}
 	}
-	env := make([]string, 0, len(m.Env))
-	for k, v := range m.Env {
+	env := make([]string, 0, len(menv))
+	for k, v := range menv {
 		env = append(env, k+"="+v)
 	}
 	for k, v := range presetEnv[m.Preset] {
-		if _, ok := m.Env[k]; !ok {
+		if _, ok := menv[k]; !ok {
 			env = append(env, k+"="+v)
 		}
 	}
