@@ -1,6 +1,7 @@
 package agentspec
 
 import (
+	"os"
 	"reflect"
 	"sort"
 	"strings"
@@ -81,4 +82,36 @@ func jsonKeys(t reflect.Type, prefix string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestDocsSpec: the spec docs/agents.md shows an owner is one its readers
+// take.
+func TestDocsSpec(t *testing.T) {
+	doc, err := os.ReadFile("../../../docs/agents.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(doc), "## The agent's spec")
+	_, rest, ok2 := strings.Cut(rest, "```toml\n")
+	spec, _, ok3 := strings.Cut(rest, "```\n")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/agents.md shows no spec")
+	}
+	p, err := Parse([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := serve.ParseSettings(b, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run.ParseSettings(b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := scheduler.ParseSettings(b); err != nil {
+		t.Fatal(err)
+	}
 }
