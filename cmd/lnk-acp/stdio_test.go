@@ -114,6 +114,10 @@ func TestLinkHarnessBehindHub(t *testing.T) {
 		case bytes.Contains(body, []byte(kitToolPrompt)) && !bytes.Contains(body, []byte(`"tool_result"`)):
 			fake.Script(fakeprovider.Turn{ToolCalls: []fakeprovider.ToolCall{{ID: "toolu_kit", Name: "memory__search", Input: `{"query":"x"}`}}})
 		case bytes.Contains(body, []byte(kitRecoverPrompt)):
+			// The model answers after the kit's caller has gone and
+			// lnk-acp and the harness have seen it go, which nothing
+			// outside them shows: a pause, the model's slowness that
+			// the check needs, not a wait for work.
 			time.Sleep(700 * time.Millisecond)
 		}
 		fake.ServeHTTP(w, r)

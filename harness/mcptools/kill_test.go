@@ -11,6 +11,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
@@ -92,17 +93,16 @@ func TestKilledMidCall(t *testing.T) {
 			go func() { exited <- cmd.Wait() }()
 			// Kill it once the call reached the tool, or once its answer
 			// is kept.
-			deadline := time.After(20 * time.Second)
-			for ready := false; !ready; {
+			if err := testwait.Err(20*time.Second, "the call to reach the tool", func() bool {
 				select {
-				case <-time.After(10 * time.Millisecond):
-					_, _, calls := blocker.counts()
-					ready = mode == "unanswered" && calls == 1 || mode == "answered" && toolResults(t, home, "call-1") == 1
 				case err := <-exited:
 					t.Fatalf("the harness process ended first (%v): %s", err, stderr.String())
-				case <-deadline:
-					t.Fatalf("the call never came: %s", stderr.String())
+				default:
 				}
+				_, _, calls := blocker.counts()
+				return mode == "unanswered" && calls == 1 || mode == "answered" && toolResults(t, home, "call-1") == 1
+			}); err != nil {
+				t.Fatalf("%v: %s", err, stderr.String())
 			}
 			if err := cmd.Process.Kill(); err != nil {
 				t.Fatal(err)
@@ -116,16 +116,15 @@ func TestKilledMidCall(t *testing.T) {
 			r.q.Push(model.Response{Text: "finished"})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
-			for !answered(t, home) {
+			testwait.For(t, 20*time.Second, "the killed turn finished by a sweep", func() bool {
+				if answered(t, home) {
+					return true
+				}
 				if err := r.h.Sweep(ctx, agent); err != nil {
 					t.Fatal(err)
 				}
-				select {
-				case <-ctx.Done():
-					t.Fatal("the killed turn was never finished")
-				case <-time.After(100 * time.Millisecond):
-				}
-			}
+				return false
+			})
 			reqs := r.requests()
 			if len(reqs) != 1 {
 				t.Fatalf("%d model calls finishing the turn, want 1", len(reqs))
