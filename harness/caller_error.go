@@ -13,6 +13,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // callerError is the error a prompt's caller gets for err, one that never
@@ -33,8 +34,8 @@ func (h *Harness) callerError(ctx context.Context, p acp.Prompt, err error) erro
 	switch {
 	case errors.Is(err, fsx.ErrLink) || errors.Is(err, store.ErrLink):
 		return errors.New("the conversation's folder, or a file of it, is a symbolic link: refused (the agent's log names it)")
-	case errors.Is(err, store.ErrFilePerEvent):
-		return errors.New("the conversation is " + store.ErrFilePerEvent.Error() + " (the agent's log names the folder)")
+	case errors.Is(err, driver.ErrFilePerEvent):
+		return errors.New("the conversation is " + driver.ErrFilePerEvent.Error() + " (the agent's log names the folder)")
 	case errors.As(err, &pe):
 		return errors.New("the agent's store failed: " + pe.Err.Error() + " (the agent's log names the file)")
 	case errors.As(err, &le):

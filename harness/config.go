@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/facts"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/home"
 )
 
@@ -82,7 +83,7 @@ type Config struct {
 	// Openers, when not nil, opens each way of keeping conversations on
 	// any folder, for convert.Resolve, which the harness calls the
 	// first time it opens an agent's store.
-	Openers func(p store.Paths) map[string]store.Opener
+	Openers func(p store.Paths) map[string]driver.Opener
 	// Settings reads the agent's settings, at each turn. A missing file is
 	// defaults, not an error.
 	Settings func(ctx context.Context, p store.Paths) (Settings, error)

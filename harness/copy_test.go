@@ -12,6 +12,8 @@ import (
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -87,7 +89,7 @@ func TestCopyAddedEachAnswer(t *testing.T) {
 // A compact conversation has no copy for people.
 func TestNoCopyBesideCompact(t *testing.T) {
 	r := newRig(t)
-	r.SetSettings(func(s *harness.Settings) { s.Conversations = store.Compact })
+	r.SetSettings(func(s *harness.Settings) { s.Conversations = compact.Name })
 	const thread = "telegram:62"
 	r.Model.Push(model.Response{Text: "one"}, model.Response{Text: "two"})
 	for _, text := range []string{"first", "second"} {
@@ -97,7 +99,7 @@ func TestNoCopyBesideCompact(t *testing.T) {
 	}
 	p, _ := store.For(r.Home, testAgent)
 	dir, _ := p.Conversation(thread)
-	if kind, err := store.KindOf(dir); err != nil || kind != store.Compact {
+	if kind, err := driver.Of(dir); err != nil || kind != compact.Name {
 		t.Fatalf("kept as %q (%v), want compact", kind, err)
 	}
 	if ev := r.Events(thread); count(ev, store.FinalAnswer) != 2 {

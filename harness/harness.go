@@ -20,6 +20,7 @@ import (
 	"github.com/lnk-dev/link/store/delivery"
 	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/home"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // ErrClosing: the harness is closing and takes no new turn.
@@ -151,26 +152,26 @@ type conv struct {
 	thread   string
 	paths    store.Paths
 	settings Settings
-	router   *store.Router
+	router   *router.Router
 	drivers  map[string]store.Conversations
 	folders  *folder.Files
 	answers  *delivery.Answers
 
-	pinned *store.Pinned // its driver, pinned while the turn holds the lease
+	pinned *router.Pinned // its driver, pinned while the turn holds the lease
 	// next is the number its next event likely takes, as last written or
 	// read here (0: not known). An append tries it first: a driver
 	// refuses a number that isn't the next, and the append then asks.
 	next atomic.Int64
 }
 
-// keeper is what the conversation's calls go through (store.Pinned).
+// keeper is what the conversation's calls go through (router.Pinned).
 func (c *conv) keeper() store.Conversations { return c.pinned.Keeper() }
 
-// reader is what the turn reads the conversation through (store.Pinned).
+// reader is what the turn reads the conversation through (router.Pinned).
 func (c *conv) reader() store.Conversations { return c.pinned.Reader() }
 
 // lease takes (or renews) the conversation's lease for holder, pinning
-// its driver (store.Pinned).
+// its driver (router.Pinned).
 func (c *conv) lease(ctx context.Context, holder string, ttl time.Duration) error {
 	return c.pinned.Lease(ctx, holder, ttl)
 }
@@ -204,7 +205,7 @@ func (h *Harness) open(ctx context.Context, agent, thread string) (*conv, error)
 	if err != nil {
 		return nil, fmt.Errorf("read the settings of %s: %w", agent, err)
 	}
-	r, err := store.NewRouter(a.paths, set.Conversations, a.drivers)
+	r, err := router.New(a.paths, set.Conversations, a.drivers)
 	if err != nil {
 		return nil, err
 	}

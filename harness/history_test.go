@@ -65,7 +65,7 @@ func readRig(t *testing.T, keep int) (*rig, *readLog) {
 		c.KeepEvents = keep
 		c.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
 			d.Driver = log.Open(p.Chats()) // once: the harness opens an agent's store once
-			return map[string]store.Conversations{store.Log: d}, nil
+			return map[string]store.Conversations{log.Name: d}, nil
 		}
 	})
 	return r, d

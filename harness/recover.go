@@ -10,6 +10,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // Recover answers _link/recover for agent: a page of the answers nobody
@@ -35,7 +36,7 @@ func (h *Harness) Recover(ctx context.Context, agent string, p contract.RecoverP
 			if err != nil {
 				return nil, fmt.Errorf("read the settings of %s: %w", agent, err)
 			}
-			return store.NewRouter(a.paths, set.Conversations, a.drivers)
+			return router.New(a.paths, set.Conversations, a.drivers)
 		}, h.holder())
 		h.sweepAsync(agent)
 	}
@@ -141,7 +142,7 @@ func (h *Harness) sweep(ctx context.Context, agent string, finishing *sync.WaitG
 	if err != nil {
 		return err
 	}
-	threads, err := store.Threads(ctx, a.paths)
+	threads, err := router.Threads(ctx, a.paths)
 	if err != nil || len(threads) == 0 {
 		h.seen.keep(agent, nil)
 		return err
@@ -150,7 +151,7 @@ func (h *Harness) sweep(ctx context.Context, agent string, finishing *sync.WaitG
 	if err != nil {
 		return fmt.Errorf("read the settings of %s: %w", agent, err)
 	}
-	r, err := store.NewRouter(a.paths, set.Conversations, a.drivers)
+	r, err := router.New(a.paths, set.Conversations, a.drivers)
 	if err != nil {
 		return err
 	}
@@ -209,7 +210,7 @@ func (h *Harness) sweep(ctx context.Context, agent string, finishing *sync.WaitG
 
 // openIn is open for a sweep: thread's conversation of agent's store a,
 // with the settings and router read once for the whole sweep.
-func openIn(a *agentStore, agent, thread string, set Settings, r *store.Router) (*conv, error) {
+func openIn(a *agentStore, agent, thread string, set Settings, r *router.Router) (*conv, error) {
 	if err := contract.CheckThread(thread); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // leaseCounter is a driver that counts the leases taken or renewed
@@ -45,8 +46,8 @@ func TestLeaseRenewed(t *testing.T) {
 		c.AfterFunc = clock.AfterFunc
 		c.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
 			d, err := testDrivers(p)
-			counter.Conversations = d[store.Log]
-			d[store.Log] = counter
+			counter.Conversations = d[log.Name]
+			d[log.Name] = counter
 			return d, err
 		}
 	})

@@ -13,6 +13,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // What an editor is shown of the agent's conversations (acp.Options.Editor).
@@ -56,11 +57,11 @@ func (h *Harness) ListSessions(ctx context.Context, agent, cursor string) (acp.L
 	if err != nil {
 		return res, err
 	}
-	router, err := store.NewRouter(a.paths, set.Conversations, a.drivers)
+	r, err := router.New(a.paths, set.Conversations, a.drivers)
 	if err != nil {
 		return res, err
 	}
-	threads, err := store.Threads(ctx, a.paths)
+	threads, err := router.Threads(ctx, a.paths)
 	if err != nil {
 		return res, err
 	}
@@ -71,7 +72,7 @@ func (h *Harness) ListSessions(ctx context.Context, agent, cursor string) (acp.L
 	page := threads[i:min(i+listPage, len(threads))]
 	for _, thread := range page {
 		info := acp.SessionInfo{SessionID: thread, Title: thread}
-		events, err := store.Latest(ctx, router, thread, titleLook)
+		events, err := store.Latest(ctx, r, thread, titleLook)
 		if err != nil {
 			if ctx.Err() != nil {
 				return res, ctx.Err()

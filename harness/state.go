@@ -13,6 +13,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -36,7 +37,7 @@ func (h *Harness) ExportState(ctx context.Context, agent string, p contract.Stat
 	threads := p.Threads
 	if len(threads) == 0 {
 		var links []string
-		if threads, links, err = store.ListThreads(ctx, a.paths); err != nil {
+		if threads, links, err = router.ListThreads(ctx, a.paths); err != nil {
 			return doc, h.stateFailed(ctx, agent, "export", err)
 		}
 		// A conversation whose folder is a link is named, never read
@@ -85,7 +86,7 @@ func (h *Harness) ExportState(ctx context.Context, agent string, p contract.Stat
 }
 
 // errFolderLink is why an export of every conversation leaves out one
-// whose folder is a symbolic link (store.ListThreads).
+// whose folder is a symbolic link (router.ListThreads).
 var errFolderLink = errors.New("its conversation folder is a symbolic link, refused: never followed")
 
 // exportFailed names thread in doc's failed, with why its conversation

@@ -19,6 +19,7 @@ import (
 	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -346,7 +347,7 @@ func TestSteeredHolderGone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ds[store.Log].Lease(t.Context(), thread, "a-process-killed", 300*time.Millisecond); err != nil {
+	if _, err := ds[log.Name].Lease(t.Context(), thread, "a-process-killed", 300*time.Millisecond); err != nil {
 		t.Fatal(err)
 	}
 	res, _, err := r.Say(thread, "m-second", nil)

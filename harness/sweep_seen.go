@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // sweepFresh is how long before a sweep a file last changed for its
@@ -27,7 +27,7 @@ type fileMark struct {
 const maxMarkFiles = 4
 
 // sweepMark is the fingerprint of the events of a conversation kept in
-// its own folder (store.FolderKind: the log, compact): the folder's kind
+// its own folder (driver.Driver.InFolder: the log, compact): the folder's kind
 // and one stat of each file its driver declares holds its events.
 type sweepMark struct {
 	kind  string
@@ -40,7 +40,7 @@ type sweepMark struct {
 //
 // Why that is safe: such a driver declares that every event it appends
 // changes the size or modification time of one of its event files
-// (store.FolderKind.Events; the log's file only grows, compact's tail
+// (driver.Driver.Events; the log's file only grows, compact's tail
 // only grows or moves into its frames, a fold writing both), and the
 // stats are taken before the read, so what the read saw is at least what
 // the fingerprint stands for. A file changed within
@@ -79,14 +79,14 @@ func (s *sweepSeen) keep(agent string, seen map[string]sweepMark) {
 
 // markOf is the fingerprint of the conversation in dir, and whether it
 // can have one: kept in its own folder by a driver that declared its
-// files (store.LookupFolderKind), each last changed before since.
+// files (driver.Lookup), each last changed before since.
 func markOf(dir string, since time.Time) (sweepMark, bool) {
-	kind, err := store.KindOf(dir)
+	kind, err := driver.Of(dir)
 	if err != nil {
 		return sweepMark{}, false
 	}
-	fk, ok := store.LookupFolderKind(kind)
-	if !ok || len(fk.Events) > maxMarkFiles {
+	fk, ok := driver.Lookup(kind)
+	if !ok || !fk.InFolder() || len(fk.Events) > maxMarkFiles {
 		return sweepMark{}, false
 	}
 	m := sweepMark{kind: kind}

@@ -50,7 +50,7 @@ func sweepRig(t *testing.T) (*rig, *countingConvs) {
 	r := newRig(t, func(cfg *harness.Config) {
 		cfg.Drivers = func(p store.Paths) (map[string]store.Conversations, error) {
 			counted.Conversations = log.Open(p.Chats())
-			return map[string]store.Conversations{store.Log: counted, store.Compact: compact.Open(p.Chats())}, nil
+			return map[string]store.Conversations{log.Name: counted, compact.Name: compact.Open(p.Chats())}, nil
 		}
 	})
 	return r, counted

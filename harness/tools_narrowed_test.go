@@ -46,9 +46,9 @@ func gcsDrivers(t *testing.T) func(p store.Paths) (map[string]store.Conversation
 		}
 		t.Cleanup(func() { c.Close() })
 		return map[string]store.Conversations{
-			store.Log:     log.Open(p.Chats()),
-			store.Compact: compact.Open(p.Chats()),
-			"gcs":         gcs.Open(c, "lnk-test", "agents/"+p.Agent+"/chats"),
+			log.Name:     log.Open(p.Chats()),
+			compact.Name: compact.Open(p.Chats()),
+			"gcs":        gcs.Open(c, "lnk-test", "agents/"+p.Agent+"/chats"),
 		}, nil
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -37,7 +38,7 @@ func newMemoryWith(tb testing.TB, p store.Paths, e memory.Embedder, edit ...func
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := store.NewRouter(p, store.Log, map[string]store.Conversations{store.Log: log.Open(p.Chats()), store.Compact: compact.Open(p.Chats())})
+	r, err := router.New(p, log.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats()), compact.Name: compact.Open(p.Chats())})
 	if err != nil {
 		tb.Fatal(err)
 	}

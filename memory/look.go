@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // errFullLook says a change is one the watcher's record doesn't say
@@ -116,12 +116,6 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 			switch {
 			case c.self:
 				return errFullLook
-			case c.name == "events.sqlite" || c.name == "events.sqlite-wal":
-				for _, s := range m.srcs {
-					if s.driver == "sqlite" {
-						threads[s.thread] = true
-					}
-				}
 			default:
 				if th, ok := folderThread(c.name); ok {
 					threads[th] = true
@@ -169,14 +163,15 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 	if len(threads) == 0 {
 		return nil
 	}
-	chats, err := store.OpenChats(m.paths)
-	if chats == nil && err == nil || errors.Is(err, store.ErrChatsLink) {
+	chats, err := router.OpenChats(m.paths)
+	if chats == nil && err == nil || errors.Is(err, router.ErrChatsLink) {
 		return errFullLook // the chats folder gone (its own removal says so too), or a link now
 	}
 	if err != nil {
 		return err
 	}
 	defer chats.Close()
+	m.local = nil
 	for th := range threads {
 		delete(m.offMachine, th)
 		s, ok, err := m.chatSource(ctx, chats, th)
@@ -221,7 +216,7 @@ func inFiles(dir string) bool {
 }
 
 // folderThread is the thread whose conversation's folder is named name,
-// as store.Threads reads it.
+// as router.Threads reads it.
 func folderThread(name string) (string, bool) {
 	th, err := contract.FolderThread(name)
 	if err != nil {

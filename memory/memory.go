@@ -36,8 +36,10 @@ type Config struct {
 	// what changed before answering from what it has, saying so; 0 is
 	// 10 s.
 	SyncBudget time.Duration
-	// OffMachineEvery is how often a conversation kept off the machine
-	// (a driver but sqlite) is asked for its last event; 0 is 30 s.
+	// OffMachineEvery is how often a conversation kept outside its folder
+	// is asked for its last event while no file of the conversations
+	// folder itself has changed (none does for one kept off the machine;
+	// SQLite's file does as it is written); 0 is 30 s.
 	OffMachineEvery time.Duration
 	// FullLookEvery is how often a search looks at every source's stamp
 	// even with the kernel's record of what changed (Linux's inotify),
@@ -60,10 +62,10 @@ type Memory struct {
 	idx   Index
 	files store.Files
 
-	syncMu     sync.Mutex           // one sync at a time, and what follows
-	checked    map[string]time.Time // conversations kept off the machine: when last asked
-	lastStamps map[string]string    // the stamps the index had at the last sync
-	drivers    map[string]driverAt  // how each conversation's folder says it is kept
+	syncMu     sync.Mutex          // one sync at a time, and what follows
+	checked    map[string]asked    // conversations kept outside their folder: when last asked
+	lastStamps map[string]string   // the stamps the index had at the last sync
+	drivers    map[string]driverAt // how each conversation's folder says it is kept
 
 	// The sources as last looked at, by name, and those that couldn't
 	// be read, with why; nil until the first look.
@@ -71,13 +73,15 @@ type Memory struct {
 	skipped map[string]string
 	// w is the kernel's record of what changed since (nil without one:
 	// noWatch when the system can't give it), lastFull when every source
-	// was last looked at, offMachine the conversations kept off the
-	// machine, looked at each time.
+	// was last looked at, offMachine the conversations kept outside
+	// their folder, looked at each time, and local the stamp of the
+	// conversations folder's own files in this look (localStamp).
 	w           *watcher
 	noWatch     bool
 	loggedWrong bool
 	lastFull    time.Time
 	offMachine  map[string]bool
+	local       *string
 	large       map[string]int64 // the files past maxFile, not indexed: their sizes
 	fullLooks   int              // how many looks were at every source, for tests
 	// unsettled are the sources looked at again since they last matched
@@ -115,7 +119,7 @@ func New(cfg Config) (*Memory, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]time.Time{}, drivers: map[string]driverAt{}, offMachine: map[string]bool{}, large: map[string]int64{}}, nil
+	return &Memory{cfg: cfg, paths: cfg.Paths, idx: cfg.Index, files: cfg.Files, checked: map[string]asked{}, drivers: map[string]driverAt{}, offMachine: map[string]bool{}, large: map[string]int64{}}, nil
 }
 
 // Relative is s with every path of the agent's home in it said relative

@@ -9,6 +9,7 @@ import (
 
 	"github.com/lnk-dev/link/internal/frontmatter"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // Read bounds: the lines a read gives by default and at most, and its
@@ -104,7 +105,7 @@ func (m *Memory) Read(ctx context.Context, name string, from, n int) (Lines, err
 func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
 	m.syncMu.Lock()
 	defer m.syncMu.Unlock()
-	chats, err := store.OpenChats(m.paths)
+	chats, err := router.OpenChats(m.paths)
 	if chats == nil && err == nil {
 		return "", fmt.Errorf("no conversation has been answered there yet: %w", ErrRefused)
 	}
@@ -119,7 +120,7 @@ func (m *Memory) copyOf(ctx context.Context, thread string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("no conversation has been answered there yet: %w", ErrRefused)
 	}
-	if s.driver != store.Log {
+	if !copyKept(s.driver) {
 		if err := m.updateCopy(ctx, s); err != nil {
 			return "", err
 		}
@@ -166,7 +167,7 @@ func (m *Memory) List(ctx context.Context, name string) (Listing, error) {
 		if p.thread != "" {
 			return Listing{}, fmt.Errorf("list %s: a conversation; read it: %w", p.name, ErrRefused)
 		}
-		threads, err := store.Threads(ctx, m.paths)
+		threads, err := router.Threads(ctx, m.paths)
 		if err != nil {
 			return Listing{}, err
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -211,7 +212,7 @@ func TestSearchDriverConversation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	r, err := store.NewRouter(p, sqlite.Name, map[string]store.Conversations{store.Log: log.Open(p.Chats()), sqlite.Name: db})
+	r, err := router.New(p, sqlite.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats()), sqlite.Name: db})
 	if err != nil {
 		t.Fatal(err)
 	}

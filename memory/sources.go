@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -197,19 +200,20 @@ func (m *Memory) walkFiles(ctx context.Context, name string, srcs []Source, skip
 func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped map[string]string, err error) {
 	skipped = map[string]string{}
 	m.watch(AreaChats)
-	threads, err := store.Threads(ctx, m.paths)
-	if errors.Is(err, store.ErrChatsLink) {
-		skipped[AreaChats] = store.ErrChatsLink.Error()
+	threads, err := router.Threads(ctx, m.paths)
+	if errors.Is(err, router.ErrChatsLink) {
+		skipped[AreaChats] = router.ErrChatsLink.Error()
 		return nil, skipped, nil
 	}
 	if err != nil || len(threads) == 0 {
 		return nil, skipped, err
 	}
-	chats, err := store.OpenChats(m.paths)
+	chats, err := router.OpenChats(m.paths)
 	if chats == nil || err != nil {
 		return nil, nil, err
 	}
 	defer chats.Close()
+	m.local = nil
 	for _, th := range threads {
 		s, ok, err := m.chatSource(ctx, chats, th)
 		if err != nil {
@@ -223,12 +227,16 @@ func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped map[stri
 	return srcs, skipped, ctx.Err()
 }
 
-// chatSource is thread's conversation as a source. A log's is its own
-// copy, chat.md, stamped by it. One kept compact is stamped by its
-// events' files; one kept by sqlite by its database's; one kept off the
-// machine by its last event, asked at most every OffMachineEvery. Both
-// are read through memory's own copy, made when the stamp changes. ok
-// is false for a conversation with nothing to read.
+// chatSource is thread's conversation as a source, its driver asked of
+// the store's registry (store/driver), never named here. One whose
+// driver keeps its events and its copy for people (chat.md) in its
+// folder (the log) is that copy, stamped by it. One whose driver keeps
+// its events in its folder without a copy (compact) is stamped by the
+// files its driver registered as holding them; one kept elsewhere (in
+// SQLite's file, off the machine) by its last event, asked of its driver
+// (localStamp says when). Both are read through memory's own copy, made
+// when the stamp changes. ok is false for a conversation with nothing to
+// read.
 func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Source, bool, error) {
 	dir, err := m.paths.Conversation(th)
 	if err != nil {
@@ -238,23 +246,24 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 	folder := filepath.Base(dir)
 	m.watch(AreaChats + "/" + folder)
 	copyName := AreaChats + "/" + folder + "/" + transcript.File
-	// A log's copy, as last seen, is looked at alone, in the open chats
-	// folder: a conversation moved to another driver (lnk agent chat
-	// convert) is a new folder put in its place, which the next full look
-	// sees, since a log's copy is never removed but with its folder.
-	if k, ok := m.drivers[dir]; ok && k.driver == store.Log && k.copy {
+	// A copy, as last seen, is looked at alone, in the open chats folder:
+	// a conversation moved to another driver (lnk agent chat convert) is
+	// a new folder put in its place, which the next full look sees, since
+	// a log's copy is never removed but with its folder.
+	if k, ok := m.drivers[dir]; ok && k.copy {
 		if s, _, regular := statIn(chats, folder+"/"+transcript.File); regular {
-			src.driver, src.File, src.Stamp = store.Log, copyName, s
+			src.driver, src.File, src.Stamp = k.driver, copyName, s
 			return src, true, nil
 		}
 	}
-	driver, err := m.driverOf(dir)
-	if err != nil || driver == "" {
+	name, err := m.driverOf(dir)
+	if err != nil || name == "" {
 		return Source{}, false, err
 	}
-	src.driver = driver
-	switch driver {
-	case store.Log:
+	src.driver = name
+	d, _ := driver.Lookup(name)
+	switch {
+	case copyKept(name):
 		info, err := os.Stat(filepath.Join(dir, transcript.File))
 		if errors.Is(err, fs.ErrNotExist) {
 			return Source{}, false, nil
@@ -267,51 +276,56 @@ func (m *Memory) chatSource(ctx context.Context, chats *os.File, th string) (Sou
 		m.drivers[dir] = k
 		src.File, src.Stamp = copyName, stamp(info)
 		return src, true, nil
-	case store.Compact:
+	case d.InFolder():
 		var parts []string
-		for _, f := range []string{"events.zst", "events.jsonl"} {
+		for _, f := range d.Events {
 			s, err := regularStamp(filepath.Join(dir, f))
 			if err != nil {
 				return Source{}, false, err
 			}
 			parts = append(parts, s)
 		}
-		src.Stamp = "compact:" + strings.Join(parts, ":")
-	case "sqlite":
-		var parts []string
-		for _, f := range []string{"events.sqlite", "events.sqlite-wal"} {
-			s, err := statStamp(filepath.Join(m.paths.Chats(), f))
-			if err != nil {
-				return Source{}, false, err
-			}
-			parts = append(parts, s)
-		}
-		src.Stamp = "sqlite:" + strings.Join(parts, ":")
+		src.Stamp = name + ":" + strings.Join(parts, ":")
 	default:
 		if m.cfg.Conversations == nil {
-			return Source{}, false, fmt.Errorf("kept by %s, which memory wasn't given: %w", driver, store.ErrNoDriver)
+			return Source{}, false, fmt.Errorf("kept by %s, which memory wasn't given: %w", name, driver.ErrNoDriver)
 		}
-		m.offMachine[th] = true // no folder here shows it changed: asked at each look
-		s, err := m.offMachineStamp(ctx, th, driver)
+		m.offMachine[th] = true // no folder of its own shows it changed: looked at each look
+		s, err := m.elsewhereStamp(ctx, chats, th, name)
 		if err != nil {
 			return Source{}, false, err
 		}
 		src.Stamp = s
 	}
 	if m.cfg.Conversations == nil {
-		return Source{}, false, fmt.Errorf("kept %s, and memory wasn't given its driver: %w", driver, store.ErrNoDriver)
+		return Source{}, false, fmt.Errorf("kept %s, and memory wasn't given its driver: %w", name, driver.ErrNoDriver)
 	}
-	name, _ := contract.ThreadFolder(th)
-	src.File = copiesDir + "/" + name + ".md"
+	folderName, _ := contract.ThreadFolder(th)
+	src.File = copiesDir + "/" + folderName + ".md"
 	return src, true, nil
 }
 
-// offMachineStamp is the stamp of a conversation kept off the machine:
-// its last event's number, asked of its driver at most every
-// OffMachineEvery; between, the stamp it was indexed at.
-func (m *Memory) offMachineStamp(ctx context.Context, th, driver string) (string, error) {
+// copyKept says the driver name keeps a conversation's events in its
+// folder and its copy for people (chat.md) beside them, as each turn is
+// written (the log, registered so): memory reads that copy as it is.
+func copyKept(name string) bool {
+	d, ok := driver.Lookup(name)
+	return ok && d.InFolder() && !d.NoTranscript
+}
+
+// elsewhereStamp is the stamp of a conversation kept outside its folder:
+// its last event's number, asked of its driver when the files of the
+// conversations folder itself (a driver's own there, such as SQLite's
+// database) changed since it was last asked, and else at most every
+// OffMachineEvery (a driver off the machine changes no file here);
+// between, the stamp it was indexed at.
+func (m *Memory) elsewhereStamp(ctx context.Context, chats *os.File, th, name string) (string, error) {
 	now := m.now()
-	if at, ok := m.checked[th]; ok && now.Sub(at) < m.cfg.OffMachineEvery {
+	local, err := m.localStamp(chats)
+	if err != nil {
+		return "", err
+	}
+	if c, ok := m.checked[th]; ok && c.local == local && now.Sub(c.at) < m.cfg.OffMachineEvery {
 		if s, ok := m.lastStamps[AreaChats+"/"+th]; ok {
 			return s, nil
 		}
@@ -322,15 +336,46 @@ func (m *Memory) offMachineStamp(ctx context.Context, th, driver string) (string
 	if err != nil {
 		return "", err
 	}
-	m.checked[th] = now
+	m.checked[th] = asked{at: now, local: local}
 	if len(last) == 0 {
-		return driver + ":0", nil
+		return name + ":0", nil
 	}
-	return driver + ":" + strconv.FormatInt(last[0].Seq, 10), nil
+	return name + ":" + strconv.FormatInt(last[0].Seq, 10), nil
+}
+
+// asked is when a conversation kept outside its folder was last asked
+// for its last event, and the conversations folder's own files then.
+type asked struct {
+	at    time.Time
+	local string
+}
+
+// localStamp is the stamp of the files of the conversations folder that
+// are no conversation's (a driver's own, such as SQLite's database and
+// its log), each by name, size and modification time: read once a look
+// (m.local, reset as each look begins).
+func (m *Memory) localStamp(chats *os.File) (string, error) {
+	if m.local != nil {
+		return *m.local, nil
+	}
+	names, err := chats.Readdirnames(-1)
+	if err != nil {
+		return "", fmt.Errorf("list %s: %w", AreaChats, err)
+	}
+	slices.Sort(names)
+	var b strings.Builder
+	for _, n := range names {
+		if s, _, regular := statIn(chats, n); regular {
+			b.WriteString(n + "=" + s + ";")
+		}
+	}
+	local := b.String()
+	m.local = &local
+	return local, nil
 }
 
 // driverOf is the name of the driver that keeps the conversation in dir
-// (store.KindOf), known again without reading the folder while its modification time is
+// (driver.Of), known again without reading the folder while its modification time is
 // unchanged: what says how a conversation is kept (a driver's marker,
 // events.zst) is a name added to the folder, which changes its time.
 // A conversation not begun is read each time.
@@ -346,12 +391,12 @@ func (m *Memory) driverOf(dir string) (string, error) {
 	if k, ok := m.drivers[dir]; ok && k.at == at {
 		return k.driver, nil
 	}
-	driver, err := store.KindOf(dir)
-	if err != nil || driver == "" {
-		return driver, err
+	name, err := driver.Of(dir)
+	if err != nil || name == "" {
+		return name, err
 	}
-	m.drivers[dir] = driverAt{driver: driver, at: at}
-	return driver, nil
+	m.drivers[dir] = driverAt{driver: name, at: at}
+	return name, nil
 }
 
 // driverAt is the name of the driver that keeps a conversation, as known

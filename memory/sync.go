@@ -15,6 +15,7 @@ import (
 
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -181,7 +182,7 @@ func (m *Memory) docs(ctx context.Context, srcs []Source) (docs []Doc, n int, ba
 // doc reads one source: a file or the notes as they are, a conversation
 // through its copy (memory's own made up to date first).
 func (m *Memory) doc(ctx context.Context, s Source) (Doc, error) {
-	if s.Kind == KindChat && s.driver != store.Log {
+	if s.Kind == KindChat && !copyKept(s.driver) {
 		if err := m.updateCopy(ctx, s); err != nil {
 			return Doc{}, err
 		}
@@ -225,7 +226,7 @@ func (m *Memory) doc(ctx context.Context, s Source) (Doc, error) {
 // of the conversation is made again from every event.
 func (m *Memory) updateCopy(ctx context.Context, s Source) error {
 	if m.cfg.Conversations == nil {
-		return fmt.Errorf("kept %s: %w", s.driver, store.ErrNoDriver)
+		return fmt.Errorf("kept %s: %w", s.driver, driver.ErrNoDriver)
 	}
 	path := filepath.Join(m.paths.Root, filepath.FromSlash(s.File))
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {

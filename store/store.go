@@ -4,10 +4,12 @@
 //
 // A driver does three things only: append an event if its number is free
 // and the next, read from a number, and hold the lease that says a turn
-// runs. This package is that contract (Conversations, Event, Lease and
-// Grant), the router that finds the driver keeping each conversation
-// (Router, KindOf), an agent's paths (Paths) and its own files (Files).
-// Everything else is built on those in packages of its own: what a
+// runs. This package is that contract (Conversations, its optional
+// capabilities, Event, Lease and Grant, and the errors a caller branches
+// on), an agent's paths (Paths) and its own files (Files). Everything
+// else is built on those in packages of its own: the registry of drivers
+// and which one keeps a folder (store/driver), the router that reaches
+// each conversation through its driver (store/router), what a
 // conversation's folder keeps beside its events (store/folder), the copy
 // for people (store/transcript), an answer's delivery (store/delivery),
 // fork and convert (store/fork, store/convert).

@@ -20,8 +20,8 @@ import (
 	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
-	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // bindLine is the one line a blank unit's control socket takes: the
@@ -88,7 +88,7 @@ func parseBind(b []byte) (bindLine, harness.Settings, error) {
 		return l, harness.Settings{}, fmt.Errorf("settings: %w", err)
 	}
 	if s := l.Store; s != nil {
-		if err := store.ParseKind(s.Driver); err != nil || s.Driver == store.Log || s.Driver == store.Compact {
+		if d, _ := driver.Lookup(s.Driver); driver.CheckName(s.Driver) != nil || d.InFolder() {
 			return l, harness.Settings{}, errors.New("store: driver names a store bridge's driver (sqlite, gcs...)")
 		}
 		if !filepath.IsAbs(s.Socket) {

@@ -18,6 +18,7 @@ import (
 	"github.com/lnk-dev/link/cmd/internal/drivers/driverstest"
 	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -173,7 +174,7 @@ func testSQLite(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind, err := store.KindOf(dir); err != nil || kind != sqlite.Name {
+	if kind, err := driver.Of(dir); err != nil || kind != sqlite.Name {
 		t.Fatalf("the conversation is kept %q (%v), want sqlite", kind, err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "events.jsonl")); err == nil {
@@ -232,7 +233,7 @@ func testGCS(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kind, err := store.KindOf(dir); err != nil || kind != "gcs" {
+	if kind, err := driver.Of(dir); err != nil || kind != "gcs" {
 		t.Fatalf("the conversation is kept %q (%v), want gcs", kind, err)
 	}
 	objs, _, err := srv.ListObjectsWithOptions("chats", fakestorage.ListOptions{})

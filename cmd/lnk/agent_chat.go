@@ -18,7 +18,10 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/convert"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/fork"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -75,18 +78,18 @@ func (c *chatFlags) driversWith(env map[string]string) drivers.Set {
 
 // router opens every driver on p's conversations, and a router among
 // them that begins a new conversation kind's way. closeAll closes them.
-func (c *chatFlags) router(p store.Paths, kind string) (r *store.Router, closeAll func(), err error) {
+func (c *chatFlags) router(p store.Paths, kind string) (r *router.Router, closeAll func(), err error) {
 	return c.routerWith(environ.Map(), p, kind)
 }
 
 // routerWith is router over the environment env.
-func (c *chatFlags) routerWith(env map[string]string, p store.Paths, kind string) (r *store.Router, closeAll func(), err error) {
+func (c *chatFlags) routerWith(env map[string]string, p store.Paths, kind string) (r *router.Router, closeAll func(), err error) {
 	ds, err := c.driversWith(env).Open(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	closeAll = func() { closeDrivers(ds) }
-	r, err = store.NewRouter(p, kind, ds)
+	r, err = router.New(p, kind, ds)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -130,7 +133,7 @@ func chatShow(ctx context.Context, cf chatFlags, thread string, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	r, closeAll, err := cf.router(p, store.Log)
+	r, closeAll, err := cf.router(p, log.Name)
 	if err != nil {
 		return err
 	}
@@ -277,7 +280,7 @@ func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as
 		return err
 	}
 	// The fork is kept as its source is.
-	kind, err := store.KindOf(dir)
+	kind, err := driver.Of(dir)
 	if err != nil {
 		return err
 	}
@@ -289,7 +292,7 @@ func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as
 		return err
 	}
 	defer closeDrivers(ds)
-	r, err := store.NewRouter(p, kind, ds)
+	r, err := router.New(p, kind, ds)
 	if err != nil {
 		return err
 	}
@@ -310,7 +313,7 @@ func chatFork(ctx context.Context, cf chatFlags, thread string, before int64, as
 
 // chatForkName is a new link: thread for a fork of thread before seq: the
 // first of link:fork-<seq>-<thread>, -2, -3... that has no events.
-func chatForkName(ctx context.Context, r *store.Router, thread string, seq int64) (string, error) {
+func chatForkName(ctx context.Context, r *router.Router, thread string, seq int64) (string, error) {
 	base := "fork-" + strconv.FormatInt(seq, 10) + "-" + strings.Map(func(c rune) rune {
 		switch {
 		case c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':

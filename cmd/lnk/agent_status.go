@@ -26,6 +26,8 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // agentStatus is what lnk agent status says of an agent.
@@ -207,7 +209,7 @@ func endpointStatusOf(ctx context.Context, endpoint string, env map[string]strin
 // storageStatusOf reads how new conversations are kept and counts the
 // ones kept, by how.
 func storageStatusOf(ctx context.Context, p store.Paths, problem func(string, ...any)) storageStatus {
-	s := storageStatus{New: store.Log, From: "the default", ByKind: map[string]int{}}
+	s := storageStatus{New: log.Name, From: "the default", ByKind: map[string]int{}}
 	if set, err := serve.ReadSettings(ctx, p, ""); err == nil && set.Conversations != "" {
 		s.New, s.From = set.Conversations, "config.json"
 	}
@@ -219,7 +221,7 @@ func storageStatusOf(ctx context.Context, p store.Paths, problem func(string, ..
 		if !e.IsDir() {
 			continue
 		}
-		kind, err := store.KindOf(filepath.Join(p.Chats(), e.Name()))
+		kind, err := driver.Of(filepath.Join(p.Chats(), e.Name()))
 		if err != nil || kind == "" {
 			continue
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // lnk agent status against an agent started here: its endpoint answers
@@ -78,7 +78,7 @@ func TestAgentStatus(t *testing.T) {
 	if m := st.Model; m.Model != "anthropic/claude-opus-5-5" || m.From != modelFromEnv || !strings.Contains(m.NoKey, "set ANTHROPIC_API_KEY") {
 		t.Errorf("model %+v", m)
 	}
-	if st.Storage.New != store.Log || st.Storage.ByKind[store.Log] != 1 {
+	if st.Storage.New != log.Name || st.Storage.ByKind[log.Name] != 1 {
 		t.Errorf("storage %+v", st.Storage)
 	}
 	type tool struct {

@@ -26,6 +26,7 @@ import (
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // safeBuffer is written by the program's goroutines and read by the test.
@@ -95,7 +96,7 @@ func TestChatOffline(t *testing.T) {
 func readChat(t *testing.T, home, thread string) []store.Event {
 	t.Helper()
 	p, _ := store.For(home, "main")
-	ev, err := serveDrivers(t, p)[store.Log].Read(t.Context(), thread, 1)
+	ev, err := serveDrivers(t, p)[log.Name].Read(t.Context(), thread, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

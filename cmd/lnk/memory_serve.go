@@ -17,6 +17,7 @@ import (
 	"github.com/lnk-dev/link/memory/server"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
 )
 
 func (m *Main) memoryServeCmd() *cobra.Command {
@@ -107,7 +108,7 @@ func startMemory(ctx context.Context, cf chatFlags, p store.Paths, env map[strin
 	if err != nil {
 		return nil, err
 	}
-	r, closeAll, err := cf.routerWith(env, p, store.Log)
+	r, closeAll, err := cf.routerWith(env, p, log.Name)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
 	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // Note is one notification a client got: its method, and its update when
@@ -131,11 +133,11 @@ func (r *Rig) Events(thread string) []store.Event {
 	r.T.Helper()
 	p := r.Paths()
 	drivers, _ := Drivers(p)
-	router, err := store.NewRouter(p, store.Log, drivers)
+	rt, err := router.New(p, log.Name, drivers)
 	if err != nil {
 		r.T.Fatal(err)
 	}
-	all, err := router.Read(r.T.Context(), thread, 1)
+	all, err := rt.Read(r.T.Context(), thread, 1)
 	if err != nil {
 		r.T.Fatal(err)
 	}

@@ -52,7 +52,7 @@ type Rig struct {
 // making folders ahead as Link Harness's does (log.MakeAhead): a
 // harness.Config's Drivers.
 func Drivers(p store.Paths) (map[string]store.Conversations, error) {
-	return map[string]store.Conversations{store.Log: log.Open(p.Chats()).MakeAhead(transcript.File), store.Compact: compact.Open(p.Chats())}, nil
+	return map[string]store.Conversations{log.Name: log.Open(p.Chats()).MakeAhead(transcript.File), compact.Name: compact.Open(p.Chats())}, nil
 }
 
 // Route gives every model's name the scripted provider, except a name

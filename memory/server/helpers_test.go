@@ -15,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/tools/mcpserve/mcptest"
 )
 
@@ -60,7 +61,7 @@ func open(ctx context.Context, p store.Paths) (*memory.Memory, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := store.NewRouter(p, store.Log, map[string]store.Conversations{store.Log: log.Open(p.Chats()), store.Compact: compact.Open(p.Chats())})
+	r, err := router.New(p, log.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats()), compact.Name: compact.Open(p.Chats())})
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // The files of a compact conversation's folder.
@@ -39,12 +40,16 @@ const (
 	tailName = "events.jsonl"
 )
 
-// folderKind declares compact's files in a conversation's folder: a
-// folder with an events.zst is compact's, even an empty one a crash left,
-// and its tail, events.jsonl, is compact's too, not a log (store.KindOf).
-var folderKind = store.FolderKind{Name: store.Compact, Events: []string{zstName, tailName}, Sign: zstName, EmptySign: true}
+// Name is compact's name, as config.json's storage.conversations says it.
+const Name = "compact"
 
-func init() { store.RegisterFolderKind(folderKind) }
+// Compact registers its files in a conversation's folder: a folder with
+// an events.zst is compact's, even an empty one a crash left, and its
+// tail, events.jsonl, is compact's too, not a log (driver.Of). It keeps
+// no copy for people.
+func init() {
+	driver.Register(driver.Driver{Name: Name, Events: []string{zstName, tailName}, Sign: zstName, EmptySign: true, NoTranscript: true})
+}
 
 // When the tail is folded into a frame: once it holds FoldEvents events,
 // or FoldBytes bytes, the next append folds it first.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/storetest"
 )
 
@@ -368,7 +369,7 @@ func TestLeaseClock(t *testing.T) {
 		t.Fatalf("lease for h1 by another driver: %v, want ErrLeaseHeld", err)
 	}
 	// A lease begins the conversation, so its folder says it's compact.
-	if kind, err := store.KindOf(c.dir()); err != nil || kind != store.Compact {
+	if kind, err := driver.Of(c.dir()); err != nil || kind != compact.Name {
 		t.Fatalf("detect after a lease: %q, %v", kind, err)
 	}
 }

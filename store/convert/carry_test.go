@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/delivery"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // An answer kept as the convert is about to put a conversation in place
@@ -23,10 +25,10 @@ func TestConvertCarriesAnswerKeptMeanwhile(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
 	th := "telegram:42"
-	fixture.AppendAll(t, fixture.Router(t, p, store.Log), th, fixture.Conversation(2, "a"))
+	fixture.AppendAll(t, fixture.Router(t, p, log.Name), th, fixture.Conversation(2, "a"))
 	answers := &delivery.Answers{Paths: p}
 	var id string
-	job := &convert.Job{Paths: p, To: store.Compact, Drivers: fixture.Openers(t), Step: func(thread, step string) error {
+	job := &convert.Job{Paths: p, To: compact.Name, Drivers: fixture.Openers(t), Step: func(thread, step string) error {
 		if step != convert.StepAside || id != "" {
 			return nil
 		}
@@ -55,17 +57,17 @@ func TestConvertCarriesAnswersSetAside(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
 	th := "telegram:42"
-	fixture.AppendAll(t, fixture.Router(t, p, store.Log), th, fixture.Conversation(2, "a"))
+	fixture.AppendAll(t, fixture.Router(t, p, log.Name), th, fixture.Conversation(2, "a"))
 	dir, _ := p.Conversation(th)
 	aside := folder.AnswersAside + "20261130T091500.000000000Z"
 	bad := []byte("[{\"id\": not json\n")
 	if err := os.WriteFile(filepath.Join(dir, aside), bad, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := convert.Agent(ctx, p, store.Compact, fixture.Openers(t), nil); err != nil {
+	if _, err := convert.Agent(ctx, p, compact.Name, fixture.Openers(t), nil); err != nil {
 		t.Fatal(err)
 	}
-	if kind, err := store.KindOf(dir); kind != store.Compact || err != nil {
+	if kind, err := driver.Of(dir); kind != compact.Name || err != nil {
 		t.Fatalf("kept %q (%v) after the convert", kind, err)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, aside))

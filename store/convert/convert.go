@@ -19,7 +19,9 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -68,7 +70,7 @@ type Job struct {
 	Paths store.Paths
 	To    string
 	// Drivers open each way by name: log, compact, and each store driver.
-	Drivers map[string]store.Opener
+	Drivers map[string]driver.Opener
 	// Progress, when set, is told how many conversations are done of how
 	// many, at the start and after each.
 	Progress func(done, total int)
@@ -89,14 +91,14 @@ type Result struct {
 	// still keeps.
 	Unforgotten []string
 	// Links are the threads whose conversation folder is a symbolic link
-	// (store.ListThreads): refused, left as they are and not converted,
+	// (router.ListThreads): refused, left as they are and not converted,
 	// nothing read or written through the link.
 	Links []string
 }
 
 // Agent converts every conversation of the agent at p to the way to
 // says; see Job.
-func Agent(ctx context.Context, p store.Paths, to string, drivers map[string]store.Opener, progress func(done, total int)) (Result, error) {
+func Agent(ctx context.Context, p store.Paths, to string, drivers map[string]driver.Opener, progress func(done, total int)) (Result, error) {
 	c := &Job{Paths: p, To: to, Drivers: drivers, Progress: progress}
 	return c.Run(ctx)
 }
@@ -105,11 +107,11 @@ func Agent(ctx context.Context, p store.Paths, to string, drivers map[string]sto
 // conversation's lease is held. A conversation whose folder is a
 // symbolic link is refused, never followed, and named in Result.Links.
 func (c *Job) Run(ctx context.Context) (res Result, err error) {
-	if err := store.ParseKind(c.To); err != nil {
+	if err := driver.CheckName(c.To); err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
 	}
 	if c.Drivers[c.To] == nil {
-		return res, fmt.Errorf("convert to %s: %w", c.To, store.ErrNoDriver)
+		return res, fmt.Errorf("convert to %s: %w", c.To, driver.ErrNoDriver)
 	}
 	chats := c.Paths.Chats()
 	if err := os.MkdirAll(chats, 0o700); err != nil {
@@ -127,14 +129,14 @@ func (c *Job) Run(ctx context.Context) (res Result, err error) {
 
 	type job struct{ thread, from string }
 	var jobs []job
-	threads, links, err := store.ListThreads(ctx, c.Paths)
+	threads, links, err := router.ListThreads(ctx, c.Paths)
 	if err != nil {
 		return res, fmt.Errorf("convert to %s: %w", c.To, err)
 	}
 	res.Links = links
 	for _, th := range threads {
 		dir, _ := c.Paths.Conversation(th)
-		kind, err := store.KindOf(dir)
+		kind, err := driver.Of(dir)
 		if err != nil {
 			return res, fmt.Errorf("convert to %s: %w", c.To, err)
 		}
@@ -243,7 +245,7 @@ func (c *Job) stage(ctx context.Context, src store.Conversations, thread, stageR
 	if err := c.write(ctx, thread, stageRoot, stage, events); err != nil {
 		return err
 	}
-	if c.To != store.Compact {
+	if d, _ := driver.Lookup(c.To); !d.NoTranscript {
 		if err := folder.Write(filepath.Join(stage, transcript.File), transcript.Render(events)); err != nil {
 			return err
 		}
@@ -334,7 +336,7 @@ func (c *Job) write(ctx context.Context, thread, stageRoot, stage string, events
 		dst = d
 		// The marker first: a driver's rows of a thread whose folder
 		// doesn't say so are known half written, and forgotten.
-		if err := store.Mark(stage, c.To); err != nil {
+		if err := driver.Mark(stage, c.To); err != nil {
 			return err
 		}
 		// Rows the driver already keeps of the thread (an earlier
@@ -407,7 +409,10 @@ func sameEvents(want, got []store.Event) error {
 
 // inFolder says whether kind keeps its events in the conversation's
 // folder.
-func inFolder(kind string) bool { return kind == store.Log || kind == store.Compact }
+func inFolder(kind string) bool {
+	d, _ := driver.Lookup(kind)
+	return d.InFolder()
+}
 
 // driver opens kind's driver on the conversations folder, once.
 func (c *Job) driver(kind string) (store.Conversations, error) {
@@ -416,7 +421,7 @@ func (c *Job) driver(kind string) (store.Conversations, error) {
 	}
 	o := c.Drivers[kind]
 	if o == nil {
-		return nil, fmt.Errorf("%s: %w", kind, store.ErrNoDriver)
+		return nil, fmt.Errorf("%s: %w", kind, driver.ErrNoDriver)
 	}
 	d, err := o(c.Paths.Chats())
 	if err != nil {

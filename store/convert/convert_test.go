@@ -12,10 +12,14 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/delivery"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/sqlite"
 	"github.com/lnk-dev/link/store/transcript"
 )
@@ -34,11 +38,11 @@ func newWorld(t *testing.T) *world {
 	ctx := context.Background()
 	w := &world{p: fixture.Agent(t), events: map[string][]store.Event{}, tools: map[string]*[]string{}, answers: map[string][]string{}}
 	ds := fixture.Drivers(t, w.p)
-	kinds := []string{store.Log, store.Compact, sqlite.Name}
+	kinds := []string{log.Name, compact.Name, sqlite.Name}
 	f := &folder.Files{Paths: w.p}
 	for i, th := range worldThreads {
 		kind := kinds[i%len(kinds)]
-		r, err := store.NewRouter(w.p, kind, ds)
+		r, err := router.New(w.p, kind, ds)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -71,7 +75,7 @@ func (w *world) check(t *testing.T, kinds ...string) {
 }
 
 // checkWith is check, reading through the drivers of openers.
-func (w *world) checkWith(t *testing.T, openers map[string]store.Opener, kinds ...string) {
+func (w *world) checkWith(t *testing.T, openers map[string]driver.Opener, kinds ...string) {
 	t.Helper()
 	ctx := context.Background()
 	ds := map[string]store.Conversations{}
@@ -85,7 +89,7 @@ func (w *world) checkWith(t *testing.T, openers map[string]store.Opener, kinds .
 		}
 		ds[name] = d
 	}
-	r, err := store.NewRouter(w.p, store.Log, ds)
+	r, err := router.New(w.p, log.Name, ds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +110,7 @@ func (w *world) checkWith(t *testing.T, openers map[string]store.Opener, kinds .
 		}
 		dir, _ := w.p.Conversation(th)
 		_, err = os.Stat(filepath.Join(dir, transcript.File))
-		if kind == store.Compact && err == nil {
+		if kind == compact.Name && err == nil {
 			t.Fatalf("%s: a copy beside a compact conversation", th)
 		}
 		// The lease is free: no convert holds it.
@@ -146,8 +150,8 @@ func (w *world) leftovers(t *testing.T) []string {
 func TestConvertRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	w.check(t, store.Log, store.Compact, sqlite.Name)
-	for _, to := range []string{store.Log, store.Compact, sqlite.Name, store.Log} {
+	w.check(t, log.Name, compact.Name, sqlite.Name)
+	for _, to := range []string{log.Name, compact.Name, sqlite.Name, log.Name} {
 		var seen [][2]int
 		res, err := convert.Agent(ctx, w.p, to, fixture.Openers(t), func(done, total int) { seen = append(seen, [2]int{done, total}) })
 		if err != nil {
@@ -176,7 +180,7 @@ func TestConvertForgetsOldRows(t *testing.T) {
 	r := fixture.Router(t, p, sqlite.Name)
 	es := fixture.Conversation(3, "a")
 	fixture.AppendAll(t, r, "telegram:1", es)
-	res, err := convert.Agent(ctx, p, store.Log, fixture.Openers(t), nil)
+	res, err := convert.Agent(ctx, p, log.Name, fixture.Openers(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,29 +203,29 @@ func TestConvertForgetsOldRows(t *testing.T) {
 func TestConvertRefusedWhileLeased(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	r := fixture.Router(t, w.p, store.Log)
+	r := fixture.Router(t, w.p, log.Name)
 	if _, err := r.Lease(ctx, "link:notes", "turn", time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	_, err := convert.Agent(ctx, w.p, store.Compact, fixture.Openers(t), nil)
+	_, err := convert.Agent(ctx, w.p, compact.Name, fixture.Openers(t), nil)
 	if !errors.Is(err, store.ErrLeaseHeld) {
 		t.Fatalf("convert while a turn runs: %v, want ErrLeaseHeld", err)
 	}
 	// Nothing changed, and every lease the convert took is let go.
 	for i, th := range worldThreads {
 		kind, _ := r.Kind(th)
-		if want := []string{store.Log, store.Compact, sqlite.Name}[i%3]; kind != want {
+		if want := []string{log.Name, compact.Name, sqlite.Name}[i%3]; kind != want {
 			t.Fatalf("%s is %s after a refused convert, want %s", th, kind, want)
 		}
 	}
 	if err := r.Release(ctx, "link:notes", "turn"); err != nil {
 		t.Fatal(err)
 	}
-	w.check(t, store.Log, store.Compact, sqlite.Name)
-	if _, err := convert.Agent(ctx, w.p, store.Compact, fixture.Openers(t), nil); err != nil {
+	w.check(t, log.Name, compact.Name, sqlite.Name)
+	if _, err := convert.Agent(ctx, w.p, compact.Name, fixture.Openers(t), nil); err != nil {
 		t.Fatalf("convert once the turn ended: %v", err)
 	}
-	w.check(t, store.Compact)
+	w.check(t, compact.Name)
 }
 
 func TestConvertRefusesUnknownWay(t *testing.T) {
@@ -231,7 +235,7 @@ func TestConvertRefusesUnknownWay(t *testing.T) {
 			t.Errorf("convert to %q: no error", to)
 		}
 	}
-	w.check(t, store.Log, store.Compact, sqlite.Name)
+	w.check(t, log.Name, compact.Name, sqlite.Name)
 }
 
 var errStopped = errors.New("stopped here")
@@ -241,13 +245,13 @@ var errStopped = errors.New("stopped here")
 func TestConvertInterrupted(t *testing.T) {
 	ctx := context.Background()
 	steps := []string{convert.StepStage, convert.StepAside, convert.StepIn, convert.StepForget, convert.StepClean}
-	for _, to := range []string{sqlite.Name, store.Log, store.Compact} {
+	for _, to := range []string{sqlite.Name, log.Name, compact.Name} {
 		for _, step := range steps {
 			t.Run(to+"/"+step, func(t *testing.T) {
 				w := newWorld(t)
 				// Stop at a step of a conversation converted: to a log, the
 				// one sqlite keeps, whose rows make the most states.
-				stopAt := map[string]string{sqlite.Name: "telegram:1", store.Compact: "telegram:1", store.Log: "slack:C0123ABC.1700000000.000100"}[to]
+				stopAt := map[string]string{sqlite.Name: "telegram:1", compact.Name: "telegram:1", log.Name: "slack:C0123ABC.1700000000.000100"}[to]
 				c := &convert.Job{Paths: w.p, To: to, Drivers: fixture.Openers(t), Step: func(th, s string) error {
 					if th == stopAt && s == step {
 						return errStopped
@@ -263,7 +267,7 @@ func TestConvertInterrupted(t *testing.T) {
 				if left := w.leftovers(t); len(left) != 0 {
 					t.Fatalf("resolved, yet left %v", left)
 				}
-				w.check(t, store.Log, store.Compact, sqlite.Name)
+				w.check(t, log.Name, compact.Name, sqlite.Name)
 				// The next convert finishes the job.
 				if _, err := convert.Agent(ctx, w.p, to, fixture.Openers(t), nil); err != nil {
 					t.Fatal(err)
@@ -279,7 +283,7 @@ func TestConvertInterrupted(t *testing.T) {
 func TestConvertFinishesTheLast(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
-	c := &convert.Job{Paths: w.p, To: store.Log, Drivers: fixture.Openers(t), Step: func(th, s string) error {
+	c := &convert.Job{Paths: w.p, To: log.Name, Drivers: fixture.Openers(t), Step: func(th, s string) error {
 		if s == convert.StepIn {
 			return errStopped
 		}
@@ -291,10 +295,10 @@ func TestConvertFinishesTheLast(t *testing.T) {
 	if left := w.leftovers(t); len(left) != 2 {
 		t.Fatalf("left %v, want the old aside and the new beside", left)
 	}
-	if _, err := convert.Agent(ctx, w.p, store.Log, fixture.Openers(t), nil); err != nil {
+	if _, err := convert.Agent(ctx, w.p, log.Name, fixture.Openers(t), nil); err != nil {
 		t.Fatal(err)
 	}
-	w.check(t, store.Log)
+	w.check(t, log.Name)
 }
 
 func contains(list []string, s string) bool {
@@ -311,14 +315,14 @@ func contains(list []string, s string) bool {
 func TestConvertZones(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	r := fixture.Router(t, p, store.Compact)
+	r := fixture.Router(t, p, compact.Name)
 	es := fixture.Conversation(1, "a")
 	zone := time.FixedZone("CET", 3600)
 	for i := range es {
 		es[i].Time = es[i].Time.In(zone)
 	}
 	fixture.AppendAll(t, r, "telegram:1", es)
-	if _, err := convert.Agent(ctx, p, store.Log, fixture.Openers(t), nil); err != nil {
+	if _, err := convert.Agent(ctx, p, log.Name, fixture.Openers(t), nil); err != nil {
 		t.Fatal(err)
 	}
 	got := fixture.ReadAll(t, r, "telegram:1")

@@ -10,15 +10,18 @@ import (
 	"google.golang.org/api/option"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/convert"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/gcs"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
 // gcsOpeners are openers with gcs among them, on a fake-gcs-server on
 // loopback.
-func gcsOpeners(t *testing.T) map[string]store.Opener {
+func gcsOpeners(t *testing.T) map[string]driver.Opener {
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
@@ -45,14 +48,14 @@ func TestConvertGCS(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	o := gcsOpeners(t)
-	for _, to := range []string{"gcs", store.Log, sqlite.Name, "gcs", store.Compact} {
+	for _, to := range []string{"gcs", log.Name, sqlite.Name, "gcs", compact.Name} {
 		if _, err := convert.Agent(ctx, w.p, to, o, nil); err != nil {
 			t.Fatalf("convert to %s: %v", to, err)
 		}
 		w.checkWith(t, o, to)
-		if to == store.Log {
+		if to == log.Name {
 			// The conversation goes on as a log before it goes back.
-			r := fixture.Router(t, w.p, store.Log)
+			r := fixture.Router(t, w.p, log.Name)
 			th := worldThreads[0]
 			more := fixture.Conversation(len(w.events[th])/4+1, th)
 			fixture.AppendAll(t, r, th, more[len(w.events[th]):])

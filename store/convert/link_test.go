@@ -9,9 +9,10 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // A conversation whose folder is a symbolic link (to another agent's
@@ -22,7 +23,7 @@ func TestConvertLinkRefused(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t)
 	other := fixture.Agent(t)
-	fixture.AppendAll(t, fixture.Router(t, other, store.Log), "telegram:9", fixture.Conversation(2, "theirs"))
+	fixture.AppendAll(t, fixture.Router(t, other, log.Name), "telegram:9", fixture.Conversation(2, "theirs"))
 	target, _ := other.Conversation("telegram:9")
 	link, _ := w.p.Conversation("telegram:9")
 	if err := os.Symlink(target, link); err != nil {
@@ -30,7 +31,7 @@ func TestConvertLinkRefused(t *testing.T) {
 	}
 	before := tree(t, other.Chats())
 
-	res, err := convert.Agent(ctx, w.p, store.Compact, fixture.Openers(t), nil)
+	res, err := convert.Agent(ctx, w.p, compact.Name, fixture.Openers(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestConvertLinkRefused(t *testing.T) {
 	if contains(res.Converted, "telegram:9") {
 		t.Errorf("the linked conversation converted: %v", res.Converted)
 	}
-	w.check(t, store.Compact)
+	w.check(t, compact.Name)
 	if got, err := os.Readlink(link); err != nil || got != target {
 		t.Errorf("the link is %q, %v; want it as it was", got, err)
 	}

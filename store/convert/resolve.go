@@ -11,13 +11,14 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // Resolve finishes or undoes what a convert stopped midway left in
 // the conversations folder of the agent at p, so every conversation is
 // read where it is; see Job for the states. A harness may call it
 // as it starts; a convert calls it first.
-func Resolve(ctx context.Context, p store.Paths, drivers map[string]store.Opener) (unforgotten []string, err error) {
+func Resolve(ctx context.Context, p store.Paths, drivers map[string]driver.Opener) (unforgotten []string, err error) {
 	c := &Job{Paths: p, Drivers: drivers}
 	defer c.close()
 	chats := p.Chats()
@@ -108,7 +109,7 @@ func (c *Job) resolveOne(ctx context.Context, chats, name string) (forgot bool, 
 	if err := fsx.SyncDir(chats); err != nil {
 		return false, err
 	}
-	liveKind, err := store.KindOf(live)
+	liveKind, err := driver.Of(live)
 	if err != nil {
 		return false, err
 	}
@@ -123,7 +124,7 @@ func (c *Job) resolveOne(ctx context.Context, chats, name string) (forgot bool, 
 		if !dir.has {
 			continue
 		}
-		kind, err := store.KindOf(dir.path)
+		kind, err := driver.Of(dir.path)
 		if err != nil {
 			return false, err
 		}

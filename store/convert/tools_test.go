@@ -8,6 +8,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/convert"
 	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/log"
 )
 
 // A conversation's narrowed tools go with it into a bucket, which keeps
@@ -38,7 +39,7 @@ func TestConvertCarriesTools(t *testing.T) {
 	if _, err := tk.NarrowTools(ctx, th, &[]string{want[1]}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := convert.Agent(ctx, w.p, store.Log, o, nil); err != nil {
+	if _, err := convert.Agent(ctx, w.p, log.Name, o, nil); err != nil {
 		t.Fatalf("convert to log: %v", err)
 	}
 	f := &folder.Files{Paths: w.p}

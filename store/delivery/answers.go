@@ -22,6 +22,7 @@ import (
 	"github.com/lnk-dev/link/internal/recovery"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // Answer is one answer on its way: the text a turn answered, the
@@ -378,7 +379,7 @@ func (a *Answers) setAside(ctx context.Context, thread, path string, why error) 
 // convert's leftovers, events.sqlite). A folder fn fails is named in the
 // log and passed over: the error returned is the agent's folder's alone.
 func (a *Answers) eachFolder(ctx context.Context, fn func(thread, dir string) error) error {
-	chats, err := store.OpenChats(a.Paths) // never through a link
+	chats, err := router.OpenChats(a.Paths) // never through a link
 	if chats == nil || err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // oldHold writes, by hand, the file an older Link left for an answer
@@ -76,7 +77,7 @@ func oldGone(t *testing.T, p store.Paths) {
 	if _, err := os.Lstat(filepath.Join(p.Chats(), OldSendingDir)); !os.IsNotExist(err) {
 		t.Errorf("chats/%s still there: %v", OldSendingDir, err)
 	}
-	threads, err := store.Threads(context.Background(), p)
+	threads, err := router.Threads(context.Background(), p)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/folder"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // TestKeepWhileSending: an answer held while it is sent is pending like
@@ -177,7 +178,7 @@ func TestSendingAdopted(t *testing.T) {
 	if res, err := handOver(f, false, nil); err != nil || len(res) != 0 {
 		t.Errorf("recover after release: %+v, %v", res, err)
 	}
-	if threads, err := store.Threads(ctx, p); err != nil || len(threads) != 1 || threads[0] != "telegram:42" {
+	if threads, err := router.Threads(ctx, p); err != nil || len(threads) != 1 || threads[0] != "telegram:42" {
 		t.Errorf("threads %v, %v: the sending folder is none", threads, err)
 	}
 }

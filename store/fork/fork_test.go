@@ -8,15 +8,17 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/fork"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
 func TestFork(t *testing.T) {
 	ctx := context.Background()
-	for _, kind := range []string{store.Log, store.Compact, sqlite.Name} {
+	for _, kind := range []string{log.Name, compact.Name, sqlite.Name} {
 		t.Run(kind, func(t *testing.T) {
 			p := fixture.Agent(t)
 			r := fixture.Router(t, p, kind)
@@ -52,7 +54,7 @@ func TestFork(t *testing.T) {
 func TestForkRefuses(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	r := fixture.Router(t, p, store.Log)
+	r := fixture.Router(t, p, log.Name)
 	es := fixture.Conversation(3, "a")
 	fixture.AppendAll(t, r, "telegram:42", es)
 	fixture.AppendAll(t, r, "telegram:43", es[:2])

@@ -10,11 +10,11 @@ import (
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 	"google.golang.org/api/option"
 
-	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/fork"
 	"github.com/lnk-dev/link/store/gcs"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // A conversation kept in a bucket keeps the tools it was narrowed to in
@@ -41,7 +41,7 @@ func TestForkGCSTools(t *testing.T) {
 	ds := fixture.Drivers(t, p)
 	d := gcs.Open(client, "chats", "agents/main/chats")
 	ds["gcs"] = d
-	r, err := store.NewRouter(p, "gcs", ds)
+	r, err := router.New(p, "gcs", ds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,11 +31,16 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // Name is the driver's name, as a conversation folder's marker says it
 // (store.gcs) and its plugin's (lnk-gcs).
 const Name = "gcs"
+
+// The driver registers its name: its conversations' folders hold only
+// its marker, store.gcs (driver.Mark).
+func init() { driver.Register(driver.Driver{Name: Name}) }
 
 // Driver keeps the conversations of one agent under a prefix of a bucket.
 // Its methods are safe for concurrent use, and any number of Drivers, in

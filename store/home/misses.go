@@ -20,8 +20,8 @@ import (
 // folder finds them the same. Anything made on the way to the name (the
 // file, or a folder of its path) changes that folder's times, or makes
 // another folder the one found; so the next read after a file is made
-// sees it. A folder changed in the last store.FolderSettle
-// (store.FolderSettleFine where its times are kept finer than a second)
+// sees it. A folder changed in the last foldertime.Wait
+// (foldertime.WaitFine where its times are kept finer than a second)
 // is not trusted to show the next change in its times (a file system
 // keeps them to a clock's tick) and its misses are looked for again.
 // Where no folder's identity is known (off Linux), nothing is remembered. Safe for concurrent use.

@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/internal/foldertime"
 
 	"context"
 	"errors"
@@ -17,7 +17,7 @@ import (
 
 // TestMissesRemember: on Linux a miss in a settled folder is remembered
 // and answered from memory; one in a folder changed within
-// store.FolderSettle is not remembered.
+// foldertime.Wait is not remembered.
 func TestMissesRemember(t *testing.T) {
 	ctx := context.Background()
 	f, root := agentHome(t, map[string]string{"memory/other.md": "x"})
@@ -29,7 +29,7 @@ func TestMissesRemember(t *testing.T) {
 		t.Fatal("a miss in a settled folder is not remembered")
 	}
 
-	// A clock at the folder's last change: changed within store.FolderSettleFine.
+	// A clock at the folder's last change: changed within foldertime.WaitFine.
 	fi, err := os.Stat(filepath.Join(root, "memory"))
 	if err != nil {
 		t.Fatal(err)
@@ -113,9 +113,9 @@ func TestLookOneLstatPerFolder(t *testing.T) {
 	}
 }
 
-// A folder is trusted store.FolderSettleFine after its last change where
+// A folder is trusted foldertime.WaitFine after its last change where
 // its times show a part of a second (its file system keeps them finer),
-// store.FolderSettle after where they don't.
+// foldertime.Wait after where they don't.
 func TestSettled(t *testing.T) {
 	at := func(sec, nsec int64) unix.Timespec { return unix.Timespec{Sec: sec, Nsec: nsec} }
 	fine := stamp{known: true, mtime: at(1000, 5e8), ctime: at(1000, 6e8)}
@@ -128,12 +128,12 @@ func TestSettled(t *testing.T) {
 		after time.Duration
 		want  bool
 	}{
-		{"fine, just changed", fine, store.FolderSettleFine - time.Millisecond, false},
-		{"fine, settled", fine, store.FolderSettleFine, true},
-		{"whole seconds, past store.FolderSettleFine", whole, store.FolderSettle - 6e8 - time.Millisecond, false},
-		{"whole seconds, settled", whole, store.FolderSettle - 6e8, true},
-		{"an mtime in whole seconds", half, store.FolderSettle - time.Millisecond, false},
-		{"an mtime in whole seconds, settled", half, store.FolderSettle, true},
+		{"fine, just changed", fine, foldertime.WaitFine - time.Millisecond, false},
+		{"fine, settled", fine, foldertime.WaitFine, true},
+		{"whole seconds, past foldertime.WaitFine", whole, foldertime.Wait - 6e8 - time.Millisecond, false},
+		{"whole seconds, settled", whole, foldertime.Wait - 6e8, true},
+		{"an mtime in whole seconds", half, foldertime.Wait - time.Millisecond, false},
+		{"an mtime in whole seconds, settled", half, foldertime.Wait, true},
 	} {
 		if got := c.s.settled(last.Add(c.after)); got != c.want {
 			t.Errorf("%s: settled %v, want %v", c.name, got, c.want)

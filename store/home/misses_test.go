@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// later is a clock past store.FolderSettle of every folder just made, so
+// later is a clock past foldertime.Wait of every folder just made, so
 // Misses trusts their times at once.
 func later() time.Time { return time.Now().Add(time.Hour) }
 

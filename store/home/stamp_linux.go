@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/internal/foldertime"
 )
 
 // stamp is a folder's identity and times, as lstat(2) gives them: any
@@ -42,5 +42,5 @@ func stampOf(dir string) (stamp, error) {
 }
 
 // settled says the folder last changed long enough before now for its
-// times to be trusted (store.FolderSettled).
-func (s stamp) settled(now time.Time) bool { return store.FolderSettled(s.mtime, s.ctime, now) }
+// times to be trusted (foldertime.Trusted).
+func (s stamp) settled(now time.Time) bool { return foldertime.Trusted(s.mtime, s.ctime, now) }

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/storetest"
 )
@@ -166,7 +166,7 @@ func checkBegun(t *testing.T, chats string, acked map[int]int64) {
 			}
 		}
 		dir := filepath.Join(chats, "telegram-"+strconv.Itoa(i))
-		if kind, err := store.KindOf(dir); kind != store.Log || err != nil {
+		if kind, err := driver.Of(dir); kind != log.Name || err != nil {
 			t.Fatalf("%s: kept %q (%v), not as a log", th, kind, err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/storetest"
 )
@@ -83,7 +84,7 @@ func TestMadeAhead(t *testing.T) {
 	if es, err := d.Read(ctx, "telegram:2", 1); err != nil || len(es) != 1 {
 		t.Fatalf("read %v, %v", es, err)
 	}
-	if kind, err := store.KindOf(dir); kind != store.Log || err != nil {
+	if kind, err := driver.Of(dir); kind != log.Name || err != nil {
 		t.Fatalf("its folder is %q, %v: want the log's", kind, err)
 	}
 	d.WaitAhead()

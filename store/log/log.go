@@ -26,6 +26,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/internal/leasefile"
 )
 
@@ -35,11 +36,15 @@ const (
 	LeaseFile  = leasefile.File
 )
 
-// folderKind declares the log's file in a conversation's folder: a
-// folder whose events.jsonl holds an event is the log's (store.KindOf).
-var folderKind = store.FolderKind{Name: store.Log, Events: []string{EventsFile}, Sign: EventsFile}
+// Name is the log's name, as config.json's storage.conversations says it.
+const Name = "log"
 
-func init() { store.RegisterFolderKind(folderKind) }
+// The log registers its file in a conversation's folder: a folder whose
+// events.jsonl holds an event is the log's (driver.Of). It is the spec's
+// way when the spec names none.
+func init() {
+	driver.Register(driver.Driver{Name: Name, Events: []string{EventsFile}, Sign: EventsFile, Default: true})
+}
 
 // Driver keeps the conversations of one agent under its conversations
 // folder.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/storetest"
 )
@@ -208,8 +209,8 @@ func TestFolders(t *testing.T) {
 	if strings.Join(names, " ") != "events.jsonl lease.json" {
 		t.Fatalf("folder holds %v, want events.jsonl and lease.json", names)
 	}
-	if kind, err := store.KindOf(dir); err != nil || kind != store.Log {
-		t.Fatalf("detect: %q, %v; want %q", kind, err, store.Log)
+	if kind, err := driver.Of(dir); err != nil || kind != log.Name {
+		t.Fatalf("detect: %q, %v; want %q", kind, err, log.Name)
 	}
 	// A read of a conversation not begun makes no folder.
 	if _, err := d.Read(ctx, "telegram:43", 1); err != nil {

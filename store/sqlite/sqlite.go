@@ -21,11 +21,16 @@ import (
 
 	"github.com/lnk-dev/link/internal/sqlitefile"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // Name is the driver's name, as a conversation folder's marker says it
 // (store.sqlite).
 const Name = "sqlite"
+
+// The driver registers its name: its conversations' folders hold only
+// its marker, store.sqlite (driver.Mark).
+func init() { driver.Register(driver.Driver{Name: Name}) }
 
 // File is the name of the file in the conversations folder that holds
 // every conversation of the agent.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // File is the transcript's name in a conversation's folder. The
@@ -231,11 +232,11 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 		return err
 	}
 	if kind == "" {
-		if kind, err = store.KindOf(dir); err != nil {
+		if kind, err = driver.Of(dir); err != nil {
 			return err
 		}
 	}
-	if kind == store.Compact || kind == "" {
+	if d, _ := driver.Lookup(kind); d.NoTranscript || kind == "" {
 		return nil
 	}
 	lastAnswer := int64(0)
@@ -371,8 +372,8 @@ func Make(ctx context.Context, p store.Paths, conv store.Conversations, thread s
 	if err != nil {
 		return err
 	}
-	kind, err := store.KindOf(dir)
-	if err != nil || kind == store.Compact || kind == "" {
+	kind, err := driver.Of(dir)
+	if d, _ := driver.Lookup(kind); err != nil || d.NoTranscript || kind == "" {
 		return err
 	}
 	all, err := conv.Read(ctx, thread, 1)

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/transcript"
 )
 
@@ -48,7 +50,7 @@ func TestRender(t *testing.T) {
 func TestAppend(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	r := fixture.Router(t, p, store.Log)
+	r := fixture.Router(t, p, log.Name)
 	th := "telegram:42"
 	es := fixture.Conversation(9, "a")
 	path, _ := p.ConversationFile(th, transcript.File)
@@ -83,7 +85,7 @@ func TestAppend(t *testing.T) {
 func TestAppendRemade(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	r := fixture.Router(t, p, store.Log)
+	r := fixture.Router(t, p, log.Name)
 	th := "telegram:42"
 	es := fixture.Conversation(6, "a")
 	fixture.AppendAll(t, r, th, es)
@@ -132,7 +134,7 @@ func TestAppendRemade(t *testing.T) {
 func TestAppendToEmpty(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	r := fixture.Router(t, p, store.Log)
+	r := fixture.Router(t, p, log.Name)
 	th := "telegram:42"
 	es := fixture.Conversation(2, "a")
 	fixture.AppendAll(t, r, th, es)
@@ -166,7 +168,7 @@ func TestAppendToEmpty(t *testing.T) {
 func TestNoCopyBesideCompact(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	r := fixture.Router(t, p, store.Compact)
+	r := fixture.Router(t, p, compact.Name)
 	es := fixture.Conversation(2, "a")
 	fixture.AppendAll(t, r, "telegram:1", es)
 	if err := transcript.Append(ctx, p, r, "telegram:1", "", es); err != nil {
@@ -229,7 +231,7 @@ func TestRenderJoinedStillAnswered(t *testing.T) {
 func TestAppendJoinedStillAnswered(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	r := fixture.Router(t, p, store.Log)
+	r := fixture.Router(t, p, log.Name)
 	at := fixture.T0
 	es := []store.Event{
 		{Seq: 1, Time: at, Kind: store.KindMessage, Text: "question"},
@@ -237,7 +239,7 @@ func TestAppendJoinedStillAnswered(t *testing.T) {
 		{Seq: 3, Time: at, Kind: store.KindAnswer, Text: "answer", Seen: 1},
 	}
 	fixture.AppendAll(t, r, "telegram:42", es)
-	if err := transcript.Append(ctx, p, r, "telegram:42", store.Log, es); err != nil {
+	if err := transcript.Append(ctx, p, r, "telegram:42", log.Name, es); err != nil {
 		t.Fatal(err)
 	}
 	dir, _ := p.Conversation("telegram:42")
@@ -250,7 +252,7 @@ func TestAppendJoinedStillAnswered(t *testing.T) {
 	}
 	more := store.Event{Seq: 4, Time: at, Kind: store.KindAnswer, Text: "the joined answered", Seen: 3}
 	fixture.AppendAll(t, r, "telegram:42", []store.Event{more})
-	if err := transcript.Append(ctx, p, r, "telegram:42", store.Log, append(es, more)); err != nil {
+	if err := transcript.Append(ctx, p, r, "telegram:42", log.Name, append(es, more)); err != nil {
 		t.Fatal(err)
 	}
 	b, err = os.ReadFile(filepath.Join(dir, transcript.File))

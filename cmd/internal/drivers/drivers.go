@@ -15,6 +15,7 @@ import (
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
 	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/transcript"
 )
@@ -27,7 +28,7 @@ type Driver struct {
 	// Open opens the driver in this process on an agent's conversations
 	// folder; nil runs it in its plugin, lnk-<Name>, behind the store
 	// bridge.
-	Open store.Opener
+	Open driver.Opener
 	// Settings are what its plugin is told: each by a flag of lnk's
 	// commands and the plugin's, and by the environment.
 	Settings []Setting
@@ -51,8 +52,8 @@ var (
 // Link are Link's own drivers: the log and compact in process, SQLite's
 // and Cloud Storage's in their plugins.
 var Link = []Driver{
-	{Name: store.Log, Open: func(chats string) (store.Conversations, error) { return log.Open(chats), nil }},
-	{Name: store.Compact, Open: func(chats string) (store.Conversations, error) { return compact.Open(chats), nil }},
+	{Name: log.Name, Open: func(chats string) (store.Conversations, error) { return log.Open(chats), nil }},
+	{Name: compact.Name, Open: func(chats string) (store.Conversations, error) { return compact.Open(chats), nil }},
 	{Name: "sqlite"},
 	{Name: "gcs", Settings: []Setting{GCSBucket, GCSEndpoint, GCSPrefix}},
 }
@@ -130,9 +131,9 @@ func (s Set) Open(p store.Paths) (map[string]store.Conversations, error) {
 // Openers opens each driver on any folder, for a convert: one in process
 // on the folder it is given, a plugin on the agent's own conversations
 // (it keeps them outside the folder).
-func (s Set) Openers(p store.Paths) map[string]store.Opener {
+func (s Set) Openers(p store.Paths) map[string]driver.Opener {
 	s = s.keyed()
-	out := map[string]store.Opener{}
+	out := map[string]driver.Opener{}
 	for _, d := range Link {
 		if d.Open != nil {
 			out[d.Name] = d.Open

@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/internal/fsx"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // configFile is the agent's config.json as Link Harness reads it: the
@@ -202,7 +203,7 @@ func ParseSettings(b []byte, model string) (harness.Settings, error) {
 		}
 	}
 	if c.Storage.Conversations != "" {
-		if err := store.ParseKind(c.Storage.Conversations); err != nil {
+		if err := driver.CheckName(c.Storage.Conversations); err != nil {
 			return harness.Settings{}, fmt.Errorf("config.json: %w", keyError("storage.conversations", fmt.Errorf("storage: %w", err)))
 		}
 	}

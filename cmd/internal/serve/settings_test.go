@@ -13,6 +13,7 @@ import (
 	prompts "github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/harness/window"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 func TestSettings(t *testing.T) {
@@ -112,7 +113,7 @@ func FuzzSettings(f *testing.F) {
 		if err := s.Instructions.Validate(); err != nil {
 			t.Fatalf("accepted instructions that don't validate: %v", err)
 		}
-		if s.Conversations != "" && store.ParseKind(s.Conversations) != nil || s.MaxTokens < 0 {
+		if s.Conversations != "" && driver.CheckName(s.Conversations) != nil || s.MaxTokens < 0 {
 			t.Fatalf("accepted %+v", s)
 		}
 		if model != "" && s.Model != model {

@@ -1,8 +1,11 @@
-package store
+package router
 
 import (
 	"context"
 	"time"
+
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // Pinned is one conversation as a turn reaches it through the router.
@@ -14,9 +17,9 @@ import (
 type Pinned struct {
 	r      *Router
 	thread string
-	held   Conversations // the driver while the lease is held, nil else
-	kind   string        // how held keeps it, "" while none is held
-	last   Conversations // the driver that held it last, kept after the lease went
+	held   store.Conversations // the driver while the lease is held, nil else
+	kind   string              // how held keeps it, "" while none is held
+	last   store.Conversations // the driver that held it last, kept after the lease went
 }
 
 // Pin is thread's conversation through r, for a turn to pin while it
@@ -25,7 +28,7 @@ func (r *Router) Pin(thread string) *Pinned { return &Pinned{r: r, thread: threa
 
 // Keeper is what the conversation's calls go through: its driver while
 // the lease is held, else the router.
-func (p *Pinned) Keeper() Conversations {
+func (p *Pinned) Keeper() store.Conversations {
 	if p.held != nil {
 		return p.held
 	}
@@ -38,7 +41,7 @@ func (p *Pinned) Keeper() Conversations {
 // joined as it went, reads through the driver that held it: should a
 // convert move the conversation in that moment, the look finds nothing
 // new, and a message that did join is the sweep's to answer.
-func (p *Pinned) Reader() Conversations {
+func (p *Pinned) Reader() store.Conversations {
 	if p.held == nil && p.last != nil {
 		return p.last
 	}
@@ -74,7 +77,7 @@ func (p *Pinned) Lease(ctx context.Context, holder string, ttl time.Duration) er
 	if _, err := d.Lease(ctx, p.thread, holder, ttl); err != nil {
 		return err
 	}
-	if _, inFolder := LookupFolderKind(p.r.kind); kind == "" && inFolder {
+	if d, ok := driver.Lookup(p.r.kind); kind == "" && ok && d.InFolder() {
 		kind = p.r.kind
 	}
 	p.hold(kind)

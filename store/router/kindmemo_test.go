@@ -1,4 +1,4 @@
-package store_test
+package router_test
 
 import (
 	"os"
@@ -7,8 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -16,12 +18,12 @@ import (
 // unchanged, and sees each change the listing would: its events emptied,
 // a marker made or removed, the folder replaced by a link.
 func TestRouterKindRemembered(t *testing.T) {
-	defer store.MoveKindClock(func() time.Time { return time.Now().Add(time.Hour) })()
+	defer router.MoveKindClock(func() time.Time { return time.Now().Add(time.Hour) })()
 	p := fixture.Agent(t)
 	ds := fixture.Drivers(t, p)
 	const th = "telegram:71"
-	fixture.AppendAll(t, ds[store.Log], th, fixture.Conversation(1, "a"))
-	r, err := store.NewRouter(p, sqlite.Name, ds)
+	fixture.AppendAll(t, ds[log.Name], th, fixture.Conversation(1, "a"))
+	r, err := router.New(p, sqlite.Name, ds)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +36,8 @@ func TestRouterKindRemembered(t *testing.T) {
 			}
 		}
 	}
-	kind(store.Log)
-	if runtime.GOOS == "linux" && !store.KindRemembered(dir) {
+	kind(log.Name)
+	if runtime.GOOS == "linux" && !router.KindRemembered(dir) {
 		t.Fatal("a settled log's kind isn't remembered")
 	}
 	// Emptied (a first event's line cut off): not begun, so the spec's.
@@ -44,9 +46,9 @@ func TestRouterKindRemembered(t *testing.T) {
 		t.Fatal(err)
 	}
 	kind(sqlite.Name)
-	fixture.AppendAll(t, ds[store.Log], th, fixture.Conversation(1, "b"))
-	kind(store.Log)
-	marker := filepath.Join(dir, store.MarkerPrefix+sqlite.Name)
+	fixture.AppendAll(t, ds[log.Name], th, fixture.Conversation(1, "b"))
+	kind(log.Name)
+	marker := filepath.Join(dir, driver.MarkerPrefix+sqlite.Name)
 	if err := os.WriteFile(marker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestRouterKindRemembered(t *testing.T) {
 	if err := os.Remove(marker); err != nil {
 		t.Fatal(err)
 	}
-	kind(store.Log)
+	kind(log.Name)
 	// The folder moved away and a link to it put in its place: refused.
 	if err := os.Rename(dir, dir+".old"); err != nil {
 		t.Fatal(err)
@@ -65,7 +67,7 @@ func TestRouterKindRemembered(t *testing.T) {
 	if _, err := r.Kind(th); err == nil {
 		t.Fatal("a conversation's folder that is a link was read")
 	}
-	if store.KindRemembered(dir) {
+	if router.KindRemembered(dir) {
 		t.Fatal("a link's kind is remembered")
 	}
 }
@@ -76,13 +78,13 @@ func TestRouterKindUnsettled(t *testing.T) {
 	p := fixture.Agent(t)
 	ds := fixture.Drivers(t, p)
 	const th = "telegram:72"
-	fixture.AppendAll(t, ds[store.Log], th, fixture.Conversation(1, "a"))
-	r := fixture.Router(t, p, store.Log)
-	if got, err := r.Kind(th); got != store.Log || err != nil {
+	fixture.AppendAll(t, ds[log.Name], th, fixture.Conversation(1, "a"))
+	r := fixture.Router(t, p, log.Name)
+	if got, err := r.Kind(th); got != log.Name || err != nil {
 		t.Fatalf("kind %q, %v", got, err)
 	}
 	dir, _ := p.Conversation(th)
-	if store.KindRemembered(dir) {
+	if router.KindRemembered(dir) {
 		t.Fatal("a folder made just now had its kind remembered")
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package router_test
 
 import (
 	"errors"
@@ -8,39 +8,16 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 )
-
-// Mark refuses a conversation folder, or a marker, that is a symbolic
-// link, and writes nothing where it points.
-func TestMarkRefusesLinks(t *testing.T) {
-	elsewhere := t.TempDir()
-	dir := filepath.Join(t.TempDir(), "conv")
-	if err := os.Symlink(elsewhere, dir); err != nil {
-		t.Fatal(err)
-	}
-	if err := Mark(dir, "sqlite"); !errors.Is(err, fsx.ErrLink) {
-		t.Fatalf("a linked folder marked: %v", err)
-	}
-	dir2 := filepath.Join(t.TempDir(), "conv")
-	if err := os.MkdirAll(dir2, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(filepath.Join(elsewhere, "m"), filepath.Join(dir2, MarkerPrefix+"sqlite")); err != nil {
-		t.Fatal(err)
-	}
-	if err := Mark(dir2, "sqlite"); !errors.Is(err, fsx.ErrLink) {
-		t.Fatalf("a linked marker written: %v", err)
-	}
-	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
-		t.Fatalf("written where the links point: %v", entries)
-	}
-}
 
 // A thread's folder that is a symbolic link is listed apart by
 // ListThreads, for an export to name, and passed over by Threads, as are
 // a link with no thread's name and a file with one.
 func TestListThreadsLinks(t *testing.T) {
-	p := Paths{Agent: "a", Root: t.TempDir()}
+	p := store.Paths{Agent: "a", Root: t.TempDir()}
 	elsewhere := t.TempDir()
 	for _, th := range []string{"default", "telegram:1"} {
 		dir, err := p.Conversation(th)
@@ -68,11 +45,11 @@ func TestListThreadsLinks(t *testing.T) {
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	threads, links, err := ListThreads(t.Context(), p)
+	threads, links, err := router.ListThreads(t.Context(), p)
 	if err != nil || !slices.Equal(threads, []string{"default", "telegram:1"}) || !slices.Equal(links, []string{"telegram:2"}) {
 		t.Fatalf("ListThreads = %q, links %q, %v", threads, links, err)
 	}
-	if threads, err := Threads(t.Context(), p); err != nil || !slices.Equal(threads, []string{"default", "telegram:1"}) {
+	if threads, err := router.Threads(t.Context(), p); err != nil || !slices.Equal(threads, []string{"default", "telegram:1"}) {
 		t.Fatalf("Threads = %q, %v", threads, err)
 	}
 }
@@ -81,7 +58,7 @@ func TestListThreadsLinks(t *testing.T) {
 // reader that lists it and by the router, never followed.
 func TestChatsLinkRefused(t *testing.T) {
 	root := t.TempDir()
-	p, other := Paths{Agent: "a", Root: filepath.Join(root, "a")}, Paths{Agent: "b", Root: filepath.Join(root, "b")}
+	p, other := store.Paths{Agent: "a", Root: filepath.Join(root, "a")}, store.Paths{Agent: "b", Root: filepath.Join(root, "b")}
 	dir, err := other.Conversation("telegram:1")
 	if err != nil {
 		t.Fatal(err)
@@ -95,13 +72,13 @@ func TestChatsLinkRefused(t *testing.T) {
 	if err := os.Symlink(other.Chats(), p.Chats()); err != nil {
 		t.Fatal(err)
 	}
-	if threads, links, err := ListThreads(t.Context(), p); !errors.Is(err, ErrChatsLink) || !errors.Is(err, fsx.ErrLink) || threads != nil || links != nil {
+	if threads, links, err := router.ListThreads(t.Context(), p); !errors.Is(err, router.ErrChatsLink) || !errors.Is(err, fsx.ErrLink) || threads != nil || links != nil {
 		t.Fatalf("ListThreads = %q, %q, %v", threads, links, err)
 	}
-	if _, err := NewRouter(p, Log, map[string]Conversations{Log: noDriver{}}); !errors.Is(err, ErrChatsLink) {
-		t.Fatalf("NewRouter: %v", err)
+	if _, err := router.New(p, log.Name, map[string]store.Conversations{log.Name: noDriver{}}); !errors.Is(err, router.ErrChatsLink) {
+		t.Fatalf("New: %v", err)
 	}
 }
 
 // noDriver is a driver the router is given and never calls.
-type noDriver struct{ Conversations }
+type noDriver struct{ store.Conversations }

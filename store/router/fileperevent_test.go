@@ -1,4 +1,4 @@
-package store_test
+package router_test
 
 import (
 	"errors"
@@ -9,7 +9,9 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 )
 
 // perEventFolder writes thread's conversation in the layout from before
@@ -76,7 +78,7 @@ func unchanged(t *testing.T, dir string, files map[string]string) {
 }
 
 // TestFilePerEventRefused: a conversation's folder in the layout from
-// before the log, a file per event, is refused saying so, by KindOf and
+// before the log, a file per event, is refused saying so, by driver.Of and
 // by the router's every read and write, never taken for a conversation
 // not begun (which the first message would start anew); nothing in it is
 // written or removed. Beside a log's events.jsonl it is refused too.
@@ -96,25 +98,25 @@ func TestFilePerEventRefused(t *testing.T) {
 			}
 			const thread = "telegram:42"
 			dir, files := perEventFolder(t, p, thread, c.extra)
-			kind, err := store.KindOf(dir)
-			if !errors.Is(err, store.ErrFilePerEvent) || kind != "" {
-				t.Fatalf("KindOf = %q, %v; want ErrFilePerEvent", kind, err)
+			kind, err := driver.Of(dir)
+			if !errors.Is(err, driver.ErrFilePerEvent) || kind != "" {
+				t.Fatalf("Of = %q, %v; want ErrFilePerEvent", kind, err)
 			}
 			if !strings.Contains(err.Error(), "a file per event") || !strings.Contains(err.Error(), dir) {
 				t.Errorf("the refusal says %q", err)
 			}
-			r, err := store.NewRouter(p, store.Log, map[string]store.Conversations{store.Log: log.Open(p.Chats())})
+			r, err := router.New(p, log.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats())})
 			if err != nil {
 				t.Fatal(err)
 			}
 			ctx := t.Context()
-			if evs, err := r.Read(ctx, thread, 1); !errors.Is(err, store.ErrFilePerEvent) {
+			if evs, err := r.Read(ctx, thread, 1); !errors.Is(err, driver.ErrFilePerEvent) {
 				t.Errorf("Read = %d events, %v", len(evs), err)
 			}
-			if _, err := r.Latest(ctx, thread, 10); !errors.Is(err, store.ErrFilePerEvent) {
+			if _, err := r.Latest(ctx, thread, 10); !errors.Is(err, driver.ErrFilePerEvent) {
 				t.Errorf("Latest: %v", err)
 			}
-			if err := r.Append(ctx, thread, store.Event{Seq: 1, Kind: store.KindMessage, Text: "again"}); !errors.Is(err, store.ErrFilePerEvent) {
+			if err := r.Append(ctx, thread, store.Event{Seq: 1, Kind: store.KindMessage, Text: "again"}); !errors.Is(err, driver.ErrFilePerEvent) {
 				t.Errorf("Append: %v", err)
 			}
 			unchanged(t, dir, files)

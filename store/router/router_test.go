@@ -1,4 +1,4 @@
-package store_test
+package router_test
 
 import (
 	"context"
@@ -9,8 +9,12 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
+	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/internal/fixture"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/sqlite"
 	"github.com/lnk-dev/link/store/storetest"
 )
@@ -18,7 +22,7 @@ import (
 // A router is a driver like any other: the one suite passes through it,
 // for each way a new conversation begins.
 func TestRouterSuite(t *testing.T) {
-	for _, kind := range []string{store.Log, store.Compact, sqlite.Name} {
+	for _, kind := range []string{log.Name, compact.Name, sqlite.Name} {
 		t.Run(kind, func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) store.Conversations {
 				return fixture.Router(t, fixture.Agent(t), kind)
@@ -34,15 +38,15 @@ func TestRouterBeginsAndDetects(t *testing.T) {
 	es := fixture.Conversation(2, "a")
 
 	// A log begun before the spec said sqlite stays a log.
-	fixture.AppendAll(t, ds[store.Log], "telegram:1", es)
-	r, err := store.NewRouter(p, sqlite.Name, ds)
+	fixture.AppendAll(t, ds[log.Name], "telegram:1", es)
+	r, err := router.New(p, sqlite.Name, ds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	fixture.AppendAll(t, r, "telegram:2", es)
-	fixture.AppendAll(t, ds[store.Compact], "telegram:3", es)
+	fixture.AppendAll(t, ds[compact.Name], "telegram:3", es)
 
-	for th, want := range map[string]string{"telegram:1": store.Log, "telegram:2": sqlite.Name, "telegram:3": store.Compact, "telegram:4": sqlite.Name} {
+	for th, want := range map[string]string{"telegram:1": log.Name, "telegram:2": sqlite.Name, "telegram:3": compact.Name, "telegram:4": sqlite.Name} {
 		kind, err := r.Kind(th)
 		if err != nil || kind != want {
 			t.Errorf("kind of %s: %q, %v; want %q", th, kind, err, want)
@@ -50,11 +54,11 @@ func TestRouterBeginsAndDetects(t *testing.T) {
 	}
 	// The new one has its marker, and its events are sqlite's alone.
 	dir, _ := p.Conversation("telegram:2")
-	if _, err := os.Stat(filepath.Join(dir, store.MarkerPrefix+sqlite.Name)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, driver.MarkerPrefix+sqlite.Name)); err != nil {
 		t.Fatalf("no marker: %v", err)
 	}
 	fixture.SameLines(t, "sqlite's own", fixture.ReadAll(t, ds[sqlite.Name], "telegram:2"), es)
-	if got := fixture.ReadAll(t, ds[store.Log], "telegram:2"); len(got) != 0 {
+	if got := fixture.ReadAll(t, ds[log.Name], "telegram:2"); len(got) != 0 {
 		t.Fatalf("the log holds %d events of a sqlite conversation", len(got))
 	}
 	// Each reads through the router from where it is.
@@ -77,7 +81,7 @@ func TestRouterBeginsAndDetects(t *testing.T) {
 func TestRouterFolderWithoutEvents(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	for _, kind := range []string{store.Compact, sqlite.Name} {
+	for _, kind := range []string{compact.Name, sqlite.Name} {
 		r := fixture.Router(t, p, kind)
 		th := "link:" + kind
 		f := &folder.Files{Paths: p}
@@ -92,7 +96,7 @@ func TestRouterFolderWithoutEvents(t *testing.T) {
 		}
 		fixture.AppendAll(t, r, th, fixture.Conversation(1, kind))
 		dir, _ := p.Conversation(th)
-		if got, err := store.KindOf(dir); got != kind || err != nil {
+		if got, err := driver.Of(dir); got != kind || err != nil {
 			t.Fatalf("detect after the first event: %q, %v; want %q", got, err, kind)
 		}
 		if err := r.Release(ctx, th, "turn"); err != nil {
@@ -104,21 +108,21 @@ func TestRouterFolderWithoutEvents(t *testing.T) {
 func TestRouterRefuses(t *testing.T) {
 	p := fixture.Agent(t)
 	ds := fixture.Drivers(t, p)
-	if _, err := store.NewRouter(p, "postgres", ds); !errors.Is(err, store.ErrNoDriver) {
+	if _, err := router.New(p, "postgres", ds); !errors.Is(err, driver.ErrNoDriver) {
 		t.Fatalf("a new kind without its driver: %v", err)
 	}
 	for _, bad := range []string{"Log", "sq lite", "../x"} {
-		if _, err := store.NewRouter(p, bad, ds); err == nil {
+		if _, err := router.New(p, bad, ds); err == nil {
 			t.Errorf("kind %q: no error", bad)
 		}
 	}
 	// A conversation marked by a driver the router wasn't given.
 	dir, _ := p.Conversation("telegram:9")
-	if err := store.Mark(dir, "gcs"); err != nil {
+	if err := driver.Mark(dir, "gcs"); err != nil {
 		t.Fatal(err)
 	}
-	r := fixture.Router(t, p, store.Log)
-	if _, err := r.Read(context.Background(), "telegram:9", 1); !errors.Is(err, store.ErrNoDriver) {
+	r := fixture.Router(t, p, log.Name)
+	if _, err := r.Read(context.Background(), "telegram:9", 1); !errors.Is(err, driver.ErrNoDriver) {
 		t.Fatalf("read of a gcs conversation without gcs: %v", err)
 	}
 }
@@ -128,13 +132,13 @@ func TestRouterRefuses(t *testing.T) {
 func BenchmarkRouterLatest(b *testing.B) {
 	p := fixture.Agent(b)
 	ds := fixture.Drivers(b, p)
-	fixture.AppendAll(b, ds[store.Log], "telegram:1", fixture.Conversation(50, "a"))
-	r, _ := store.NewRouter(p, store.Log, ds)
+	fixture.AppendAll(b, ds[log.Name], "telegram:1", fixture.Conversation(50, "a"))
+	r, _ := router.New(p, log.Name, ds)
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
 		conv store.Conversations
-	}{{"driver", ds[store.Log]}, {"router", r}} {
+	}{{"driver", ds[log.Name]}, {"router", r}} {
 		b.Run(c.name, func(b *testing.B) {
 			for b.Loop() {
 				if _, err := store.Latest(ctx, c.conv, "telegram:1", 32); err != nil {
@@ -146,7 +150,7 @@ func BenchmarkRouterLatest(b *testing.B) {
 	b.Run("detect", func(b *testing.B) {
 		dir, _ := p.Conversation("telegram:1")
 		for b.Loop() {
-			if _, err := store.KindOf(dir); err != nil {
+			if _, err := driver.Of(dir); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -160,7 +164,7 @@ func BenchmarkRouterLatest(b *testing.B) {
 func TestPinNotBegun(t *testing.T) {
 	ctx := context.Background()
 	p := fixture.Agent(t)
-	for kind, atLease := range map[string]string{store.Log: store.Log, store.Compact: store.Compact, sqlite.Name: ""} {
+	for kind, atLease := range map[string]string{log.Name: log.Name, compact.Name: compact.Name, sqlite.Name: ""} {
 		r := fixture.Router(t, p, kind)
 		th := "link:pin-" + kind
 		pin := r.Pin(th)
@@ -179,7 +183,7 @@ func TestPinNotBegun(t *testing.T) {
 			t.Fatalf("%s: pinned as %q once begun", kind, got)
 		}
 		dir, _ := p.Conversation(th)
-		if got, err := store.KindOf(dir); got != kind || err != nil {
+		if got, err := driver.Of(dir); got != kind || err != nil {
 			t.Fatalf("%s: its folder says %q, %v", kind, got, err)
 		}
 		fixture.SameLines(t, kind, fixture.ReadAll(t, r, th), es)
