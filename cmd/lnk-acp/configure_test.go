@@ -56,6 +56,10 @@ func TestConfigureKeepsTools(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var keptVars map[string]string
+	if err := json.Unmarshal(kept, &keptVars); err != nil || len(keptVars) != 2 || keptVars["LNK_MEMORY"] == "" || keptVars["LNK_TOOL_TASK"] == "" {
+		t.Fatalf("kept %s (%v): want LNK_MEMORY and LNK_TOOL_TASK alone", kept, err)
+	}
 	if fi, _ := os.Stat(keptToolsFile(folder)); fi.Mode().Perm() != 0o600 {
 		t.Fatalf("the kept tools are %v, readable by others", fi.Mode())
 	}
@@ -79,4 +83,44 @@ func TestConfigureKeepsTools(t *testing.T) {
 			t.Fatalf("%s was %s, is %s (%v)", path, was, now, err)
 		}
 	}
+}
+
+// FuzzKeptTools: any bytes in the kept tools' file give the environment
+// with only variables that name tools added, each without a NUL, or a
+// refusal naming the file; never a panic, and never a variable the
+// environment set changed.
+func FuzzKeptTools(f *testing.F) {
+	f.Add([]byte(`{"LNK_MEMORY": "http://127.0.0.1:1/m", "LNK_TOOL_TASK": "http://x/t"}`))
+	f.Add([]byte(`{"LNK_MODEL": "x", "PATH": "/bin", "LNK_TOOL_": "y", "LNK_TOOL_A__B": "z"}`))
+	f.Add([]byte(`{"LNK_RUN": "a\u0000b"}`))
+	f.Add([]byte(`[1, 2]`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		folder := t.TempDir()
+		path := keptToolsFile(folder)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{"LNK_MEMORY": "http://127.0.0.1:9/own", "PATH": "/usr/bin"}
+		out, err := withKeptTools(env, folder)
+		if err != nil {
+			if !strings.Contains(err.Error(), path) && !strings.Contains(err.Error(), "Link's tools kept") {
+				t.Fatalf("the refusal %q names no file", err)
+			}
+			return
+		}
+		for k, v := range out {
+			if was, ok := env[k]; ok {
+				if v != was {
+					t.Fatalf("%s was %q, is %q", k, was, v)
+				}
+				continue
+			}
+			if !strings.HasPrefix(k, "LNK_") || strings.ContainsRune(v, 0) {
+				t.Fatalf("added %s=%q", k, v)
+			}
+		}
+	})
 }

@@ -110,7 +110,8 @@ base = "instructions/kestrel.md"
 
 // TestConfigureRefused: a misspelled key, a value of the wrong type and a
 // value out of its bounds are each refused naming the key and its line,
-// and the config.json configured before is left whole, byte for byte.
+// as is no spec at all, and the config.json configured before is left
+// whole, byte for byte, no temporary file beside it.
 func TestConfigureRefused(t *testing.T) {
 	home := t.TempDir()
 	if code, _, errs := configureSpec(t, home, "[model]\nname = \"anthropic/claude-opus-5-5\"\n\n[window]\nmax = 8192\n"); code != 0 {
@@ -142,6 +143,13 @@ func TestConfigureRefused(t *testing.T) {
 				t.Fatalf("config.json was %s, is %s", before, after)
 			}
 		})
+	}
+	if err := os.Remove(spec); err != nil {
+		t.Fatal(err)
+	}
+	var out, errs bytes.Buffer
+	if code := configure.Run([]string{"--home", home}, map[string]string{}, &out, &errs); code != 1 || !strings.Contains(errs.String(), "no spec at "+spec) {
+		t.Fatalf("no spec: %d %q", code, errs.String())
 	}
 	entries, _ := os.ReadDir(p.Root)
 	for _, e := range entries {
