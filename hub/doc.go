@@ -8,6 +8,6 @@
 // start that fails is tried again only after a growing wait. Each thread
 // (telegram:42) is given a session of the harness's own, kept in a file
 // so it goes on after a restart. Messages pass through as raw JSON, only
-// the session's id changed, so what a harness streams reaches the bridge
-// untouched.
+// the session's id changed (and a new message of an answer set apart by a
+// blank line), so what a harness streams reaches the bridge as it came.
 package hub

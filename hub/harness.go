@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"sync"
 	"time"
 
@@ -326,9 +327,10 @@ func (h *harness) update(params json.RawMessage) {
 		if u.Kind == updateUserChunk {
 			chunk = ""
 		}
-		if chunk != "" && t.apart(u.MessageID) {
+		if chunk != "" && t.apart(u.MessageID) && !h.caps.threads && !strings.HasPrefix(chunk, "\n") {
 			// A new message of the answer is set apart from the last, as
-			// Link Harness sets apart a turn's rounds.
+			// Link Harness sets apart a turn's rounds (itself, behind the
+			// hub: its sessions are threads).
 			chunk = "\n\n" + chunk
 			params = cutChunk(params, chunk)
 		}
