@@ -151,7 +151,7 @@ func TestRunServeSendsEnds(t *testing.T) {
 	if err != nil || res.IsError {
 		t.Fatalf("run__start: %+v, %v", res, err)
 	}
-	harnesstest.Eventually(t, "the end stored from run:<id>", func() bool {
+	testwait.For(t, 10*time.Second, "the end stored from run:<id>", func() bool {
 		for _, e := range r.Events("telegram:9") {
 			if e.Kind == store.KindMessage && strings.HasPrefix(e.From, "run:") && strings.Contains(e.Text, "done") && e.Hops == 1 {
 				return true

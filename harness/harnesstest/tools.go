@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/contract"
@@ -162,18 +161,4 @@ func (c *Timers) Fire(d time.Duration) int {
 		tm.f()
 	}
 	return len(due)
-}
-
-// Eventually waits for cond, checked every 10 ms, failing after 10 s.
-// For what a test can't be told of, such as a file another process
-// writes; what the harness does is waited for by its own waits.
-func Eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited in vain for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -128,16 +129,16 @@ func takeOver(t *testing.T, open func(string) store.Conversations, dir string) {
 	} else if !early {
 		t.Logf("the machine was too slow to see the killed holder's lease held: %v", err)
 	}
-	for err != nil {
-		if !errors.Is(err, store.ErrLeaseHeld) {
+	testwait.For(t, time.Until(expires.Add(5*time.Second)), "the killed holder's lease to expire, taken", func() bool {
+		if err != nil && !errors.Is(err, store.ErrLeaseHeld) {
 			t.Fatalf("lease after its holder was killed: %v", err)
 		}
-		if time.Now().After(expires.Add(5 * time.Second)) {
-			t.Fatalf("lease still held 5s after the killed holder's expired: %v", err)
+		if err == nil {
+			return true
 		}
-		time.Sleep(20 * time.Millisecond)
 		_, err = c.Lease(ctx, ContendThread, "taker", turnTTL)
-	}
+		return err == nil
+	})
 	if now := time.Now(); now.Before(expires.Add(-time.Second)) {
 		t.Fatalf("lease taken %v before the killed holder's expired", expires.Sub(now))
 	}
@@ -192,14 +193,11 @@ func takeTurns(open func(string) store.Conversations, dir, name string) error {
 	defer closeStore(c)
 	fmt.Fprintln(os.Stdout, "ready")
 	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(dir, goFile)); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: no go in 60s", name)
-		}
-		time.Sleep(time.Millisecond)
+	if err := testwait.Err(60*time.Second, name+"'s go", func() bool {
+		_, err := os.Stat(filepath.Join(dir, goFile))
+		return err == nil
+	}); err != nil {
+		return err
 	}
 	for k := range contendTurns {
 		for {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -49,11 +50,13 @@ func testLease(t *testing.T, c store.Conversations) {
 	// A lease needs no event before it.
 	first := lease(t, c, "telegram:42", "h1", leaseTTL)
 	held(t, c, "telegram:42", "h2")
-	// Renewed by its holder, it lasts longer.
-	time.Sleep(10 * time.Millisecond)
-	renewed := lease(t, c, "telegram:42", "h1", leaseTTL)
-	if !renewed.Expires.After(first.Expires) {
-		t.Fatalf("renewed lease expires %v, not after %v", renewed.Expires, first.Expires)
+	// Renewed by its holder, it lasts longer, once the clock has moved.
+	var renewed store.Lease
+	if err := testwait.Err(5*time.Second, "a renewal to last longer", func() bool {
+		renewed = lease(t, c, "telegram:42", "h1", leaseTTL)
+		return renewed.Expires.After(first.Expires)
+	}); err != nil {
+		t.Fatalf("%v: renewed lease expires %v, not after %v", err, renewed.Expires, first.Expires)
 	}
 	held(t, c, "telegram:42", "h2")
 	// Each conversation has its own.
@@ -69,18 +72,13 @@ func testLeaseExpiry(t *testing.T, c store.Conversations) {
 	lease(t, c, "default", "h1", shortTTL)
 	held(t, c, "default", "h2")
 	// Taken over once expired: tried until a bounded time after expiry.
-	deadline := time.Now().Add(shortTTL + 5*time.Second)
-	time.Sleep(shortTTL + 50*time.Millisecond)
-	for {
+	testwait.For(t, shortTTL+5*time.Second, "h1's lease to expire, taken by h2", func() bool {
 		_, err := c.Lease(context.Background(), "default", "h2", leaseTTL)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, store.ErrLeaseHeld) || time.Now().After(deadline) {
+		if err != nil && !errors.Is(err, store.ErrLeaseHeld) {
 			t.Fatalf("lease for h2 after h1's expired: %v", err)
 		}
-		time.Sleep(25 * time.Millisecond)
-	}
+		return err == nil
+	})
 	held(t, c, "default", "h1")
 	// The one whose lease expired and was taken no longer has it: its
 	// release leaves h2's.

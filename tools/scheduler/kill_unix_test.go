@@ -124,14 +124,14 @@ func TestKilledAtFiring(t *testing.T) {
 			}
 			startChild(t, r, "")
 			id := occurrenceID(sc.ID, sc.Next)
-			harnesstest.Eventually(t, "the reminder received and nothing left to send", func() bool {
+			testwait.For(t, 10*time.Second, "the reminder received and nothing left to send", func() bool {
 				return len(scheduled(r, "telegram:5")) > 0 && emptyDir(t, filepath.Join(Dir(p), "outbox")) && emptyDir(t, filepath.Join(Dir(p), "schedules"))
 			})
 			got := scheduled(r, "telegram:5")
 			if len(got) != 1 || got[0].MessageID != id || got[0].From != "schedule:"+sc.ID {
 				t.Fatalf("killed at %s: stored %+v, want the reminder once", at, got)
 			}
-			harnesstest.Eventually(t, "its turn", func() bool { return len(r.Requests("telegram:5")) >= 1 })
+			testwait.For(t, 10*time.Second, "its turn", func() bool { return len(r.Requests("telegram:5")) >= 1 })
 			if n := len(r.Requests("telegram:5")); n != 1 {
 				t.Fatalf("killed at %s: the model was asked %d times", at, n)
 			}

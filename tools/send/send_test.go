@@ -13,6 +13,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/harness/harnesstest"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/tools/send"
@@ -65,7 +66,7 @@ func TestSendHandsOff(t *testing.T) {
 	if err != nil || res.Already {
 		t.Fatalf("send: %+v, %v", res, err)
 	}
-	harnesstest.Eventually(t, "the answer kept for recover", func() bool { return len(pending(t, r, "link:chat")) == 1 })
+	testwait.For(t, 10*time.Second, "the answer kept for recover", func() bool { return len(pending(t, r, "link:chat")) == 1 })
 	if got := pending(t, r, "link:chat")[0].Text; got != "Time to call the bank." {
 		t.Fatalf("kept answer %q", got)
 	}
@@ -79,7 +80,7 @@ func TestSendHandsOff(t *testing.T) {
 	if _, err := send.Send(t.Context(), target(r), reminder("r1.2", "telegram:5")); err != nil {
 		t.Fatal(err)
 	}
-	harnesstest.Eventually(t, "the bridged thread's answer kept for recover", func() bool { return len(pending(t, r, "telegram:5")) == 1 })
+	testwait.For(t, 10*time.Second, "the bridged thread's answer kept for recover", func() bool { return len(pending(t, r, "telegram:5")) == 1 })
 	if got := pending(t, r, "telegram:5")[0].Text; got != "Bank time." {
 		t.Fatalf("kept answer %q", got)
 	}
@@ -192,7 +193,7 @@ func TestDelivererAfterCrash(t *testing.T) {
 	if left, _, _ := box.Pending(); len(left) != 0 {
 		t.Fatalf("%d messages left in the outbox", len(left))
 	}
-	harnesstest.Eventually(t, "the turn's answer", func() bool { return count(r.Events("telegram:5"), store.FinalAnswer) == 1 })
+	testwait.For(t, 10*time.Second, "the turn's answer", func() bool { return count(r.Events("telegram:5"), store.FinalAnswer) == 1 })
 	if n := count(r.Events("telegram:5"), func(e store.Event) bool { return e.Kind == store.KindMessage }); n != 1 {
 		t.Fatalf("%d messages stored, want one", n)
 	}
