@@ -104,24 +104,10 @@ func (s *server) listSessions(ctx context.Context, r *Request) {
 		r.Fail(ctx, err)
 		return
 	}
-	var p listParams
-	if len(r.Params) > 0 && string(r.Params) != "null" {
-		if err := json.Unmarshal(r.Params, &p); err != nil {
-			r.Fail(ctx, &contract.RuleError{Field: "session/list", Rule: "params are an object with cwd and cursor, both strings, both optional"})
-			return
-		}
-	}
-	cwd := "/"
-	if p.Cwd != nil {
-		if !path.IsAbs(*p.Cwd) {
-			r.Fail(ctx, &contract.RuleError{Field: "cwd", Rule: "a session's cwd is an absolute path"})
-			return
-		}
-		cwd = *p.Cwd
-	}
-	cursor := ""
-	if p.Cursor != nil {
-		cursor = *p.Cursor
+	cwd, cursor, err := parseListParams(r.Params)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
 	}
 	s.async(r, func(ctx context.Context) (any, error) {
 		res, err := lister.ListSessions(ctx, s.agent, cursor)
@@ -129,7 +115,7 @@ func (s *server) listSessions(ctx context.Context, r *Request) {
 			return nil, err
 		}
 		// A thread belongs to no folder: it is listed under whichever
-		// an editor asks for (docs/decisions.md).
+		// an editor asks for (docs/decisions/054-acp-editor.md).
 		for i := range res.Sessions {
 			res.Sessions[i].Cwd = cwd
 		}
@@ -138,6 +124,42 @@ func (s *server) listSessions(ctx context.Context, r *Request) {
 		}
 		return res, nil
 	})
+}
+
+// parseListParams reads session/list's params, both optional: the cwd
+// asked ("/" when none), an absolute path, and the cursor ("" when none).
+func parseListParams(params json.RawMessage) (cwd, cursor string, err error) {
+	var p listParams
+	if len(params) > 0 && string(params) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return "", "", &contract.RuleError{Field: "session/list", Rule: "params are an object with cwd and cursor, both strings, both optional"}
+		}
+	}
+	cwd = "/"
+	if p.Cwd != nil {
+		if !path.IsAbs(*p.Cwd) {
+			return "", "", &contract.RuleError{Field: "cwd", Rule: "a session's cwd is an absolute path"}
+		}
+		cwd = *p.Cwd
+	}
+	if p.Cursor != nil {
+		cursor = *p.Cursor
+	}
+	return cwd, cursor, nil
+}
+
+// parseSetConfigParams reads session/set_config_option's params: the
+// session named (nil when none), the option's id and its value, a
+// string.
+func parseSetConfigParams(params json.RawMessage) (session *string, id, value string, err error) {
+	var p setConfigParams
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, "", "", &contract.RuleError{Field: "session/set_config_option", Rule: "params are an object with sessionId, configId and value"}
+	}
+	if p.ConfigID == nil || json.Unmarshal(p.Value, &value) != nil {
+		return nil, "", "", &contract.RuleError{Field: "value", Rule: "a config option is set by its configId to a value, a string: every option offered is a select"}
+	}
+	return p.SessionID, *p.ConfigID, value, nil
 }
 
 // openSession checks a request naming a session opened on this
@@ -208,22 +230,16 @@ func (s *server) setConfigOption(ctx context.Context, r *Request) {
 		r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", r.Method))
 		return
 	}
-	var p setConfigParams
-	if err := json.Unmarshal(r.Params, &p); err != nil {
-		r.Fail(ctx, &contract.RuleError{Field: "session/set_config_option", Rule: "params are an object with sessionId, configId and value"})
-		return
-	}
-	thread, err := s.openSession(p.SessionID)
+	session, id, value, err := parseSetConfigParams(r.Params)
 	if err != nil {
 		r.Fail(ctx, err)
 		return
 	}
-	var value string
-	if p.ConfigID == nil || json.Unmarshal(p.Value, &value) != nil {
-		r.Fail(ctx, &contract.RuleError{Field: "value", Rule: "a config option is set by its configId to a value, a string: every option offered is a select"})
+	thread, err := s.openSession(session)
+	if err != nil {
+		r.Fail(ctx, err)
 		return
 	}
-	id := *p.ConfigID
 	s.async(r, func(ctx context.Context) (any, error) {
 		opts, err := c.SetConfigOption(ctx, s.agent, thread, id, value)
 		if err != nil {

@@ -41,13 +41,9 @@ var (
 // is listed by its thread alone, and logged.
 func (h *Harness) ListSessions(ctx context.Context, agent, cursor string) (acp.ListSessionsResult, error) {
 	var res acp.ListSessionsResult
-	after := ""
-	if cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(cursor)
-		if err != nil || contract.CheckThread(string(b)) != nil {
-			return res, &contract.RuleError{Field: "cursor", Rule: "a cursor is one a session/list answer gave, as it gave it"}
-		}
-		after = string(b)
+	after, err := threadOfCursor(cursor)
+	if err != nil {
+		return res, err
 	}
 	a, err := h.agent(ctx, agent)
 	if err != nil {
@@ -89,9 +85,25 @@ func (h *Harness) ListSessions(ctx context.Context, agent, cursor string) (acp.L
 		res.Sessions = append(res.Sessions, info)
 	}
 	if i+len(page) < len(threads) && len(page) > 0 {
-		res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(page[len(page)-1]))
+		res.NextCursor = cursorOf(page[len(page)-1])
 	}
 	return res, nil
+}
+
+// cursorOf is the cursor of the sessions after thread's.
+func cursorOf(thread string) string { return base64.RawURLEncoding.EncodeToString([]byte(thread)) }
+
+// threadOfCursor is the thread a cursor follows ("" for none, the first
+// page), or a rule error for a cursor cursorOf never gave.
+func threadOfCursor(cursor string) (string, error) {
+	if cursor == "" {
+		return "", nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil || contract.CheckThread(string(b)) != nil || cursorOf(string(b)) != cursor {
+		return "", &contract.RuleError{Field: "cursor", Rule: "a cursor is one a session/list answer gave, as it gave it"}
+	}
+	return string(b), nil
 }
 
 // titleOf is a conversation's title as its latest events say, and when
