@@ -9,6 +9,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/transcript"
@@ -45,7 +46,7 @@ func TestCancelMidStream(t *testing.T) {
 	r.Model.Push(model.Response{Text: "first part, second part, third part"})
 	const thread = "telegram:81"
 	first, x := r.promptAsync(thread, "write me a long story")
-	eventually(t, "the first piece streamed", func() bool { return x.Text() != "" })
+	testwait.For(t, 10*time.Second, "the first piece streamed", func() bool { return x.Text() != "" })
 	res, _, err := r.Say(thread, "and make it short", nil)
 	if err != nil || !res.Steered() {
 		t.Fatalf("a message joining the turn: %+v, %v", res, err)
@@ -95,7 +96,7 @@ func TestCancelFromAnotherProcess(t *testing.T) {
 	r.Model.Push(model.Response{Text: "Looking.", Calls: []model.ToolCall{{ID: "call_a", Name: "memory__search", Input: `{"q":"keys"}`}}}, model.Response{Text: "never asked"})
 	const thread = "telegram:82"
 	first, x := r.promptAsync(thread, "find my keys")
-	eventually(t, "the tool call to start", func() bool { return r.Tools.Count("call_a") == 1 })
+	testwait.For(t, 10*time.Second, "the tool call to start", func() bool { return r.Tools.Count("call_a") == 1 })
 	if err := other.Harness.Cancel(t.Context(), testAgent, thread); err != nil {
 		t.Fatal(err)
 	}
@@ -141,13 +142,13 @@ func TestCancelDuringCall(t *testing.T) {
 	r.Model.Push(model.Response{Calls: []model.ToolCall{{ID: "call_b", Name: "memory__search"}}}, model.Response{Text: "never asked"})
 	const thread = "telegram:83"
 	first, x := r.promptAsync(thread, "look")
-	eventually(t, "the tool call to start", func() bool { return r.Tools.Count("call_b") == 1 })
+	testwait.For(t, 10*time.Second, "the tool call to start", func() bool { return r.Tools.Count("call_b") == 1 })
 	if err := x.Client.Cancel(t.Context(), thread); err != nil {
 		t.Fatal(err)
 	}
 	// The call's context isn't the caller's: it runs on, past the end
 	// asked.
-	eventually(t, "the end asked", func() bool { return r.endAsked(thread) })
+	testwait.For(t, 10*time.Second, "the end asked", func() bool { return r.endAsked(thread) })
 	close(gate)
 	if got := wait(t, first); got.StopReason != acp.StopCancelled {
 		t.Fatalf("stop reason %q, want cancelled", got.StopReason)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
@@ -323,7 +324,7 @@ func TestCommandsListed(t *testing.T) {
 	x := r.Dial(ctx, "telegram:68")
 	defer x.Client.Close()
 	var got []string
-	eventually(t, "the session's available_commands_update", func() bool {
+	testwait.For(t, 10*time.Second, "the session's available_commands_update", func() bool {
 		commands := x.Commands()
 		if len(commands) == 0 {
 			return false

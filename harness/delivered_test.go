@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store/delivery"
 )
@@ -76,7 +77,7 @@ func TestAnswerDeliveredKeepsNothing(t *testing.T) {
 	if err != nil || res.StopReason != acp.StopEndTurn || x.Text() != "the answer" {
 		t.Fatalf("say: %+v %q %v", res, x.Text(), err)
 	}
-	eventually(t, "the answer delivered let go", func() bool {
+	testwait.For(t, 10*time.Second, "the answer delivered let go", func() bool {
 		kept, err := r.Answers().Pending(t.Context())
 		return err == nil && len(kept) == 0
 	})

@@ -32,7 +32,6 @@ type (
 var (
 	testDrivers  = harnesstest.Drivers
 	newTestTools = harnesstest.NewTools
-	eventually   = harnesstest.Eventually
 )
 
 func isKind(k store.Kind) func(store.Event) bool {

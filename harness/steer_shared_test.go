@@ -309,7 +309,7 @@ func sendersAtOnce(t *testing.T, rigs []*rig, drivers func(store.Paths) (map[str
 	}
 	// A sender may take an answer kept for another of the same process
 	// before its own is kept: that one comes yet.
-	eventually(t, "an answer kept for each steered message", func() bool { return len(taken)+left() >= steered })
+	testwait.For(t, 10*time.Second, "an answer kept for each steered message", func() bool { return len(taken)+left() >= steered })
 	if n := left(); len(taken)+n != steered {
 		t.Errorf("%d answers kept (%d taken, %d left) for %d steered messages", len(taken)+n, len(taken), n, steered)
 	}
