@@ -9,6 +9,17 @@ import (
 // m is the module's path; a package's path in the table is m+"its folder".
 const m = "github.com/lnk-dev/link/"
 
+// noDriver is what a package that reads or routes conversations through
+// the store must not link: a driver registers itself (store/driver), so
+// the registry, the router and every reader know each by what it
+// registered, never by its package or its files.
+var noDriver = map[string]string{
+	m + "store/log":     "a driver registers its name and files itself (store/driver); its readers ask the registry",
+	m + "store/compact": "a driver registers its name and files itself (store/driver); its readers ask the registry",
+	m + "store/sqlite":  "a driver registers its name itself, and runs in its plugin in Link's programs",
+	m + "store/gcs":     "a driver registers its name itself, and runs in its plugin in Link's programs",
+}
+
 // layers is what each package must not link (its imports, and theirs), each
 // with its reason: the layers of docs/architecture.md, held. A path ending
 // in "/..." is that package and every one under it; m+"..." is every
@@ -43,6 +54,17 @@ var layers = []struct {
 		m + "harness/...": "the kit checks an endpoint from outside",
 		m + "hub/...":     "the kit checks an endpoint from outside",
 	}},
+	{m + "store", map[string]string{
+		m + "store/...": "the root is the seam (the conversation interface, its capabilities, the event, the errors a caller branches on): the registry, the router, the drivers and the rest are built on it, never under it",
+	}},
+	{m + "store/driver", noDriver},
+	{m + "store/router", noDriver},
+	{m + "store/transcript", noDriver},
+	{m + "store/convert", noDriver},
+	{m + "store/gcs", map[string]string{
+		m + "store/folder": "a bucket keeps its tools object itself (store.ParseTools reads it): a local folder's files aren't its",
+	}},
+	{m + "harness", noDriver},
 	{m + "store/...", map[string]string{
 		m + "harness/...": "the store and its drivers are below every reader of a conversation: a plugin (lnk-sqlite) links a driver without the turn",
 		m + "hub/...":     "the store and its drivers are below every reader of a conversation",
@@ -67,8 +89,12 @@ var layers = []struct {
 		m + "cmd/...":    "only cmd/ wires programs together; the harness takes plain structs",
 	}},
 	{m + "memory/...", map[string]string{
-		m + "harness/...": "Link Memory is a tool of its own, reading conversations through the store",
-		m + "hub/...":     "Link Memory is a tool of its own, reading conversations through the store",
+		m + "harness/...":   "Link Memory is a tool of its own, reading conversations through the store",
+		m + "hub/...":       "Link Memory is a tool of its own, reading conversations through the store",
+		m + "store/log":     noDriver[m+"store/log"],
+		m + "store/compact": noDriver[m+"store/compact"],
+		m + "store/sqlite":  noDriver[m+"store/sqlite"],
+		m + "store/gcs":     noDriver[m+"store/gcs"],
 	}},
 	{m + "harness/mcptools", map[string]string{
 		m + "harness":   "the tools fill the harness's seam (harness.Tools) without linking it, so the hub's adapter, which uses them, doesn't",
@@ -97,6 +123,18 @@ var layers = []struct {
 	}},
 }
 
+// imports is what a package must not import itself (go list's Imports,
+// not theirs), each with its reason: what would reach its API.
+var imports = []struct {
+	pkg string
+	bad map[string]string
+}{
+	{m + "store", map[string]string{
+		"golang.org/x/sys/unix": "the seam's API is the same on every system: a folder's stat times are store/internal/foldertime's and the router's",
+		"syscall":               "the seam's API is the same on every system",
+	}},
+}
+
 // matches says whether path is pattern: the package itself, or one under
 // it for a pattern ending in "/...".
 func matches(pattern, path string) bool {
@@ -109,14 +147,14 @@ func matches(pattern, path string) bool {
 // TestLayers: no package links what its layer forbids (go list's Deps:
 // what it imports and what they import, its tests' imports aside).
 func TestLayers(t *testing.T) {
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Deps \" \"}}", "./...").Output()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Deps \" \"}}|{{join .Imports \" \"}}", "./...").Output()
 	if err != nil {
 		t.Fatalf("go list ./...: %v", err)
 	}
-	deps := map[string][]string{}
+	deps, direct := map[string][]string{}, map[string][]string{}
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		f := strings.Fields(line)
-		deps[f[0]] = f[1:]
+		f := strings.Split(line, "|")
+		deps[f[0]], direct[f[0]] = strings.Fields(f[1]), strings.Fields(f[2])
 	}
 	if _, ok := deps[m+"store"]; !ok {
 		t.Fatalf("go list ./... named %d packages, without %sstore", len(deps), m)
@@ -138,6 +176,17 @@ func TestLayers(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no package is %s: the table names one the module no longer has", l.pkg)
+		}
+	}
+	for _, l := range imports {
+		ds, ok := direct[l.pkg]
+		if !ok {
+			t.Errorf("no package is %s: the table of imports names one the module no longer has", l.pkg)
+		}
+		for _, d := range ds {
+			if why, bad := l.bad[d]; bad {
+				t.Errorf("%s imports %s: %s", l.pkg, d, why)
+			}
 		}
 	}
 }

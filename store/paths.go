@@ -44,11 +44,6 @@ func (p Paths) Files() string { return filepath.Join(p.Root, "files") }
 // Notes is memory/notes.md, the notes its memory keeps.
 func (p Paths) Notes() string { return filepath.Join(p.Root, "memory", "notes.md") }
 
-// MemorySecret is memory/secret, the secret in the address the agent's
-// memory server answers at, kept across its starts (memory/server
-// KeepSecret); memory's calls never read it.
-func (p Paths) MemorySecret() string { return p.ToolSecret("memory") }
-
 // ToolSecret is <tool>/secret, the secret in the address the agent's
 // tool server of that name (memory, run, file, scheduler) answers at,
 // kept across its starts (tools/mcpserve KeepSecret), in the tool's own

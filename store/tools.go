@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -27,6 +28,28 @@ type ToolsKeeper interface {
 	// NarrowTools narrows thread's tools by the list by (nil: they stay), as
 	// contract.Narrow does, and returns the tools it has from now on.
 	NarrowTools(ctx context.Context, thread string, by *[]string) (*[]string, error)
+}
+
+// ParseTools reads a kept tools list (a folder's tools.json, a bucket's
+// tools object): a JSON list of tool names, each as the contract allows
+// one; anything else is ErrCorrupt.
+func ParseTools(b []byte) (*[]string, error) {
+	var tools []string
+	if err := json.Unmarshal(b, &tools); err != nil {
+		return nil, fmt.Errorf("%w: the tools list is not a list of names: %v", ErrCorrupt, err)
+	}
+	if tools == nil {
+		return nil, fmt.Errorf("%w: the tools list is null, not a list", ErrCorrupt)
+	}
+	if len(tools) > contract.MaxTools {
+		return nil, fmt.Errorf("%w: the tools list names %d tools, over %d", ErrCorrupt, len(tools), contract.MaxTools)
+	}
+	for _, t := range tools {
+		if err := contract.CheckToolName(t); err != nil {
+			return nil, fmt.Errorf("%w: the tools list: %v", ErrCorrupt, err)
+		}
+	}
+	return &tools, nil
 }
 
 // CheckTools refuses a tools list the contract wouldn't take, before a

@@ -92,21 +92,21 @@ func TestMemoryServeKeepsItsAddress(t *testing.T) {
 	said += stop()
 
 	p, _ := store.For(home, "main")
-	fi, err := os.Stat(p.MemorySecret())
+	fi, err := os.Stat(p.ToolSecret("memory"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if runtime.GOOS != "windows" && fi.Mode().Perm() != 0o600 {
 		t.Fatalf("memory/secret is %04o, want 0600", fi.Mode().Perm())
 	}
-	b, _ := os.ReadFile(p.MemorySecret())
+	b, _ := os.ReadFile(p.ToolSecret("memory"))
 	if secret := strings.TrimSpace(string(b)); !strings.HasSuffix(first, "/mcp/"+secret) || len(secret) != 43 {
 		t.Fatalf("memory/secret holds %q, the address is %q", b, first)
 	}
 
 	// Readable by others: its secret may be known, so a new one.
 	if runtime.GOOS != "windows" {
-		if err := os.Chmod(p.MemorySecret(), 0o644); err != nil {
+		if err := os.Chmod(p.ToolSecret("memory"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		third, stop := memoryServeRun(t, home, laddr)

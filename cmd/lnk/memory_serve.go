@@ -104,7 +104,7 @@ func startMemory(ctx context.Context, cf chatFlags, p store.Paths, env map[strin
 	if err := os.MkdirAll(filepath.Join(p.Root, "memory"), 0o700); err != nil {
 		return nil, fmt.Errorf("memory: %w", err)
 	}
-	secret, err := server.KeepSecret(ctx, p.MemorySecret(), newSecret, logger)
+	secret, err := server.KeepSecret(ctx, p.ToolSecret("memory"), newSecret, logger)
 	if err != nil {
 		return nil, err
 	}

@@ -30,7 +30,7 @@ func Start(ctx context.Context, h http.Handler, addr string, secret Secret) (*Ru
 }
 
 // KeepSecret is the secret kept in the file at path (store.Paths'
-// MemorySecret), made there on the first start or with renew
+// ToolSecret("memory")), made there on the first start or with renew
 // (mcpserve's Tool.KeepSecret).
 func KeepSecret(ctx context.Context, path string, renew bool, logger *slog.Logger) (Secret, error) {
 	return Tool.KeepSecret(ctx, path, renew, logger)

@@ -531,7 +531,7 @@ func (c *Job) carryTools(ctx context.Context, src store.Conversations, thread, s
 		return err
 	}
 	if b != nil {
-		if tools, err = folder.ParseTools(b); err != nil {
+		if tools, err = store.ParseTools(b); err != nil {
 			return fmt.Errorf("tools of %s: %w", thread, err)
 		}
 	}

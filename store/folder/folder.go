@@ -66,36 +66,15 @@ func (f *Files) ReadTools(ctx context.Context, thread string) (*[]string, error)
 	if err != nil || b == nil {
 		return nil, err
 	}
-	tools, err := ParseTools(b)
+	tools, err := store.ParseTools(b)
 	if err != nil {
 		return nil, fmt.Errorf("read tools of %s: %w", thread, err)
 	}
 	return tools, nil
 }
 
-// ParseTools reads tools.json: a JSON list of tool names, each as the
-// contract allows one.
-func ParseTools(b []byte) (*[]string, error) {
-	var tools []string
-	if err := json.Unmarshal(b, &tools); err != nil {
-		return nil, fmt.Errorf("%w: %s is not a list of names: %v", store.ErrCorrupt, Tools, err)
-	}
-	if tools == nil {
-		return nil, fmt.Errorf("%w: %s is null, not a list", store.ErrCorrupt, Tools)
-	}
-	if len(tools) > contract.MaxTools {
-		return nil, fmt.Errorf("%w: %s lists %d tools, over %d", store.ErrCorrupt, Tools, len(tools), contract.MaxTools)
-	}
-	for _, t := range tools {
-		if err := contract.CheckToolName(t); err != nil {
-			return nil, fmt.Errorf("%w: %s: %v", store.ErrCorrupt, Tools, err)
-		}
-	}
-	return &tools, nil
-}
-
-// WriteTools writes tools as the tools file at path holds them (ParseTools
-// reads it back): a JSON list, a line.
+// WriteTools writes tools as the tools file at path holds them
+// (store.ParseTools reads it back): a JSON list, a line.
 func WriteTools(path string, tools []string) error {
 	b, err := json.Marshal(tools)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
-	"github.com/lnk-dev/link/store/folder"
 )
 
 func FuzzParseTools(f *testing.F) {
@@ -16,7 +15,7 @@ func FuzzParseTools(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		tools, err := folder.ParseTools(b)
+		tools, err := store.ParseTools(b)
 		if err != nil {
 			if !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("refusal isn't ErrCorrupt: %v", err)
@@ -33,7 +32,7 @@ func FuzzParseTools(f *testing.F) {
 		}
 		// What it reads, written again, reads the same.
 		again, _ := json.Marshal(*tools)
-		back, err := folder.ParseTools(again)
+		back, err := store.ParseTools(again)
 		if err != nil || strings.Join(*back, ",") != strings.Join(*tools, ",") {
 			t.Fatalf("round trip: %v, %v", back, err)
 		}

@@ -110,7 +110,7 @@ func narrowed(ctx context.Context, keeper store.ToolsKeeper, src, thread string)
 		return nil, err
 	}
 	if b != nil {
-		if tools, err = folder.ParseTools(b); err != nil {
+		if tools, err = store.ParseTools(b); err != nil {
 			return nil, err
 		}
 	}

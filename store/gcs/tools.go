@@ -11,13 +11,12 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
-	"github.com/lnk-dev/link/store/folder"
 )
 
 // toolsName is the name of the object under a thread's folder that keeps
 // the tools it was narrowed to, beside its events: a JSON list of names,
-// as a local folder's tools.json.
-const toolsName = folder.Tools
+// as a local folder's tools.json (store.ParseTools reads both).
+const toolsName = "tools.json"
 
 // maxToolsObject bounds a tools object: contract.MaxTools names of at
 // most contract.MaxName characters each is well under it.
@@ -108,7 +107,7 @@ func (d *Driver) readTools(ctx context.Context, name string) (*[]string, int64, 
 	if err != nil {
 		return nil, 0, fmt.Errorf("read %s: %w", d.objectURL(name), err)
 	}
-	tools, err := folder.ParseTools(b)
+	tools, err := store.ParseTools(b)
 	if err != nil {
 		return nil, 0, fmt.Errorf("object %s: %w", d.objectURL(name), err)
 	}
