@@ -27,6 +27,10 @@ type Config struct {
 	Route RouteFunc
 	// Tools are Link's tools, given to each session as its mcpServers.
 	Tools []Tool
+	// ToolSettings writes Tools into the harness's own settings, for a
+	// harness that says it takes no MCP server over HTTP; nil writes
+	// none (such a harness then runs without them, /health saying so).
+	ToolSettings ToolSettings
 	// Sessions is the file keeping each thread's session; empty keeps
 	// them in memory alone (a restart of the hub starts every thread anew).
 	Sessions string

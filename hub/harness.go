@@ -28,6 +28,9 @@ type harness struct {
 	agreedAt time.Time
 	caps     capabilities
 	initErr  error // why it didn't agree on ACP, when it answered wrong or not in time
+	// reread: it agreed, and is ended at once to start again, reading
+	// Link's tools just written into its settings.
+	reread bool
 
 	mu       sync.Mutex
 	why      string                     // how it ended, once ended
@@ -124,12 +127,15 @@ func (h *harness) run() {
 	if h.initErr != nil { // the reason its output ended
 		why = h.initErr.Error() + "; " + why
 	}
+	if h.reread {
+		why = "ended to start again and read Link's tools in its settings"
+	}
 	h.mu.Lock()
 	h.why = why
 	h.mu.Unlock()
 	var agreedAt time.Time
-	if h.good {
-		agreedAt = h.agreedAt
+	if h.good || h.reread {
+		agreedAt = h.agreedAt // no failed start
 	}
 	log.Info("harness ended", "why", why)
 	hb.ended(h, agreedAt, why)
@@ -170,6 +176,11 @@ func (h *harness) initialize() {
 		return
 	}
 	h.agreedAt = hb.cfg.Now()
+	if hb.needsToolSettings(h.caps) && hb.writeToolSettings() {
+		h.reread = true
+		h.conn.Close()
+		return
+	}
 	h.good = true
 	close(h.agreed)
 	if h.caps.close && (h.caps.resume || h.caps.load) && !h.caps.threads {

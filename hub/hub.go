@@ -31,6 +31,12 @@ type Hub struct {
 	notBefore time.Time
 	threads   map[string]*thread
 	closed    bool
+	// noTools is why Link's tools don't reach a harness that takes no
+	// MCP server over HTTP ("" when they do), told by /health.
+	noTools string
+	// toolsRestarted: the harness was started again once to read Link's
+	// tools written into its settings.
+	toolsRestarted bool
 }
 
 var _ endpoint.Handler = (*Hub)(nil)
@@ -79,13 +85,20 @@ var ErrClosed = errors.New("the hub is closed")
 
 // Health is nil once the harness has agreed on ACP: one not running is
 // started, and one starting is waited for a little (HealthWait). While a
-// failed start's wait runs, it is the last failure's reason.
+// failed start's wait runs, it is the last failure's reason. A harness
+// that takes no MCP server over HTTP, Link's tools not written into its
+// settings, is said too: it answers, without them.
 func (hb *Hub) Health(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, hb.cfg.HealthWait)
 	defer cancel()
 	_, err := hb.ready(ctx)
 	if err != nil && ctx.Err() != nil {
 		return errors.New("the harness is starting")
+	}
+	if err == nil {
+		if why := hb.toolsMissing(); why != "" {
+			return errors.New(why)
+		}
 	}
 	return err
 }

@@ -303,19 +303,22 @@ func (m *Main) Run(ctx context.Context) error {
 		}
 	}
 	hb, err := hub.New(hub.Config{
-		Command:     m.Command,
-		Env:         env,
-		Dir:         m.Dir,
-		Sessions:    m.sessionsFile(),
-		Answers:     m.answersFile(),
-		Store:       store,
-		Tools:       linkTools,
-		Actions:     acts,
-		Route:       route,
-		Logger:      logger,
-		CallTimeout: m.CallTimeout,
-		TurnTimeout: m.TurnTimeout,
-		IdleClose:   m.IdleClose,
+		Command:  m.Command,
+		Env:      env,
+		Dir:      m.Dir,
+		Sessions: m.sessionsFile(),
+		Answers:  m.answersFile(),
+		Store:    store,
+		Tools:    linkTools,
+		// A harness that takes no MCP server over HTTP has them written
+		// into its settings, where its preset knows them.
+		ToolSettings: presetSettings(m.Preset, menv),
+		Actions:      acts,
+		Route:        route,
+		Logger:       logger,
+		CallTimeout:  m.CallTimeout,
+		TurnTimeout:  m.TurnTimeout,
+		IdleClose:    m.IdleClose,
 		// A harness may write its own files a little after it answers
 		// (Claude Code drains its transcript's queue every 100 ms): agent
 		// state waits a second after the last turn for them.

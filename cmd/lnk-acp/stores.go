@@ -49,3 +49,19 @@ func presetStore(preset string, env map[string]string, dir string) (hub.Store, e
 	}
 	return nil, nil
 }
+
+// presetSettings writes Link's tools into preset's harness's own
+// settings (hub.Config.ToolSettings), for one that takes no MCP server
+// over HTTP, as env (the harness's environment) places them; nil for a
+// preset whose settings none writes.
+func presetSettings(preset string, env map[string]string) hub.ToolSettings {
+	switch preset {
+	case "claude":
+		return claudecode.Settings{Env: env}
+	case "codex":
+		return codex.Settings{Env: env}
+	case "gemini":
+		return gemini.Settings{Env: env}
+	}
+	return nil
+}

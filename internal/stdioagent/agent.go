@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -61,6 +62,10 @@ const (
 	// URL of each MCP server it was given, on standard error too, as an
 	// agent that couldn't reach them might.
 	EnvQuoteMCP = "HUB_AGENT_QUOTEMCP"
+	// EnvSettings names its own settings file, read once at its start
+	// as a harness reads its settings: {"mcpServers": {NAME: {"url":
+	// URL}}}, answered by the prompt mcp after the session's own.
+	EnvSettings = "HUB_AGENT_SETTINGS"
 )
 
 // runWrapper runs the agent as its child, as npx runs a package's
@@ -113,6 +118,7 @@ type agent struct {
 	open      map[string]bool // sessions made or taken up, and not closed
 	cancelled map[string]chan struct{}
 	mcp       map[string][]string
+	settings  []string                    // NAME=URL of its settings' mcpServers, read at its start
 	answers   map[string]*strings.Builder // the running prompt's answer, by session
 	recover   *recovery.Ledger            // with threads among its caps (recover.go)
 }
@@ -145,6 +151,9 @@ func runAgent() {
 	}
 	for _, c := range strings.Split(os.Getenv(EnvCaps), ",") {
 		a.caps[c] = true
+	}
+	if f := os.Getenv(EnvSettings); f != "" {
+		a.settings = readSettings(f)
 	}
 	if b, err := os.ReadFile(os.Getenv(EnvLate)); err == nil {
 		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
@@ -495,7 +504,11 @@ func (a *agent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResp
 		a.mu.Lock()
 		list := a.mcp[string(s)]
 		a.mu.Unlock()
-		a.chunk(ctx, s, "mcp: "+strings.Join(list, " "))
+		text := "mcp: " + strings.Join(list, " ")
+		if os.Getenv(EnvSettings) != "" {
+			text += "; settings: " + strings.Join(a.settings, " ")
+		}
+		a.chunk(ctx, s, text)
 	case "failmcp":
 		// Refused with an error quoting the MCP servers it was given, in
 		// its message and its data, as an agent that couldn't reach them
@@ -566,4 +579,25 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
+}
+
+// readSettings is NAME=URL of each of the settings file's mcpServers,
+// sorted; none when it isn't there or isn't JSON.
+func readSettings(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var set struct {
+		MCPServers map[string]struct {
+			URL string `json:"url"`
+		} `json:"mcpServers"`
+	}
+	json.Unmarshal(b, &set)
+	var out []string
+	for name, srv := range set.MCPServers {
+		out = append(out, name+"="+srv.URL)
+	}
+	slices.Sort(out)
+	return out
 }
