@@ -19,14 +19,7 @@ import (
 // the spec's tables of a tool has the keys its reader's has, no more, no
 // fewer: a key added to run or the scheduler is one the spec must learn.
 func TestReadersTakeIt(t *testing.T) {
-	p, err := Parse([]byte(full))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := p.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := configOf(t, full)
 	s, err := serve.ParseSettings(b, "")
 	if err != nil {
 		t.Fatal(err)
@@ -97,14 +90,7 @@ func TestDocsSpec(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("docs/agents.md shows no spec")
 	}
-	p, err := Parse([]byte(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := p.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := configOf(t, spec)
 	if _, err := serve.ParseSettings(b, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -74,14 +74,7 @@ max_tasks = 4
 // its keys as config.json's readers take them, and what the spec leaves
 // out is left out.
 func TestConfig(t *testing.T) {
-	p, err := Parse([]byte(full))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := p.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := configOf(t, full)
 	var got map[string]any
 	if err := json.Unmarshal(b, &got); err != nil {
 		t.Fatal(err)
@@ -176,4 +169,18 @@ func TestLine(t *testing.T) {
 			t.Errorf("%s on line %d, want %d", key, got, want)
 		}
 	}
+}
+
+// configOf is spec's config.json, the spec read.
+func configOf(t *testing.T, spec string) []byte {
+	t.Helper()
+	p, err := Parse([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := p.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
