@@ -56,7 +56,7 @@ what, serve its memory, and check an endpoint against the contract.`,
 	root.SetVersionTemplate(versionLine() + "\n")
 
 	agent := parent("agent", "an agent: chat with it, see how it runs", groupAgents)
-	agent.AddCommand(m.chatCmd(), m.statusCmd(), m.keyCmd())
+	agent.AddCommand(m.chatCmd(), m.statusCmd(), m.keyCmd(), m.configureCmd())
 	model := parent("model", "what Link knows of a model", groupModels)
 	model.AddCommand(m.modelShowCmd())
 	memory := parent("memory", "Link Memory, an agent's notes, search, files and skills", groupAgents)

@@ -61,14 +61,18 @@ func (p Program) Run(args []string, env map[string]string, stdout, stderr io.Wri
 		fmt.Fprintf(stderr, "%s configure takes no words: %q\n", p.Name, fs.Args())
 		return 2
 	}
-	if err := p.configure(*home, *agent, *spec, stdout); err != nil {
+	if err := p.Configure(*home, *agent, *spec, stdout); err != nil {
 		fmt.Fprintf(stderr, "%s configure: %v\n", p.Name, err)
 		return 1
 	}
 	return 0
 }
 
-func (p Program) configure(home, agent, spec string, stdout io.Writer) error {
+// Configure writes the spec (spec, else spec.toml in the agent's folder)
+// as the config.json of agent under home (LNK_HOME's defaults: main, the
+// user's config folder/lnk, for ""), then keeps what Keep keeps, and
+// says on stdout what it wrote.
+func (p Program) Configure(home, agent, spec string, stdout io.Writer) error {
 	if agent == "" {
 		agent = contract.DefaultAgent
 	}
@@ -90,7 +94,7 @@ func (p Program) configure(home, agent, spec string, stdout io.Writer) error {
 		spec = filepath.Join(folder, FileName)
 	}
 	config := filepath.Join(folder, "config.json")
-	c, err := Configure(spec, config, p.Check)
+	c, err := WriteConfig(spec, config, p.Check)
 	if err != nil {
 		return err
 	}

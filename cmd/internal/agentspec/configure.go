@@ -18,13 +18,13 @@ const FileName = "spec.toml"
 
 // Keyed is a refusal of one key of config.json by its reader, which
 // names it as the spec does (window.max, instructions.notes), so
-// Configure says the line the spec wrote it on.
+// WriteConfig says the line the spec wrote it on.
 type Keyed interface {
 	error
 	ConfigKey() string
 }
 
-// Configured is what Configure wrote: config.json's bytes, and the
+// Configured is what WriteConfig wrote: config.json's bytes, and the
 // tables the config.json it replaced had that the spec doesn't (now
 // their readers' defaults).
 type Configured struct {
@@ -32,7 +32,7 @@ type Configured struct {
 	Dropped []string
 }
 
-// Configure reads the spec at spec and writes it as config.json at
+// WriteConfig reads the spec at spec and writes it as config.json at
 // config: the spec refused (Parse) or its config.json refused by check
 // (the settings' own reader; nil takes any), nothing is written, and the
 // config.json there stays whole. It is written through a temporary file
@@ -40,7 +40,7 @@ type Configured struct {
 // (fsx.Replace), so a crash leaves the old or the new, never half; the
 // folder is made (0700) when missing. Each refusal starts with the
 // spec's path and says the line.
-func Configure(spec, config string, check func(config []byte) error) (Configured, error) {
+func WriteConfig(spec, config string, check func(config []byte) error) (Configured, error) {
 	b, err := fsx.ReadLimit(spec, MaxSpec)
 	switch {
 	case err != nil:

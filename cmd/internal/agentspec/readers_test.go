@@ -1,4 +1,4 @@
-package agentspec
+package agentspec_test
 
 import (
 	"os"
@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lnk-dev/link/cmd/internal/agentspec"
 	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/tools/run"
 	"github.com/lnk-dev/link/tools/scheduler"
@@ -19,7 +20,7 @@ import (
 // the spec's tables of a tool has the keys its reader's has, no more, no
 // fewer: a key added to run or the scheduler is one the spec must learn.
 func TestReadersTakeIt(t *testing.T) {
-	b := configOf(t, full)
+	b := agentspec.ConfigOf(t, agentspec.Full)
 	s, err := serve.ParseSettings(b, "")
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,7 @@ func TestReadersTakeIt(t *testing.T) {
 	for _, c := range []struct {
 		name         string
 		spec, reader any
-	}{{"run", Run{}, run.Settings{}}, {"scheduler", Scheduler{}, scheduler.Settings{}}} {
+	}{{"run", agentspec.Run{}, run.Settings{}}, {"scheduler", agentspec.Scheduler{}, scheduler.Settings{}}} {
 		if d := cmp.Diff(jsonKeys(reflect.TypeOf(c.reader), ""), jsonKeys(reflect.TypeOf(c.spec), "")); d != "" {
 			t.Errorf("[%s]'s keys (-reader's +spec's):\n%s", c.name, d)
 		}
@@ -90,7 +91,7 @@ func TestDocsSpec(t *testing.T) {
 	if !ok || !ok2 || !ok3 {
 		t.Fatal("docs/agents.md shows no spec")
 	}
-	b := configOf(t, spec)
+	b := agentspec.ConfigOf(t, spec)
 	if _, err := serve.ParseSettings(b, ""); err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"sort"
 
+	"github.com/lnk-dev/link/cmd/internal/agentspec"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness"
 	prompts "github.com/lnk-dev/link/harness/prompt"
@@ -308,3 +309,22 @@ func (e *KeyError) ConfigKey() string { return e.Key }
 func (e *KeyError) Unwrap() error     { return e.Err }
 
 func keyError(key string, err error) error { return &KeyError{Key: key, Err: err} }
+
+// Configure is Link Harness's configure command, named name
+// (lnk-link-harness, lnk agent): the agent's spec written as its
+// config.json in its folder (store.For), refused as ParseSettings would
+// refuse it at a turn, so a spec that configures is one the harness runs
+// on.
+func Configure(name string) agentspec.Program {
+	return agentspec.Program{
+		Name: name,
+		Folder: func(home, agent string) (string, error) {
+			p, err := store.For(home, agent)
+			return p.Root, err
+		},
+		Check: func(config []byte) error {
+			_, err := ParseSettings(config, "")
+			return err
+		},
+	}
+}
