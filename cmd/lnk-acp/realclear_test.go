@@ -23,7 +23,8 @@ import (
 // @anthropic-ai/claude-code). On the agent's stdio the hub is seen to
 // send the /new prompt as /clear, after the session listed clear; the
 // model's request of the next turn no longer carries the earlier
-// message, nor, after lnk-acp restarts, does the thread's next.
+// message, nor, after lnk-acp restarts, does the thread's next. The
+// session /clear left is closed (session/close, which Claude offers).
 func TestRealClaudeClear(t *testing.T) {
 	bin := realAgentBin(t, "claude-agent-acp")
 	cli := filepath.Join(realAgentBin(t, "claude"), "claude")
@@ -48,8 +49,11 @@ func TestRealClaudeClear(t *testing.T) {
 	}
 
 	var prompts []string
-	listed := false
+	listed, closed := false, 0
 	for _, m := range wireLines(t, filepath.Join(wire, "in.jsonl")) {
+		if m.Method == "session/close" && len(prompts) == 2 {
+			closed++
+		}
 		if m.Method == "session/prompt" {
 			var blocks []struct{ Type, Text string }
 			json.Unmarshal(m.Params.Prompt, &blocks)
@@ -70,6 +74,9 @@ func TestRealClaudeClear(t *testing.T) {
 	}
 	if len(prompts) != 3 || prompts[1] != "/clear" {
 		t.Fatalf("the agent was sent the prompts %q, want the second /clear", prompts)
+	}
+	if closed != 1 {
+		t.Errorf("between /clear and the next prompt the agent was sent %d session/close, want 1", closed)
 	}
 	next := 0
 	for _, r := range fake.Requests()[cleared:] {
