@@ -82,3 +82,39 @@ func TestCancelRequest(t *testing.T) {
 		mu.Unlock()
 	}
 }
+
+// FuzzCancelRequest proves a $/cancel_request's params, whatever the peer
+// sends, never panic the Conn, and close the Cancelled of the one
+// unanswered request whose id they name as it came, or of none.
+func FuzzCancelRequest(f *testing.F) {
+	for _, s := range []string{`{"requestId":1}`, `{"requestId":"1"}`, `{"requestId":null}`, `{}`, `[1]`, `{"requestId":{"a":1}}`, `{"requestId": 1 }`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, params []byte) {
+		c := NewConn(nil, nil)
+		ids := []string{`1`, `"1"`, `"a"`}
+		var rs []*Request
+		for _, id := range ids {
+			r := &Request{ID: json.RawMessage(id), Method: "m", conn: c}
+			c.track(r)
+			rs = append(rs, r)
+		}
+		c.track(&Request{Method: MethodCancelRequest, Params: params, conn: c})
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		named := ""
+		if json.Unmarshal(params, &p) == nil {
+			named = string(p.RequestID)
+		}
+		for i, r := range rs {
+			select {
+			case <-r.Cancelled():
+				if ids[i] != named {
+					t.Fatalf("%s cancelled request %s", params, ids[i])
+				}
+			default:
+			}
+		}
+	})
+}
