@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -71,5 +72,32 @@ func TestLinkHarnessCommandsListed(t *testing.T) {
 	defer mu.Unlock()
 	if !strings.Contains(" "+strings.Join(listed, " ")+" ", " model:set ") {
 		t.Errorf("the bridge was listed %q, want Link Harness's model:set among them", listed)
+	}
+}
+
+// TestLinkHarnessModelBehindHub: behind the hub, Link Harness, which
+// offers editors a model picker, is sent no session/set_config_option
+// for a message's _meta.link.model: it reads the model there itself (its
+// sessions are threads), and the provider is asked on it.
+func TestLinkHarnessModelBehindHub(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds lnk-link-harness")
+	}
+	bin := buildLinkHarness(t)
+	fake := fakeprovider.New()
+	defer fake.Close()
+	wire := t.TempDir()
+	env := map[string]string{"ANTHROPIC_API_KEY": "k", "ANTHROPIC_BASE_URL": fake.URL(), "PATH": os.Getenv("PATH")}
+	m, key := startCommand(t, env, tapped(wire, []string{bin, "serve", "--stdio", "--home", t.TempDir(), "--model", "anthropic/claude-test"})...)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	metaMessage(t, ctx, m.URL(), key, "telegram:1", "on another model", json.RawMessage(`{"link":{"model":"anthropic/claude-other"}}`))
+	if got := askedModel(t, fake, "on another model"); got != "claude-other" {
+		t.Errorf("the provider was asked on %q, want claude-other", got)
+	}
+	for _, w := range wireLines(t, filepath.Join(wire, "in.jsonl")) {
+		if w.Method == acp.MethodSetConfigOption {
+			t.Errorf("Link Harness behind the hub was sent %s", w.Method)
+		}
 	}
 }
