@@ -110,8 +110,7 @@ func promptFiles(f store.Files) store.Files {
 }
 
 // agent opens agent's store the first time it is asked, resolving what
-// a convert stopped midway left first, and moving the answers sending an
-// older Link left under their old folder's name (delivery.MoveOld).
+// a convert stopped midway left first.
 func (h *Harness) agent(ctx context.Context, agent string) (*agentStore, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -136,10 +135,6 @@ func (h *Harness) agent(ctx context.Context, agent string) (*agentStore, error) 
 		drivers: drivers,
 		folders: &folder.Files{Paths: p},
 		answers: &delivery.Answers{Paths: p, Now: h.cfg.Now, Logger: h.cfg.Logger.With(slog.String("agent", agent))},
-	}
-	if err := a.answers.MoveOld(); err != nil {
-		// Read where they are until moved (delivery.OldSendingDir).
-		a.answers.Logger.LogAttrs(ctx, slog.LevelWarn, "open the store", slog.String("err", err.Error()))
 	}
 	h.agents[agent] = a
 	return a, nil

@@ -27,8 +27,7 @@ import (
 
 // Answer is one answer on its way: the text a turn answered, the
 // conversation it answers in, and the event it is stored as. Its JSON is
-// what answers.json and a sending file hold; UnmarshalJSON reads an
-// older Link's too.
+// what answers.json and a sending file hold.
 type Answer struct {
 	ID     string    `json:"id"`     // its folder's name, "~", a random part
 	Thread string    `json:"thread"` // the conversation it answers in
@@ -42,27 +41,6 @@ type Answer struct {
 	// ForChat marks an answer kept for lnk agent chat, which asks for its
 	// thread's own: a single-phase recover leaves it.
 	ForChat bool `json:"forChat,omitempty"`
-}
-
-// UnmarshalJSON reads an answer's JSON, and an older Link's: its "kept"
-// is "at" (read when there is no "at"), its "held" is "forChat" (either
-// marks it). Written again, an answer has the new names only.
-func (k *Answer) UnmarshalJSON(b []byte) error {
-	type answer Answer // its fields, not this method
-	var v struct {
-		answer
-		Kept *time.Time `json:"kept"`
-		Held bool       `json:"held"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*k = Answer(v.answer)
-	if k.At.IsZero() && v.Kept != nil {
-		k.At = *v.Kept
-	}
-	k.ForChat = k.ForChat || v.Held
-	return nil
 }
 
 // idSep parts an answer's id: its folder, then a random part. No folder

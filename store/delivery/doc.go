@@ -32,8 +32,4 @@
 // doesn't read costs its own conversation only: it is set aside, renamed
 // answers.json.corrupt-<time> for a person to look at, and named once in
 // the log.
-//
-// An older Link kept the sending files in chats/telling (OldSendingDir):
-// MoveOld moves them into chats/sending (SendingDir) as the harness opens
-// the store and at every listing, and until it has, both are read.
 package delivery

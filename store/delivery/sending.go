@@ -20,8 +20,7 @@ import (
 // SendingDir is the folder, in the agent's conversations folder, of the
 // answers sending to a caller who waits: a file each, named by the
 // answer's id. No thread's folder has its name (contract.FolderThread
-// refuses a name without "-"). An older Link called it OldSendingDir
-// (MoveOld).
+// refuses a name without "-").
 const SendingDir = "sending"
 
 // Grace is how long after its turn returned an answer sending from this
@@ -139,23 +138,12 @@ func (a *Answers) Sending(ctx context.Context) ([]Answer, error) {
 	return all, nil
 }
 
-// holds reads the sending files, moving an older Link's in first
-// (MoveOld) and reading where they are those it couldn't move. One that
-// doesn't read as an answer of its own id is passed over (parseHold): a
+// holds reads the sending files. One that doesn't read as an answer of its own id is passed over (parseHold): a
 // machine's stop may leave one empty, which never held an answer on the
 // disk, or a spare renamed in with the answer it held before, and a live
 // turn's may be read mid-write. A spare past staleSpare is removed.
 func (a *Answers) holds() ([]Answer, error) {
-	if err := a.MoveOld(); err != nil {
-		if _, was := a.named.LoadOrStore(OldSendingDir, true); !was {
-			a.logger().LogAttrs(context.Background(), slog.LevelWarn, "answers sending left where an older Link kept them", slog.String("err", err.Error()))
-		}
-	}
-	out, err := a.holdsIn(SendingDir, nil)
-	if err != nil {
-		return nil, err
-	}
-	return a.holdsIn(OldSendingDir, out)
+	return a.holdsIn(SendingDir, nil)
 }
 
 // holdsIn appends to out the answers held in the folder name of the
@@ -239,10 +227,6 @@ func (a *Answers) release(id string) error {
 		return nil
 	}
 	err := os.Remove(a.sendingPath(id))
-	if errors.Is(err, fs.ErrNotExist) {
-		// Read where an older Link kept it, MoveOld not done.
-		err = os.Remove(filepath.Join(a.Paths.Chats(), OldSendingDir, id+".json"))
-	}
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("let a sent answer go: %w", err)
 	}

@@ -37,7 +37,7 @@ func TestSendingFolderLink(t *testing.T) {
 	theirDir := filepath.Join(work.Chats(), SendingDir)
 	before, _ := os.ReadDir(theirDir)
 
-	for _, name := range []string{SendingDir, OldSendingDir} {
+	for _, name := range []string{SendingDir} {
 		t.Run(name, func(t *testing.T) {
 			p, err := store.For(t.TempDir(), "main")
 			if err != nil {

@@ -186,7 +186,7 @@ func TestSendingAdopted(t *testing.T) {
 // An answer held while it is sent names the event it is about to be
 // stored as: Sending lists it with its number and time, a keep again writes it over
 // whole (the append retried under another number), leaving one file, and
-// a keep an older harness wrote, naming no event, reads with none.
+// a file without a hold's checksum is passed over.
 func TestSendingNamesItsEvent(t *testing.T) {
 	ctx := context.Background()
 	p, err := store.For(t.TempDir(), "main")
@@ -227,27 +227,15 @@ func TestSendingNamesItsEvent(t *testing.T) {
 	if err := f.Hold(ctx, bad, true); err == nil {
 		t.Error("kept again with another folder's id")
 	}
-	// An older harness's keep: no event named, and still handed over.
-	old, _ := NewID("telegram:43")
-	b := []byte(`{"id":"` + old + `","thread":"telegram:43","text":"older","kept":"2026-11-30T10:00:00Z"}`)
-	if err := os.WriteFile(filepath.Join(p.Chats(), SendingDir, old+".json"), b, 0o600); err != nil {
+	// An answer's JSON without a hold's checksum is no hold.
+	bare, _ := NewID("telegram:43")
+	b := []byte(`{"id":"` + bare + `","thread":"telegram:43","text":"bare","at":"2026-11-30T10:00:00Z"}`)
+	if err := os.WriteFile(filepath.Join(p.Chats(), SendingDir, bare+".json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	all, err = f.Sending(ctx)
-	if err != nil || len(all) != 2 {
-		t.Fatalf("sending %+v, %v: want both", all, err)
-	}
-	for _, k := range all {
-		if k.ID == old && (!k.EventTime.IsZero() || k.Seq != 0) {
-			t.Errorf("the older keep reads as naming event %d at %v", k.Seq, k.EventTime)
-		}
-	}
-	if err := f.release(id); err != nil {
-		t.Fatal(err)
-	}
-	res, err := handOver(f, false, nil)
-	if err != nil || len(res) != 1 || res[0].Text != "older" {
-		t.Fatalf("recover %+v, %v: want the older keep", res, err)
+	if err != nil || len(all) != 1 || all[0].ID != id {
+		t.Fatalf("sending %+v, %v: want the hold alone", all, err)
 	}
 	// A keep that names no event writes no time.
 	id, _ = f.Keep(ctx, "telegram:42", "a caller gone's", time.Time{}, 3)

@@ -29,7 +29,7 @@ const (
 // event at its number lets it go; none there lets it go when no turn
 // holds the conversation's lease (taken for a moment by holder), and
 // passes it over this once, its id in the set returned, while one does.
-// An answer that names no event (an older harness's) is left to
+// An answer held without its event (Hold given no Seq) is left to
 // Recover. conversations opens what the events are read and the lease
 // taken through, once, when some answer needs it.
 func (a *Answers) Settle(ctx context.Context, conversations func(context.Context) (store.Conversations, error), holder string) map[string]bool {
