@@ -38,7 +38,7 @@ func configure(env map[string]string) agentspec.Program {
 	return agentspec.Program{
 		Name:   "lnk-acp",
 		Folder: agentFolder,
-		Keep: func(home, agent, folder string) (string, error) {
+		Keep: func(folder string) (string, error) {
 			vars := mcptools.ToolVars(env)
 			b, err := json.MarshalIndent(vars, "", "  ")
 			if err != nil {

@@ -27,7 +27,7 @@ type Program struct {
 	// Keep, when not nil, keeps what else the harness's serve needs
 	// (lnk-acp: Link's tools), once config.json is written, and says
 	// what it kept.
-	Keep func(home, agent, folder string) (string, error)
+	Keep func(folder string) (string, error)
 }
 
 const usage = `usage: %[1]s configure [--home DIR] [--agent NAME] [--spec FILE]
@@ -69,9 +69,9 @@ func (p Program) Run(args []string, env map[string]string, stdout, stderr io.Wri
 }
 
 // Configure writes the spec (spec, else spec.toml in the agent's folder)
-// as the config.json of agent under home (LNK_HOME's defaults: main, the
-// user's config folder/lnk, for ""), then keeps what Keep keeps, and
-// says on stdout what it wrote.
+// as the config.json of agent (main when "") under the Link home home
+// (the user's config folder/lnk when ""), then keeps what Keep keeps,
+// and says on stdout what it wrote.
 func (p Program) Configure(home, agent, spec string, stdout io.Writer) error {
 	if agent == "" {
 		agent = contract.DefaultAgent
@@ -103,7 +103,7 @@ func (p Program) Configure(home, agent, spec string, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "config.json's %q was not in the spec: its reader's defaults hold now\n", t)
 	}
 	if p.Keep != nil {
-		said, err := p.Keep(home, agent, folder)
+		said, err := p.Keep(folder)
 		if err != nil {
 			return err
 		}
