@@ -116,6 +116,10 @@ type Reporter interface {
 	// SessionInfo tells session_info_update: the session's title (as
 	// session/list gives it) and when it was last active.
 	SessionInfo(ctx context.Context, title string, updated time.Time) error
+	// ConfigOptions tells config_option_update: every config option of
+	// the session as it holds now, one changed by other means than
+	// session/set_config_option (a /model:set typed in the chat).
+	ConfigOptions(ctx context.Context, opts []ConfigOption) error
 }
 
 var _ Reporter = (*stream)(nil)
@@ -182,6 +186,23 @@ func (s *stream) SessionInfo(ctx context.Context, title string, updated time.Tim
 		up.UpdatedAt = updated.UTC().Format(time.RFC3339)
 	}
 	return s.notify(ctx, up)
+}
+
+// ConfigOptions sends config_option_update on an editor's connection.
+func (s *stream) ConfigOptions(ctx context.Context, opts []ConfigOption) error {
+	if !s.editor() {
+		return nil
+	}
+	if opts == nil {
+		opts = []ConfigOption{}
+	}
+	return s.notify(ctx, configOptionsUpdate{SessionUpdate: UpdateConfigOption, ConfigOptions: opts})
+}
+
+// configOptionsUpdate is config_option_update's update.
+type configOptionsUpdate struct {
+	SessionUpdate string         `json:"sessionUpdate"`
+	ConfigOptions []ConfigOption `json:"configOptions"`
 }
 
 // notify sends one session/update of update, a kind Update doesn't hold,

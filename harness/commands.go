@@ -143,6 +143,9 @@ func (h *Harness) command(ctx context.Context, c *conv, cmd *command, s acp.Stre
 	}
 	s.Taken(ctx)
 	s.Chunk(ctx, text)
+	if r, ok := s.(acp.Reporter); ok && r.Reporting() && cmd.name == cmdModelSet && cmd.model != "" {
+		r.ConfigOptions(ctx, h.modelOption(c, cmd.model)) // the editor's model picker (sessions.go)
+	}
 	return acp.Answer{StopReason: acp.StopEndTurn}, nil
 }
 

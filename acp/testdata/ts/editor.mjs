@@ -70,7 +70,8 @@ const scenarios = {
     return { init, resumed, answer, replayed };
   },
   // The model picker: listed in session/new's answer, set to another
-  // model, a wrong value refused.
+  // model, a wrong value refused; set back by /model:set in the chat,
+  // the picker told.
   async model(ctx, init) {
     const created = await ctx.request(methods.agent.session.new, { cwd: "/", mcpServers: [] });
     const sessionId = created.sessionId;
@@ -80,7 +81,9 @@ const scenarios = {
     const answer = await ctx.request(methods.agent.session.prompt, { sessionId, prompt: text("which model are you?") });
     const wrong = await refusal(ctx.request(methods.agent.session.setConfigOption, { sessionId, configId: picker.id, value: "nobody/no-model" }));
     const resumed = await ctx.request(methods.agent.session.resume, { sessionId, cwd: "/" });
-    return { init, created, chosen: other.value, set, answer, wrong, resumed };
+    await ctx.request(methods.agent.session.prompt, { sessionId, prompt: text("/model:set " + picker.currentValue) });
+    const updates = seen.filter((n) => n.update.sessionUpdate === "config_option_update");
+    return { init, created, chosen: other.value, set, answer, wrong, resumed, updates };
   },
   // A turn's usage, and its chunks' message ids.
   async usage(ctx, init) {

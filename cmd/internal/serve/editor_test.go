@@ -227,7 +227,8 @@ func TestEditorResumesSession(t *testing.T) {
 // session/new's answer with the agent's model current and its alias's
 // model beside it; set to the other, the next turn's request goes to
 // it, the model_set event /model:set writes is stored, and a resume
-// says it current; a model not offered is refused.
+// says it current; a model not offered is refused; a /model:set typed
+// in the chat tells the picker (config_option_update).
 func TestEditorPicksModel(t *testing.T) {
 	fake := fakeprovider.New()
 	defer fake.Close()
@@ -247,6 +248,9 @@ func TestEditorPicksModel(t *testing.T) {
 		Answer  struct{ StopReason string }
 		Wrong   rpcError
 		Resumed struct{ ConfigOptions []option }
+		Updates []struct {
+			Update struct{ ConfigOptions []option }
+		}
 	}
 	runEditor(t, home, env, "model", &r)
 	if len(r.Created.ConfigOptions) != 1 {
@@ -261,6 +265,9 @@ func TestEditorPicksModel(t *testing.T) {
 	}
 	if len(r.Resumed.ConfigOptions) != 1 || r.Resumed.ConfigOptions[0].CurrentValue != editorOther {
 		t.Errorf("a resume after the set says %+v", r.Resumed.ConfigOptions)
+	}
+	if len(r.Updates) != 1 || len(r.Updates[0].Update.ConfigOptions) != 1 || r.Updates[0].Update.ConfigOptions[0].CurrentValue != editorModel {
+		t.Errorf("after /model:set in the chat the picker was told %+v, want one config_option_update back on %s", r.Updates, editorModel)
 	}
 	if r.Wrong.Code != -32602 {
 		t.Errorf("a model not offered: %+v, want invalid params", r.Wrong)
