@@ -46,7 +46,9 @@ func probeServer(t *testing.T) (string, *atomic.Int32) {
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "probe-result-7"}}}, nil
 		})
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe }, nil))
-	t.Cleanup(srv.Close) // after lnk-acp's: an agent may hold its stream open
+	// Closed after lnk-acp (cleanups run last first): an agent holding
+	// the server's event stream open would hold Close.
+	t.Cleanup(srv.Close)
 	return srv.URL, &calls
 }
 

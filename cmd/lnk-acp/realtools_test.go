@@ -5,18 +5,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/hub"
 	"github.com/lnk-dev/link/model/fakeprovider"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestRealAgentsTools: Link's tools reach each real agent as mcpServers
@@ -34,21 +30,11 @@ func TestRealAgentsTools(t *testing.T) {
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
 			bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
-			var calls atomic.Int32
-			probe := mcp.NewServer(&mcp.Implementation{Name: "probe", Version: "1"}, nil)
-			probe.AddTool(&mcp.Tool{Name: "lookup", Description: "looks the word up", InputSchema: map[string]any{"type": "object"}},
-				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-					calls.Add(1)
-					return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "probe-result-7"}}}, nil
-				})
-			srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return probe }, nil))
-			// Closed after lnk-acp (cleanups run last first): an agent
-			// holding the server's event stream open would hold Close.
-			t.Cleanup(srv.Close)
+			probe, calls := probeServer(t)
 			fake := fakeprovider.New()
 			defer fake.Close()
 			home, work, wire := t.TempDir(), t.TempDir(), t.TempDir()
-			env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "LNK_HOME": home, "LNK_TOOL_PROBE": srv.URL}
+			env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "LNK_HOME": home, "LNK_TOOL_PROBE": probe}
 			for k, v := range a.env(fake.URL()) {
 				env[k] = v
 			}
