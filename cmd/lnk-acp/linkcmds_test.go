@@ -91,7 +91,7 @@ func TestLinkHarnessModelBehindHub(t *testing.T) {
 	m, key := startCommand(t, env, tapped(wire, []string{bin, "serve", "--stdio", "--home", t.TempDir(), "--model", "anthropic/claude-test"})...)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	metaMessage(t, ctx, m.URL(), key, "telegram:1", "on another model", json.RawMessage(`{"link":{"model":"anthropic/claude-other"}}`))
+	messageMeta(t, ctx, m.URL(), key, "telegram:1", "on another model", json.RawMessage(`{"link":{"model":"anthropic/claude-other"}}`))
 	if got := askedModel(t, fake, "on another model"); got != "claude-other" {
 		t.Errorf("the provider was asked on %q, want claude-other", got)
 	}

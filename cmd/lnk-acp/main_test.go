@@ -145,6 +145,12 @@ func TestFlags(t *testing.T) {
 // message sends one message as a bridge does and returns its chunks.
 func message(t testing.TB, ctx context.Context, url string, key []byte, thread, text string) string {
 	t.Helper()
+	return messageMeta(t, ctx, url, key, thread, text, nil)
+}
+
+// messageMeta is message with meta (nil for none) as the prompt's _meta.
+func messageMeta(t testing.TB, ctx context.Context, url string, key []byte, thread, text string, meta json.RawMessage) string {
+	t.Helper()
 	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: key})
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +180,7 @@ func message(t testing.TB, ctx context.Context, url string, key []byte, thread, 
 	if err := c.Resume(ctx, thread); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil); err != nil {
+	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, meta); err != nil {
 		t.Fatal(err)
 	}
 	mu.Lock()

@@ -63,24 +63,18 @@ var realAgents = []realAgent{
 func TestRealAgents(t *testing.T) {
 	for _, a := range realAgents {
 		t.Run(a.name, func(t *testing.T) {
-			bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
 			fake := fakeprovider.New()
 			defer fake.Close()
-			home, work := t.TempDir(), t.TempDir()
-			env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "LNK_HOME": home}
-			for k, v := range a.env(fake.URL()) {
-				env[k] = v
-			}
+			command, env, flags := realRun(t, a, fake.URL())
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			flags := []string{"--preset", a.name, "--home", home, "--dir", work}
-			m, key := runReal(t, env, flags, a.command(bin, fake.URL())...)
+			m, key := runReal(t, env, flags, command...)
 			got := message(t, ctx, m.URL(), key, "telegram:1", "remember the word pelican")
 			if !strings.Contains(got, "pelican") {
 				t.Fatalf("answered %q, want the fake provider's echo of the message", got)
 			}
 			m.Close()
-			m, key = runReal(t, env, flags, a.command(bin, fake.URL())...)
+			m, key = runReal(t, env, flags, command...)
 			got = message(t, ctx, m.URL(), key, "telegram:1", "which word?")
 			if !strings.Contains(got, "which word?") {
 				t.Fatalf("after the restart answered %q", got)
@@ -97,6 +91,20 @@ func TestRealAgents(t *testing.T) {
 			}
 		})
 	}
+}
+
+// realRun is what a test of real agent a runs lnk-acp with, the fake
+// provider at fake: the agent's command, lnk-acp's environment (a home of
+// its own) and its flags (a's preset, the home, a work folder).
+func realRun(t *testing.T, a realAgent, fake string) (command []string, env map[string]string, flags []string) {
+	t.Helper()
+	bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
+	home, work := t.TempDir(), t.TempDir()
+	env = map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "LNK_HOME": home}
+	for k, v := range a.env(fake) {
+		env[k] = v
+	}
+	return a.command(bin, fake), env, []string{"--preset", a.name, "--home", home, "--dir", work}
 }
 
 // runReal runs lnk-acp with flags and a real agent's command. The hub

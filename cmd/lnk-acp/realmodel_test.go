@@ -3,14 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/lnk-dev/link/acp"
-	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
@@ -32,55 +28,28 @@ func TestRealAgentModelPicker(t *testing.T) {
 					a = r
 				}
 			}
-			bin := realAgentBin(t, filepath.Base(a.command("", "")[0]))
 			fake := fakeprovider.New()
 			defer fake.Close()
-			home, work := t.TempDir(), t.TempDir()
-			env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "LNK_HOME": home}
-			for k, v := range a.env(fake.URL()) {
-				env[k] = v
-			}
+			command, env, flags := realRun(t, a, fake.URL())
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			flags := []string{"--preset", a.name, "--home", home, "--dir", work}
-			m, key := runReal(t, env, flags, a.command(bin, fake.URL())...)
-			metaMessage(t, ctx, m.URL(), key, "telegram:1", "first words", nil)
+			m, key := runReal(t, env, flags, command...)
+			messageMeta(t, ctx, m.URL(), key, "telegram:1", "first words", nil)
 			if got := askedModel(t, fake, "first words"); strings.Contains(got, c.want) {
 				t.Fatalf("asked on %q before any model was set", got)
 			}
-			metaMessage(t, ctx, m.URL(), key, "telegram:1", "second words", json.RawMessage(`{"link":{"model":"`+c.model+`"}}`))
+			messageMeta(t, ctx, m.URL(), key, "telegram:1", "second words", json.RawMessage(`{"link":{"model":"`+c.model+`"}}`))
 			if got := askedModel(t, fake, "second words"); !strings.Contains(got, c.want) {
 				t.Errorf("with _meta.link.model %s the provider was asked on %q", c.model, got)
 			}
 			m.Close()
-			m, key = runReal(t, env, flags, a.command(bin, fake.URL())...)
+			m, key = runReal(t, env, flags, command...)
 			defer m.Close()
-			metaMessage(t, ctx, m.URL(), key, "telegram:1", "third words", nil)
+			messageMeta(t, ctx, m.URL(), key, "telegram:1", "third words", nil)
 			if got := askedModel(t, fake, "third words"); !strings.Contains(got, c.want) {
 				t.Errorf("after a restart the provider was asked on %q", got)
 			}
 		})
-	}
-}
-
-// metaMessage sends one message with meta as its _meta, as a bridge does,
-// failing t unless it is answered.
-func metaMessage(t *testing.T, ctx context.Context, url string, key []byte, thread, text string, meta json.RawMessage) {
-	t.Helper()
-	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := acp.NewClient(ctx, f, nil)
-	defer c.Close()
-	if _, err := c.Initialize(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Resume(ctx, thread); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, meta); err != nil {
-		t.Fatal(err)
 	}
 }
 
