@@ -46,9 +46,14 @@ const Name = "compact"
 // Compact registers its files in a conversation's folder: a folder with
 // an events.zst is compact's, even an empty one a crash left, and its
 // tail, events.jsonl, is compact's too, not a log (driver.Of). It keeps
-// no copy for people.
+// no copy for people, and runs in the program's process.
 func init() {
-	driver.Register(driver.Driver{Name: Name, Events: []string{zstName, tailName}, Sign: zstName, EmptySign: true, NoTranscript: true})
+	driver.Register(driver.Driver{Name: Name, Open: open, Events: []string{zstName, tailName}, Sign: zstName, EmptySign: true, NoTranscript: true})
+}
+
+// open is Open as the registry opens a driver.
+func open(chats string) (store.Conversations, error) {
+	return Open(chats), nil
 }
 
 // When the tail is folded into a frame: once it holds FoldEvents events,

@@ -50,9 +50,9 @@ func TestOfDeclaredFiles(t *testing.T) {
 	}
 }
 
-// The log and compact register the files their events are in, and
-// compact that it keeps no copy for people; sqlite registers its name
-// alone.
+// The log and compact register the files their events are in, how each
+// opens in the program's process, and compact that it keeps no copy for
+// people; sqlite registers its name alone (it runs in its plugin).
 func TestLookup(t *testing.T) {
 	for name, want := range map[string][]string{
 		log.Name:     {"events.jsonl"},
@@ -65,8 +65,11 @@ func TestLookup(t *testing.T) {
 		if diff := cmp.Diff(want, k.Events); diff != "" {
 			t.Errorf("%s's event files (-want +got):\n%s", name, diff)
 		}
+		if k.Open == nil {
+			t.Errorf("%s registered no Open: it runs in the program's process", name)
+		}
 	}
-	if d, ok := driver.Lookup(sqlite.Name); !ok || d.InFolder() || d.NoTranscript {
+	if d, ok := driver.Lookup(sqlite.Name); !ok || d.InFolder() || d.NoTranscript || d.Open != nil {
 		t.Errorf("sqlite registered %+v, %v; want its name alone", d, ok)
 	}
 	if d, _ := driver.Lookup(compact.Name); !d.NoTranscript {

@@ -25,6 +25,10 @@ type Driver struct {
 	// and a conversation's marker (store.<name>) say it, and its plugin
 	// (lnk-<name>) is named: lowercase letters and digits (CheckName).
 	Name string
+	// Open opens the driver on an agent's conversations folder in the
+	// program's own process, for a driver run there (the spec's own: the
+	// log and compact); nil for one run in its plugin, lnk-<name>.
+	Open Opener
 	// Events are the files of a conversation's folder that hold its
 	// events, for a driver that keeps them there; none for one that
 	// keeps them elsewhere. Every event the driver appends changes the
@@ -107,6 +111,9 @@ func Lookup(name string) (Driver, bool) {
 	}
 	return Driver{}, false
 }
+
+// All are the registered drivers, in the order they registered.
+func All() []Driver { return slices.Clone(registered()) }
 
 // Default is the name of the driver registered as the spec's way when it
 // names none (Driver.Default), "" in a program that links none.

@@ -41,9 +41,14 @@ const Name = "log"
 
 // The log registers its file in a conversation's folder: a folder whose
 // events.jsonl holds an event is the log's (driver.Of). It is the spec's
-// way when the spec names none.
+// way when the spec names none, and runs in the program's process.
 func init() {
-	driver.Register(driver.Driver{Name: Name, Events: []string{EventsFile}, Sign: EventsFile, Default: true})
+	driver.Register(driver.Driver{Name: Name, Open: open, Events: []string{EventsFile}, Sign: EventsFile, Default: true})
+}
+
+// open is Open as the registry opens a driver.
+func open(chats string) (store.Conversations, error) {
+	return Open(chats), nil
 }
 
 // Driver keeps the conversations of one agent under its conversations

@@ -14,7 +14,7 @@ import (
 
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
-	"github.com/lnk-dev/link/store/compact"
+	_ "github.com/lnk-dev/link/store/compact" // registers itself, to run in process
 	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/transcript"
@@ -49,13 +49,23 @@ var (
 	GCSPrefix   = Setting{Flag: "gcs-prefix", Env: "LNK_GCS_PREFIX", Usage: "the agent's prefix in the bucket (default agents/<agent>/chats)"}
 )
 
-// Link are Link's own drivers: the log and compact in process, SQLite's
-// and Cloud Storage's in their plugins.
-var Link = []Driver{
-	{Name: log.Name, Open: func(chats string) (store.Conversations, error) { return log.Open(chats), nil }},
-	{Name: compact.Name, Open: func(chats string) (store.Conversations, error) { return compact.Open(chats), nil }},
-	{Name: "sqlite"},
-	{Name: "gcs", Settings: []Setting{GCSBucket, GCSEndpoint, GCSPrefix}},
+// Link are Link's own drivers: those that register themselves to run in
+// the program's process (store/driver: the log and compact), and SQLite's
+// and Cloud Storage's in their plugins, which Link's programs can't link.
+var Link = append(inProcess(),
+	Driver{Name: "sqlite"},
+	Driver{Name: "gcs", Settings: []Setting{GCSBucket, GCSEndpoint, GCSPrefix}},
+)
+
+// inProcess are the drivers registered to open in the program's process.
+func inProcess() []Driver {
+	var out []Driver
+	for _, d := range driver.All() {
+		if d.Open != nil {
+			out = append(out, Driver{Name: d.Name, Open: d.Open})
+		}
+	}
+	return out
 }
 
 // Names are the names of Link's drivers, sorted.
