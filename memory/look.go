@@ -171,7 +171,6 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 		return err
 	}
 	defer chats.Close()
-	m.local = nil
 	for th := range threads {
 		delete(m.offMachine, th)
 		s, ok, err := m.chatSource(ctx, chats, th)

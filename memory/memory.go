@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -75,15 +76,18 @@ type Memory struct {
 	// noWatch when the system can't give it), lastFull when every source
 	// was last looked at, offMachine the conversations kept outside
 	// their folder, looked at each time, and local the stamp of the
-	// conversations folder's own files in this look (localStamp).
+	// conversations folder's own files as last read (localStamp).
 	w           *watcher
 	noWatch     bool
 	loggedWrong bool
 	lastFull    time.Time
 	offMachine  map[string]bool
-	local       *string
-	large       map[string]int64 // the files past maxFile, not indexed: their sizes
-	fullLooks   int              // how many looks were at every source, for tests
+	local       struct {
+		chats *os.File // the opening of the conversations folder stamp is of
+		stamp string
+	}
+	large     map[string]int64 // the files past maxFile, not indexed: their sizes
+	fullLooks int              // how many looks were at every source, for tests
 	// unsettled are the sources looked at again since they last matched
 	// the index, compared with it at the next sync; all of them when
 	// settleAll, or when the index's stamps are of another generation

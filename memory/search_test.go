@@ -231,6 +231,55 @@ func TestSearchDriverConversation(t *testing.T) {
 	}
 }
 
+// A conversation kept by a driver off the machine (here a SQLite file
+// outside the agent's conversations folder, which changes no file of it)
+// is asked for its last event at most every OffMachineEvery: a message
+// added since is found once that has passed, and not asked for before.
+func TestSearchOffMachineConversation(t *testing.T) {
+	home := t.TempDir()
+	p, _ := store.For(home, "main")
+	db, err := sqlite.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	r, err := router.New(p, sqlite.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats()), sqlite.Name: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	say(t, p, r, "signal:5", "the wifi password is correct-horse", "Saved.")
+	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	asked := &countingLatest{Conversations: r}
+	m, _ := newMemoryWith(t, p, nil, func(c *memory.Config) {
+		c.Conversations, c.OffMachineEvery = asked, time.Minute
+		c.Now = func() time.Time { return now }
+	})
+	if a := search(t, m, "wifi password"); len(a.Results) != 1 {
+		t.Fatalf("%+v", a.Results)
+	}
+	before := asked.n
+	say(t, p, r, "signal:5", "and the door code is 1234", "Saved too.")
+	now = now.Add(time.Minute - time.Second)
+	if a := search(t, m, "door code"); len(a.Results) != 0 || asked.n != before {
+		t.Fatalf("within OffMachineEvery: %+v, asked %d times more", a.Results, asked.n-before)
+	}
+	now = now.Add(time.Second)
+	if a := search(t, m, "door code"); len(a.Results) != 1 || a.Results[0].Seq != 3 || asked.n == before {
+		t.Fatalf("after OffMachineEvery: %+v, asked %d times more", a.Results, asked.n-before)
+	}
+}
+
+// countingLatest counts the calls for a conversation's latest events.
+type countingLatest struct {
+	store.Conversations
+	n int
+}
+
+func (c *countingLatest) Latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
+	c.n++
+	return store.Latest(ctx, c.Conversations, thread, n)
+}
+
 // swapOnSearch is an Index that, at its next Search, first replaces the
 // file at path with a symbolic link to target: a link put in place after
 // the index was brought up to date, before a hit's text is read.

@@ -213,7 +213,6 @@ func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped map[stri
 		return nil, nil, err
 	}
 	defer chats.Close()
-	m.local = nil
 	for _, th := range threads {
 		s, ok, err := m.chatSource(ctx, chats, th)
 		if err != nil {
@@ -352,11 +351,11 @@ type asked struct {
 
 // localStamp is the stamp of the files of the conversations folder that
 // are no conversation's (a driver's own, such as SQLite's database and
-// its log), each by name, size and modification time: read once a look
-// (m.local, reset as each look begins).
+// its log), each by name, size and modification time: read once for
+// each opening of the folder (a look's, a read's), kept in m.local.
 func (m *Memory) localStamp(chats *os.File) (string, error) {
-	if m.local != nil {
-		return *m.local, nil
+	if m.local.chats == chats {
+		return m.local.stamp, nil
 	}
 	names, err := chats.Readdirnames(-1)
 	if err != nil {
@@ -369,9 +368,8 @@ func (m *Memory) localStamp(chats *os.File) (string, error) {
 			b.WriteString(n + "=" + s + ";")
 		}
 	}
-	local := b.String()
-	m.local = &local
-	return local, nil
+	m.local.chats, m.local.stamp = chats, b.String()
+	return m.local.stamp, nil
 }
 
 // driverOf is the name of the driver that keeps the conversation in dir
