@@ -176,7 +176,9 @@ func (h *harness) initialize() {
 		return
 	}
 	h.agreedAt = hb.cfg.Now()
-	if hb.needsToolSettings(h.caps) && hb.writeToolSettings() {
+	if !hb.needsToolSettings(h.caps) {
+		hb.toolsReach()
+	} else if hb.writeToolSettings() {
 		h.reread = true
 		h.conn.Close()
 		return

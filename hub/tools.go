@@ -92,6 +92,14 @@ func (hb *Hub) writeToolSettings() (restart bool) {
 	return false
 }
 
+// toolsReach says Link's tools reach the harness (in its sessions, or it
+// has its own): /health no longer says they don't.
+func (hb *Hub) toolsReach() {
+	hb.mu.Lock()
+	hb.noTools = ""
+	hb.mu.Unlock()
+}
+
 // toolsMissing is why Link's tools don't reach the harness, "" when they
 // do (or none are given).
 func (hb *Hub) toolsMissing() string {
