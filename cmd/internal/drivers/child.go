@@ -74,24 +74,13 @@ func (c *child) get() (*bridge.Child, error) {
 	if logger != nil {
 		logger = logger.With("agent", c.p.Agent, "driver", c.driver)
 	}
-	b, err := bridge.NewChild(bridge.ChildConfig{Path: prog, Args: args, Env: envList(c.set.Env), Socket: socket, Key: c.set.Key, Logger: logger})
+	d, _ := Lookup(c.driver)
+	b, err := bridge.NewChild(bridge.ChildConfig{Path: prog, Args: args, Env: PluginEnv(d, c.set.Env), Socket: socket, Key: c.set.Key, Logger: logger})
 	if err != nil {
 		return nil, fmt.Errorf("run the %s driver of %s: %w", c.driver, c.p.Agent, err)
 	}
 	c.bridge = b
 	return b, nil
-}
-
-// envList is env as a process takes it; nil is this process's.
-func envList(env map[string]string) []string {
-	if env == nil {
-		return nil
-	}
-	out := make([]string, 0, len(env))
-	for k, v := range env {
-		out = append(out, k+"="+v)
-	}
-	return out
 }
 
 // socket makes the folder of the driver's socket and names it:

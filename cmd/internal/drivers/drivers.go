@@ -32,6 +32,11 @@ type Driver struct {
 	// Settings are what its plugin is told: each by a flag of lnk's
 	// commands and the plugin's, and by the environment.
 	Settings []Setting
+	// Environ are the variables of the environment its plugin reads
+	// besides its settings (its SDK's: credentials, a project), passed to
+	// it with them (PluginEnv); a name ending in * stands for every
+	// variable it begins.
+	Environ []string
 }
 
 // Setting is one thing a driver's plugin is told, by a flag or by the
@@ -49,12 +54,17 @@ var (
 	GCSPrefix   = Setting{Flag: "gcs-prefix", Env: "LNK_GCS_PREFIX", Usage: "the agent's prefix in the bucket (default agents/<agent>/chats)"}
 )
 
+// gcsEnviron are the variables Google's Cloud Storage client reads: its
+// credentials (GOOGLE_APPLICATION_CREDENTIALS, gcloud's folder), project,
+// metadata server and emulator.
+var gcsEnviron = []string{"GOOGLE_*", "CLOUDSDK_CONFIG", "GCE_METADATA_HOST", "GCE_METADATA_IP", "STORAGE_EMULATOR_HOST"}
+
 // Link are Link's own drivers: those that register themselves to run in
 // the program's process (store/driver: the log and compact), and SQLite's
 // and Cloud Storage's in their plugins, which Link's programs can't link.
 var Link = append(inProcess(),
 	Driver{Name: "sqlite"},
-	Driver{Name: "gcs", Settings: []Setting{GCSBucket, GCSEndpoint, GCSPrefix}},
+	Driver{Name: "gcs", Settings: []Setting{GCSBucket, GCSEndpoint, GCSPrefix}, Environ: gcsEnviron},
 )
 
 // inProcess are the drivers registered to open in the program's process.
