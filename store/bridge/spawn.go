@@ -77,6 +77,10 @@ type Child struct {
 	cfg  ChildConfig
 	lock chan struct{} // held while a call finds or starts the child
 
+	keepMu   sync.Mutex
+	stopKeep context.CancelFunc // ends Keep's watch; nil until Keep
+	kept     chan struct{}      // closed once Keep's watch has ended
+
 	// Under lock:
 	run      *childRun
 	failures int       // starts in a row that failed or died young
@@ -339,9 +343,52 @@ func (r *childRun) exitedWithin(d time.Duration) bool {
 	}
 }
 
+// Keep starts the child now, and again each time it ends (after the
+// backoff, as a call would), until Close: a store bridge others reach at
+// its socket, which no call of this process's starts. It gives the first
+// start's error, and then keeps nothing running. Called once.
+func (c *Child) Keep(ctx context.Context) error {
+	run, err := c.running(ctx)
+	if err != nil {
+		return err
+	}
+	watch, stop := context.WithCancel(context.WithoutCancel(ctx))
+	kept := make(chan struct{})
+	c.keepMu.Lock()
+	c.stopKeep, c.kept = stop, kept
+	c.keepMu.Unlock()
+	go func() {
+		defer close(kept)
+		for {
+			select {
+			case <-run.exited:
+			case <-watch.Done():
+				return
+			}
+			for {
+				if run, err = c.running(watch); err == nil {
+					break
+				}
+				if watch.Err() != nil {
+					return
+				}
+				c.cfg.Logger.Warn("store bridge not started again", "program", c.cfg.Path, "err", err)
+			}
+		}
+	}()
+	return nil
+}
+
 // Close stops the child, asking first (SIGTERM) and killing it if it
 // hasn't ended within 5 s, and waits for it. Calls after it are refused.
 func (c *Child) Close() error {
+	c.keepMu.Lock()
+	stop, kept := c.stopKeep, c.kept
+	c.keepMu.Unlock()
+	if stop != nil {
+		stop()
+		<-kept
+	}
 	c.lock <- struct{}{}
 	defer func() { <-c.lock }()
 	c.closed = true

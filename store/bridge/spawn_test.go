@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/internal/testwait"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
 	"github.com/lnk-dev/link/store/log"
@@ -154,6 +155,45 @@ func TestChildStartsAgainAndStops(t *testing.T) {
 	got, err := log.Open(dir).Read(ctx, thread, 1)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("the log holds %d events (%v), want 2", len(got), err)
+	}
+}
+
+// A child kept (Keep) runs from then on, with no call: killed, it is
+// started again by itself, and answers; Close stops it for good.
+func TestChildKept(t *testing.T) {
+	ctx := t.Context()
+	dir := t.TempDir()
+	c, err := bridge.NewChild(childConfig(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Keep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	first := c.Pid()
+	if first == 0 {
+		t.Fatal("no child runs after Keep")
+	}
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, 10*time.Second, "the kept child started again", func() bool {
+		pid := c.Pid()
+		return pid != 0 && pid != first
+	})
+	second := c.Pid()
+	if err := c.Append(ctx, "telegram:1", store.Event{Seq: 1, Kind: "message", Time: time.Now().UTC(), Text: "one"}); err != nil {
+		t.Fatalf("a call to the child started again: %v", err)
+	}
+	if c.Pid() != second {
+		t.Fatalf("the call started another child: %d, want %d", c.Pid(), second)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !gone(second) {
+		t.Fatalf("the kept child %d runs after Close", second)
 	}
 }
 
