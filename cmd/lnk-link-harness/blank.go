@@ -224,5 +224,5 @@ func listenControl(path string) (net.Listener, error) {
 // home, key or port until it is bound, so the flags naming them are
 // refused.
 func (m *Main) blankFlags(fs *flag.FlagSet) error {
-	return m.refuseFlags(fs, "the binding's with --blank", "agent", "agent-id", "key-file", "port", "agents", "stdio", "home")
+	return m.refuseFlags(fs, "the binding's with --blank", "agent", "agent-id", "key-file", "port", "agents", "stdio", "home", "store-child")
 }

@@ -68,6 +68,11 @@ type Main struct {
 	// Stdio speaks ACP on Stdin and Stdout for the one agent, in place of
 	// the endpoint (serve --stdio).
 	Stdio bool
+	// StoreChild starts each store driver's plugin (lnk-sqlite, lnk-gcs)
+	// as this process's child, passed only its driver's variables, in
+	// place of reaching the agent's store bridge beside it (serve
+	// --store-child: a convenience; serve.Config.StoreChild).
+	StoreChild bool
 	// SleepAfter, when positive, is how long an agent goes without a
 	// message before it sleeps; with every agent asleep, Run ends.
 	SleepAfter time.Duration
@@ -132,6 +137,7 @@ func (m *Main) ParseFlags(args []string) error {
 	fs.BoolVar(&m.Stdio, "stdio", false, "speak ACP on standard input and output for the one agent (an editor's ACP client, or lnk-acp), in place of the endpoint; the key file is then optional")
 	fs.DurationVar(&m.SleepAfter, "sleep-after", 0, "how long an agent goes without a message before it sleeps (its tool sessions and caches let go, its port still served); with every agent asleep the process ends; 0 never")
 	fs.StringVar(&m.Blank, "blank", "", "start ahead, holding nothing of anyone's, until one line on this control socket (an absolute path) binds the unit to an agent (docs/agents.md)")
+	fs.BoolVar(&m.StoreChild, "store-child", false, "start each store driver's plugin (lnk-sqlite, lnk-gcs) as this process's child, passed its driver's settings from this environment, in place of reaching the agent's store bridge run beside it (lnk-<driver> serve; docs/agents.md)")
 	fs.StringVar(&m.AgentsFile, "agents", "", "answer the agents this file names, a JSON line each (name, id, home, port, key_file, env), in place of --agent, --agent-id, --key-file and --port")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
@@ -240,6 +246,7 @@ func (m *Main) Run(ctx context.Context) error {
 		Env:        m.Env,
 		Logger:     logger,
 		SleepAfter: m.SleepAfter,
+		StoreChild: m.StoreChild,
 	})
 	if err != nil {
 		return porthold.Explain(err, m.Port, "say another --port or $LNK_PORT (0 takes a free one)")

@@ -22,25 +22,32 @@ import (
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
-// childOf finds the one process whose parent is pid (Linux's /proc).
+// childOf finds the one process whose parent is pid, waiting for it.
 func childOf(t *testing.T, pid int) int {
 	t.Helper()
 	var kids []int
 	testwait.For(t, 5*time.Second, fmt.Sprintf("process %d to have one child, its store bridge", pid), func() bool {
-		kids = kids[:0]
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			n, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			if ppid, state, ok := procStat(n); ok && ppid == pid && state != 'Z' {
-				kids = append(kids, n)
-			}
-		}
+		kids = childrenOf(pid)
 		return len(kids) == 1
 	})
 	return kids[0]
+}
+
+// childrenOf are the running processes whose parent is pid (Linux's
+// /proc).
+func childrenOf(pid int) []int {
+	var kids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if ppid, state, ok := procStat(n); ok && ppid == pid && state != 'Z' {
+			kids = append(kids, n)
+		}
+	}
+	return kids
 }
 
 // procStat reads a process's parent and state from /proc/<pid>/stat.
@@ -71,11 +78,13 @@ func waitGone(t *testing.T, pid int, why string) {
 	})
 }
 
-// The drivers lnk-link-harness doesn't link run in their plugins, which
-// it finds beside itself and starts as a child on a conversation's first
-// message: SQLite's (testSQLite) and Cloud Storage's against a
-// fake-gcs-server (testGCS). Built once for both.
-func TestDriversInChild(t *testing.T) {
+// The drivers lnk-link-harness doesn't link run in their plugins: by
+// default reached through the agent's store bridge run beside it, Cloud
+// Storage's against a fake-gcs-server (testBesideGCS); told
+// --store-child, found beside itself and started as its child on a
+// conversation's first message: SQLite's (testSQLite) and Cloud
+// Storage's (testGCS). Built once for all.
+func TestDriverPlugins(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real programs")
 	}
@@ -84,6 +93,7 @@ func TestDriversInChild(t *testing.T) {
 	}
 	dir := driverstest.Build(t, append(driverstest.Plugins(), driverstest.Module+"/cmd/lnk-link-harness", driverstest.Module+"/cmd/lnk")...)
 	bin := filepath.Join(dir, "lnk-link-harness")
+	t.Run("beside/gcs", func(t *testing.T) { testBesideGCS(t, dir) })
 	t.Run("sqlite", func(t *testing.T) { testSQLite(t, bin) })
 	t.Run("gcs", func(t *testing.T) { testGCS(t, bin) })
 	t.Run("steered/gcs", func(t *testing.T) { testSteeredProcs(t, dir, "gcs") })
@@ -132,7 +142,7 @@ func testSQLite(t *testing.T, bin string) {
 	const thread = "telegram:7"
 	send := func(proc *harnessProc, text string) { t.Helper(); sendOK(t, proc, thread, text) }
 
-	proc := startProc(t, bin, home, keyFile, env, "--model", "offline")
+	proc := startProc(t, bin, home, keyFile, env, "--model", "offline", "--store-child")
 	// Nothing starts before a conversation needs it.
 	if _, err := os.Stat(filepath.Join(p.Chats(), sqlite.File)); err == nil {
 		t.Fatal("events.sqlite made before any message")
@@ -164,7 +174,7 @@ func testSQLite(t *testing.T, bin string) {
 
 	// Started again on the same store, it goes on with the conversation;
 	// killed, its child ends with it.
-	proc = startProc(t, bin, home, keyFile, env, "--model", "offline")
+	proc = startProc(t, bin, home, keyFile, env, "--model", "offline", "--store-child")
 	send(proc, "third, after a restart")
 	third := childOf(t, proc.cmd.Process.Pid)
 	proc.kill()
@@ -222,7 +232,7 @@ func testGCS(t *testing.T, bin string) {
 	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "chats"})
 	home, p, keyFile := newAgent(t, "gcs")
 	env := childEnv(map[string]string{"LNK_GCS_BUCKET": "chats", "LNK_GCS_ENDPOINT": srv.URL() + "/storage/v1/"})
-	proc := startProc(t, bin, home, keyFile, env, "--model", "offline")
+	proc := startProc(t, bin, home, keyFile, env, "--model", "offline", "--store-child")
 	sendOK(t, proc, "telegram:9", "kept in a bucket")
 	sendOK(t, proc, "telegram:9", "and again")
 	child := childOf(t, proc.cmd.Process.Pid)

@@ -137,5 +137,6 @@ func (m *Main) agentConfig(a agentLine, logger *slog.Logger) (serve.Config, erro
 		Env:        env,
 		Logger:     logger.With(slog.String("agent", a.Name)),
 		SleepAfter: m.SleepAfter,
+		StoreChild: m.StoreChild,
 	}, nil
 }

@@ -6,43 +6,48 @@ import (
 	"log/slog"
 
 	"github.com/lnk-dev/link/cmd/internal/serve"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 )
 
 // runStdio serves the one agent over standard input and output until the
 // input ends or ctx does: nothing but ACP is written to Stdout, the log
-// goes to Stderr. Without a key file, a key of its own proves the store's
-// children (the only use of the key here).
+// goes to Stderr. The key proves calls to the agent's store bridge (its
+// only use here): the key file's, else the agent's own endpoint.key when
+// it has one (the key lnk agent chat starts its bridge with), else a key
+// of its own, for --store-child's children.
 func (m *Main) runStdio(ctx context.Context) error {
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	p, err := store.For(m.Home, m.Agent)
+	if err != nil {
+		return err
+	}
 	var key []byte
-	if m.KeyFile != "" {
-		k, err := serve.ReadKey(m.KeyFile, logger)
-		if err != nil {
+	switch k, err := contract.ReadKeyFile(p.KeyFile()); {
+	case m.KeyFile != "":
+		if key, err = serve.ReadKey(m.KeyFile, logger); err != nil {
 			return err
 		}
+	case err == nil:
 		key = k
-	} else {
+	default:
 		key = make([]byte, 32)
 		rand.Read(key)
 	}
 	if m.AgentID == "" {
-		p, err := store.For(m.Home, m.Agent)
-		if err != nil {
-			return err
-		}
 		if m.AgentID, err = serve.ReadAgentID(p); err != nil {
 			return err
 		}
 	}
 	close(m.ready)
 	return serve.ServeStdio(ctx, serve.Config{
-		Home:    m.Home,
-		Agent:   m.Agent,
-		AgentID: m.AgentID,
-		Key:     key,
-		Model:   m.Model,
-		Env:     m.Env,
-		Logger:  logger,
+		Home:       m.Home,
+		Agent:      m.Agent,
+		AgentID:    m.AgentID,
+		Key:        key,
+		Model:      m.Model,
+		Env:        m.Env,
+		Logger:     logger,
+		StoreChild: m.StoreChild,
 	}, m.Stdin, m.Stdout)
 }

@@ -40,7 +40,7 @@ func testSteeredProcs(t *testing.T, dir, driver string) {
 	}
 	var procs []*harnessProc
 	for i := range 2 {
-		procs = append(procs, startProc(t, filepath.Join(dir, "lnk-link-harness"), homes[i], keyFiles[i], env, "--model", "offline"))
+		procs = append(procs, startProc(t, filepath.Join(dir, "lnk-link-harness"), homes[i], keyFiles[i], env, "--model", "offline", "--store-child"))
 	}
 	const rounds, n, thread = 6, 4, "link:same"
 	steered, failed := 0, 0

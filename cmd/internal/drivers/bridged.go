@@ -3,6 +3,7 @@ package drivers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -11,10 +12,14 @@ import (
 )
 
 // bridged is a driver reached through a store bridge already running (a
-// blank unit's, given at its binding) in place of a child: dialed at its
-// first call, and again at the next after a dial that failed.
+// blank unit's, given at its binding, or the one beside the agent) in
+// place of a child: dialed at its first call, and again at the next after
+// a dial that failed.
 type bridged struct {
-	cfg bridge.Config
+	cfg  bridge.Config
+	err  error  // why it can't be reached at all, said at each call
+	what string // the driver and its bridge, in a dial's error
+	hint string // what to do when none answers there
 
 	mu sync.Mutex
 	c  *bridge.Client
@@ -34,9 +39,18 @@ func (b *bridged) client(ctx context.Context) (*bridge.Client, error) {
 	if b.c != nil {
 		return b.c, nil
 	}
+	if b.err != nil {
+		return nil, b.err
+	}
 	c, err := bridge.Dial(ctx, b.cfg)
 	if err != nil {
-		return nil, err
+		switch {
+		case b.what == "":
+			return nil, err
+		case errors.Is(err, bridge.ErrRefused):
+			return nil, fmt.Errorf("%s: %w: start it with the agent's key, the harness's own key file", b.what, err)
+		}
+		return nil, fmt.Errorf("%s: %w: %s", b.what, err, b.hint)
 	}
 	b.c = c
 	return c, nil

@@ -99,15 +99,18 @@ func Lookup(name string) (Driver, bool) {
 }
 
 // Set opens an agent's drivers for a program: Link's, those in process
-// directly, each other a child running its plugin.
+// directly, each other through a store bridge: one already running
+// (Bridges), the agent's beside it (Beside), else a child running its
+// plugin.
 type Set struct {
 	// Key proves each call to a plugin: the agent's key for the harness;
 	// nil is a random key of the set's own (for lnk's commands, which
 	// reach the store directly).
 	Key []byte
-	// Env is the program's environment, as a plugin is started with it:
-	// where the plugins are ($LNK_STORE_COMMAND) and their settings
-	// ($LNK_GCS_BUCKET...). nil is this process's.
+	// Env is the program's environment, where a child's plugin is found
+	// ($LNK_STORE_COMMAND) and what of it the child is passed: its
+	// driver's settings ($LNK_GCS_BUCKET...) and variables alone
+	// (PluginEnv). nil is this process's.
 	Env map[string]string
 	// Logger gets what a plugin says and when it ends; nil logs nothing.
 	Logger *slog.Logger
@@ -115,6 +118,12 @@ type Set struct {
 	// by name (a blank unit's, given at its binding): dialed at the first
 	// call, in place of a child.
 	Bridges map[string]bridge.Config
+	// Beside reaches every other driver of a plugin through the agent's
+	// store bridge running beside it, at its BridgeSocket, proved with
+	// Key: the spec's way, Link Harness's unless told to start children
+	// (serve --store-child). Nothing is started; a call when no bridge
+	// answers there fails, saying how to run one.
+	Beside bool
 	// Ahead has the log keep a folder made ahead for the next
 	// conversation it begins, with its copy for people (log.MakeAhead):
 	// for a program that answers messages, not a command that writes one
@@ -140,10 +149,12 @@ func (s Set) Open(p store.Paths) (map[string]store.Conversations, error) {
 			out[d.Name] = c
 			continue
 		}
-		out[d.Name] = s.plugin(p, d.Name)
+		out[d.Name] = s.reach(p, d.Name)
 	}
 	for name, cfg := range s.Bridges {
-		out[name] = &bridged{cfg: cfg}
+		if out[name] == nil {
+			out[name] = &bridged{cfg: cfg}
+		}
 	}
 	return out, nil
 }
@@ -160,9 +171,21 @@ func (s Set) Openers(p store.Paths) map[string]driver.Opener {
 			continue
 		}
 		name := d.Name
-		out[name] = func(string) (store.Conversations, error) { return s.plugin(p, name), nil }
+		out[name] = func(string) (store.Conversations, error) { return s.reach(p, name), nil }
 	}
 	return out
+}
+
+// reach is a driver of a plugin as the set reaches it: through the store
+// bridge it was given, the agent's beside it, or a child.
+func (s Set) reach(p store.Paths, driver string) store.Conversations {
+	if cfg, ok := s.Bridges[driver]; ok {
+		return &bridged{cfg: cfg}
+	}
+	if s.Beside {
+		return s.beside(p, driver)
+	}
+	return s.plugin(p, driver)
 }
 
 // keyed gives the set a key of its own when it has none.

@@ -29,14 +29,20 @@ type Plugin struct {
 	Open func(ctx context.Context, p store.Paths, settings map[string]string) (store.Conversations, error)
 }
 
-const pluginUsage = `usage: lnk-%[1]s serve --key-file FILE (--socket PATH | --listen 127.0.0.1:PORT)
+const pluginUsage = `usage: lnk-%[1]s serve --key-file FILE [--socket PATH | --listen 127.0.0.1:PORT]
         [--home DIR] [--agent NAME] [--driver %[1]s] [the driver's flags]
 
 Runs the %[1]s driver on the agent's conversations and answers its calls
 (append, read, latest, lease, release, tools, narrow, forget) over HTTP on
 a unix socket or a loopback port, each call proved with the agent's key
-(store/bridge). Link Harness and lnk start it as their child for a
-conversation kept by %[1]s. Once listening it prints one line,
+(store/bridge): the agent's store bridge, run beside it, so whatever the
+driver needs to reach its store (the bucket's settings and credentials)
+is in this program's environment alone, never the harness's. Without
+--socket or --listen it answers on the agent's own socket,
+<home>/agents/<agent>/run/store-%[1]s.sock, where Link Harness reaches it;
+lnk agent chat starts it there, and a service manager may (docs/agents.md,
+"The store bridge"). Link Harness told --store-child, and lnk's commands,
+start it as their child instead. Once listening it prints one line,
   serving %[1]s conversations of AGENT on unix:PATH (or tcp:127.0.0.1:PORT)
 and serves until interrupted. --listen 127.0.0.1:0 takes a free port. Each
 of the driver's flags may come from the environment variable beside it.
@@ -78,7 +84,7 @@ func (pl Plugin) Run(ctx context.Context, args []string, getenv func(string) str
 	fs.StringVar(&agent, "agent", getenv(contract.EnvAgent), "the agent ($"+contract.EnvAgent+", else main)")
 	fs.StringVar(&driver, "driver", pl.Name, "the driver: "+pl.Name+" alone")
 	fs.StringVar(&keyFile, "key-file", "", "a file holding the agent's key, which proves each call")
-	fs.StringVar(&socket, "socket", "", "the unix socket to answer on, made for this user alone")
+	fs.StringVar(&socket, "socket", "", "the unix socket to answer on, made for this user alone (default the agent's, <home>/agents/<agent>/run/store-"+pl.Name+".sock)")
 	fs.StringVar(&laddr, "listen", "", "the loopback address to answer on instead: 127.0.0.1:PORT")
 	settings := map[string]*string{}
 	for _, s := range d.Settings {
@@ -90,8 +96,8 @@ func (pl Plugin) Run(ctx context.Context, args []string, getenv func(string) str
 		}
 		return 2
 	}
-	if fs.NArg() > 0 || keyFile == "" || (socket == "") == (laddr == "") {
-		fmt.Fprintf(stderr, "lnk-%s serve: say --key-file, and one of --socket and --listen\n", pl.Name)
+	if fs.NArg() > 0 || keyFile == "" || (socket != "" && laddr != "") {
+		fmt.Fprintf(stderr, "lnk-%s serve: say --key-file, and at most one of --socket and --listen\n", pl.Name)
 		fs.Usage()
 		return 2
 	}
@@ -129,6 +135,14 @@ func (pl Plugin) serve(ctx context.Context, home, agent, keyFile, socket, laddr 
 	network, addr := "unix", socket
 	if laddr != "" {
 		network, addr = "tcp", laddr
+	}
+	if addr == "" {
+		if addr, err = BridgeSocket(p, pl.Name); err != nil {
+			return err
+		}
+		if err := makeSocketDir(p); err != nil {
+			return err
+		}
 	}
 	ln, err := bridge.Listen(network, addr)
 	if err != nil {

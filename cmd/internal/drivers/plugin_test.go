@@ -257,8 +257,7 @@ func TestPluginUsage(t *testing.T) {
 		says string
 	}{
 		{"no key", []string{"--socket", "x"}, 2, "say --key-file"},
-		{"nowhere", []string{"--key-file", keyFile}, 2, "one of --socket and --listen"},
-		{"both", []string{"--key-file", keyFile, "--socket", "x", "--listen", "127.0.0.1:0"}, 2, "one of --socket and --listen"},
+		{"both", []string{"--key-file", keyFile, "--socket", "x", "--listen", "127.0.0.1:0"}, 2, "at most one of --socket and --listen"},
 		{"another driver", []string{"--driver", "sqlite", "--key-file", keyFile, "--listen", "127.0.0.1:0"}, 2, `runs the gcs driver, not "sqlite"`},
 		{"not loopback", []string{"--key-file", keyFile, "--listen", "0.0.0.0:0"}, 1, "only a loopback address"},
 		{"no key file", []string{"--key-file", filepath.Join(home, "none"), "--listen", "127.0.0.1:0"}, 1, "read the key"},

@@ -57,6 +57,12 @@ type Config struct {
 	// Bridges are store drivers reached through a store bridge already
 	// running, by name (drivers.Set.Bridges).
 	Bridges map[string]bridge.Config
+	// StoreChild starts each other driver's plugin as this process's own
+	// child, passed only its driver's variables of Env (drivers.PluginEnv):
+	// a convenience (serve --store-child). Without it, the spec's way, each
+	// is reached through the agent's store bridge Link runs beside it
+	// (drivers.BridgeSocket), so nothing the driver needs is in Env.
+	StoreChild bool
 	// SleepAfter, when positive, is how long the agent goes without a
 	// connection before it sleeps: its harness and the tools made for it
 	// are closed (no tool session, no cache), its port still served, and
@@ -203,9 +209,9 @@ func newHarness(cfg Config) (*harness.Harness, *mcptools.Tools, error) {
 	pr := NewProviders(cfg.Env)
 	modelName := cfg.Model
 	// The log and compact run here; every other driver in its plugin,
-	// behind the store bridge, proved with the agent's key, or through a
-	// store bridge already running (Bridges).
-	ds := drivers.Set{Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger, Bridges: cfg.Bridges, Ahead: true}
+	// behind the store bridge, proved with the agent's key: one given
+	// (Bridges), else the agent's beside it, else (StoreChild) a child.
+	ds := drivers.Set{Key: cfg.Key, Env: cfg.Env, Logger: cfg.Logger, Bridges: cfg.Bridges, Beside: !cfg.StoreChild, Ahead: true}
 	settings := func(ctx context.Context, p store.Paths) (harness.Settings, error) {
 		return ReadSettings(ctx, p, modelName)
 	}
