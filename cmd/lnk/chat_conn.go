@@ -23,6 +23,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/cmd/internal/agentlog"
+	"github.com/lnk-dev/link/cmd/internal/drivers"
 	"github.com/lnk-dev/link/cmd/internal/porthold"
 	"github.com/lnk-dev/link/cmd/internal/serve"
 	"github.com/lnk-dev/link/contract"
@@ -94,10 +95,11 @@ type agentConn struct {
 	url   string
 	key   []byte
 	agent string
-	paths store.Paths   // the agent's files here
-	local *serve.Server // nil when the endpoint is another process's
-	tools []startedTool // the tools started beside local (memory, run...)
-	mates *homeMates    // its teammates served here, stopped with it; nil for a teammate
+	paths store.Paths     // the agent's files here
+	local *serve.Server   // nil when the endpoint is another process's
+	tools []startedTool   // the tools started beside local (memory, run...)
+	store *drivers.Beside // the store bridge beside local; nil for none
+	mates *homeMates      // its teammates served here, stopped with it; nil for a teammate
 
 	mu       sync.Mutex
 	commands []acp.Command // the agent's, as it last listed them; nil before
@@ -198,16 +200,28 @@ func startAgent(ctx context.Context, o chatOptions, env map[string]string, home 
 		closeLog()
 		return nil, err
 	}
+	// Its store bridge beside it, when its storage names a driver's
+	// plugin; a conversation kept by another (its storage changed since)
+	// by a child's.
+	sb, err := startStore(ctx, p, key, env, logger)
+	if err != nil {
+		closeTools(tools)
+		closeLog()
+		return nil, err
+	}
 	srv, err := serve.Start(ctx, serve.Config{
-		Home:   home,
-		Agent:  p.Agent,
-		Key:    key,
-		Addr:   addr,
-		Model:  name,
-		Env:    env,
-		Logger: logger,
+		Home:       home,
+		Agent:      p.Agent,
+		Key:        key,
+		Addr:       addr,
+		Model:      name,
+		Env:        env,
+		Logger:     logger,
+		Bridges:    storeBridges(sb),
+		StoreChild: true,
 	})
 	if err != nil {
+		closeStore(sb)
 		closeTools(tools)
 		closeLog()
 		return nil, fmt.Errorf("start agent %s: %w", p.Agent, porthold.Explain(err, addrPort(addr), "say another $"+contract.EnvPort+", or unset it and lnk takes a free port"))
@@ -215,7 +229,8 @@ func startAgent(ctx context.Context, o chatOptions, env map[string]string, home 
 	fmt.Fprintf(status, "lnk: started agent %s here (home %s, endpoint %s)\n", p.Agent, home, srv.URL())
 	reachTools(tools, sendtool.Target{URL: srv.URL(), Key: key, Agent: p.Agent})
 	sayTools(status, tools)
-	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, tools: tools, closeLog: closeLog}, nil
+	sayStore(status, sb)
+	return &agentConn{url: srv.URL(), key: key, agent: p.Agent, paths: p, local: srv, tools: tools, store: sb, closeLog: closeLog}, nil
 }
 
 // addrPort is host:port's port, 0 when it has none.
@@ -231,7 +246,7 @@ func (a *agentConn) Close() error {
 		return nil
 	}
 	err := a.local.Close()
-	err = errors.Join(err, closeTools(a.tools))
+	err = errors.Join(err, closeStore(a.store), closeTools(a.tools))
 	if a.mates != nil {
 		err = errors.Join(err, a.mates.Close())
 	}
