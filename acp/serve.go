@@ -127,6 +127,10 @@ func (s *server) handle(ctx context.Context, r *Request) {
 			r.Fail(ctx, err)
 			return
 		}
+		if rp, ok := s.a.(Replayer); ok && s.opt.Editor && r.Method == MethodSessionLoad {
+			s.loadSession(r, thread, opts, rp)
+			return
+		}
 		// Nothing of the thread's history is replayed: a bridge sends the
 		// message alone, and the harness holds the rest.
 		s.opened(ctx, r, OpenSessionResult{ConfigOptions: opts}, thread)

@@ -41,6 +41,45 @@ type SessionLister interface {
 	ListSessions(ctx context.Context, agent, cursor string) (ListSessionsResult, error)
 }
 
+// Replayer is an Agent that replays a session's conversation to an
+// editor that loads it: on an editor's connection Serve answers
+// session/load with each entry History gives as a user_message_chunk or
+// an agent_message_chunk, each its own message, before the answer. Off
+// one, and from an agent that is none, session/load replays nothing.
+type Replayer interface {
+	// History is what was said in thread lately, oldest first.
+	History(ctx context.Context, agent, thread string) ([]contract.StateEntry, error)
+}
+
+// UpdateUserChunk is the session/update of a user's message replayed.
+const UpdateUserChunk = "user_message_chunk"
+
+// loadSession answers session/load of thread, opened, on an editor's
+// connection to a Replayer: its history replayed, then the answer with
+// opts and the commands' list.
+func (s *server) loadSession(r *Request, thread string, opts []ConfigOption, rp Replayer) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		entries, err := rp.History(s.ctx, s.agent, thread)
+		if err != nil {
+			r.Fail(s.ctx, err)
+			return
+		}
+		for _, e := range entries {
+			kind := UpdateMessageChunk
+			if e.Role == contract.RoleUser {
+				kind = UpdateUserChunk
+			}
+			u := Update{SessionUpdate: kind, Content: &TextContent{Type: "text", Text: e.Text}, MessageID: newMessageID()}
+			if err := s.conn.Notify(s.ctx, MethodSessionUpdate, outNotification{SessionID: thread, Update: u}); err != nil {
+				return // the connection's end, which its read loop meets
+			}
+		}
+		s.opened(s.ctx, r, OpenSessionResult{ConfigOptions: opts}, thread)
+	}()
+}
+
 // Config option types and categories, as ACP names them.
 const (
 	ConfigSelect  = "select" // one value of a list

@@ -32,7 +32,12 @@ const (
 var (
 	_ acp.SessionLister = (*Harness)(nil)
 	_ acp.Configurer    = (*Harness)(nil)
+	_ acp.Replayer      = (*Harness)(nil)
 )
+
+// maxReplay bounds the text a session/load replays: the latest entries
+// of the conversation's window that fit.
+const maxReplay = 4 << 20
 
 // ListSessions gives agent's conversations for session/list, a page of
 // listPage at a time in the order of their threads' names, each titled
@@ -143,6 +148,16 @@ func titleOf(events []store.Event) (string, time.Time) {
 // served by a provider) with the one it runs on now current; none when
 // no model is named anywhere.
 func (h *Harness) ConfigOptions(ctx context.Context, agent, thread string) ([]acp.ConfigOption, error) {
+	t, err := h.readConv(ctx, agent, thread)
+	if err != nil {
+		return nil, err
+	}
+	return h.modelOption(t.c, t.modelName()), nil
+}
+
+// readConv reads thread's window, as a turn would, outside any turn: for
+// what an editor is shown of it.
+func (h *Harness) readConv(ctx context.Context, agent, thread string) (*turn, error) {
 	c, err := h.open(ctx, agent, thread)
 	if err != nil {
 		return nil, err
@@ -151,7 +166,26 @@ func (h *Harness) ConfigOptions(ctx context.Context, agent, thread string) ([]ac
 	if err := t.refresh(ctx); err != nil {
 		return nil, err
 	}
-	return h.modelOption(c, t.modelName()), nil
+	return t, nil
+}
+
+// History is what was said in thread's window (what its model is sent
+// now), as an export gives it (entriesOf): each message a user entry,
+// each answer with text an agent entry, the latest that fit in maxReplay
+// bytes of text, for session/load to replay.
+func (h *Harness) History(ctx context.Context, agent, thread string) ([]contract.StateEntry, error) {
+	t, err := h.readConv(ctx, agent, thread)
+	if err != nil {
+		return nil, err
+	}
+	entries := entriesOf(t.events)
+	size := 0
+	for i := len(entries) - 1; i >= 0; i-- {
+		if size += len(entries[i].Text); size > maxReplay {
+			return entries[i+1:], nil
+		}
+	}
+	return entries, nil
 }
 
 // modelOption is the model's config option of c, running on current.

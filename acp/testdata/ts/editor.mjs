@@ -69,6 +69,14 @@ const scenarios = {
     const replayed = seen.filter((n) => n.update.sessionUpdate === "user_message_chunk");
     return { init, resumed, answer, replayed };
   },
+  // Or its second half by session/load: the conversation replayed.
+  async load(ctx, init) {
+    const loaded = await ctx.request(methods.agent.session.load, { sessionId: "discord:400", cwd: "/", mcpServers: [] });
+    // What came before the answer: the replay.
+    const replayed = seen.map((n) => ({ kind: n.update.sessionUpdate, text: n.update.content?.text, messageId: n.update.messageId }));
+    const answer = await ctx.request(methods.agent.session.prompt, { sessionId: "discord:400", prompt: text("What is my name?") });
+    return { init, loaded, replayed, answer };
+  },
   // The model picker: listed in session/new's answer, set to another
   // model, a wrong value refused; set back by /model:set in the chat,
   // the picker told.

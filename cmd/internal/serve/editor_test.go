@@ -223,6 +223,41 @@ func TestEditorResumesSession(t *testing.T) {
 	}
 }
 
+// session/load in a second process replays the conversation the first
+// began before its answer, each message a user_message_chunk or an
+// agent_message_chunk of its own messageId, then takes it up.
+func TestEditorLoadsSession(t *testing.T) {
+	fake := fakeprovider.New()
+	defer fake.Close()
+	fake.Script(fakeprovider.Turn{Text: "Hello Ada."}, fakeprovider.Turn{Text: "You are Ada."})
+	home, env := editorHome(t, fake)
+	var begun struct{ Answer struct{ StopReason string } }
+	runEditor(t, home, env, "begin", &begun)
+	var r struct {
+		Replayed []struct{ Kind, Text, MessageID string }
+		Answer   struct{ StopReason string }
+	}
+	runEditor(t, home, env, "load", &r)
+	var got []string
+	ids := map[string]bool{}
+	for _, u := range r.Replayed {
+		if u.Kind == "available_commands_update" {
+			continue
+		}
+		got = append(got, u.Kind+": "+u.Text)
+		if u.MessageID == "" || ids[u.MessageID] {
+			t.Errorf("replayed %+v: want a messageId of its own", u)
+		}
+		ids[u.MessageID] = true
+	}
+	if want := "user_message_chunk: My name is Ada.|agent_message_chunk: Hello Ada."; strings.Join(got, "|") != want {
+		t.Errorf("replayed before the answer:\n%s\nwant\n%s", strings.Join(got, "|"), want)
+	}
+	if r.Answer.StopReason != "end_turn" {
+		t.Errorf("the prompt after the load ended %q", r.Answer.StopReason)
+	}
+}
+
 // The model is a config option of category model: listed in
 // session/new's answer with the agent's model current and its alias's
 // model beside it; set to the other, the next turn's request goes to
