@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path"
+	"strings"
 
 	"github.com/lnk-dev/link/contract"
 )
@@ -176,7 +177,7 @@ func parseListParams(params json.RawMessage) (cwd, cursor string, err error) {
 	}
 	cwd = "/"
 	if p.Cwd != nil {
-		if !path.IsAbs(*p.Cwd) {
+		if !absolute(*p.Cwd) {
 			return "", "", &contract.RuleError{Field: "cwd", Rule: "a session's cwd is an absolute path"}
 		}
 		cwd = *p.Cwd
@@ -185,6 +186,20 @@ func parseListParams(params json.RawMessage) (cwd, cursor string, err error) {
 		cursor = *p.Cursor
 	}
 	return cwd, cursor, nil
+}
+
+// absolute says whether p is an absolute path on the editor's machine,
+// whichever system it runs: /home/ada, C:\Users\ada, C:/Users/ada or
+// \\server\share.
+func absolute(p string) bool {
+	switch {
+	case path.IsAbs(p), strings.HasPrefix(p, `\\`):
+		return true
+	case len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/'):
+		c := p[0] | 0x20
+		return c >= 'a' && c <= 'z'
+	}
+	return false
 }
 
 // parseSetConfigParams reads session/set_config_option's params: the

@@ -3,7 +3,6 @@ package acp
 import (
 	"encoding/json"
 	"errors"
-	"path"
 	"testing"
 
 	"github.com/lnk-dev/link/contract"
@@ -18,7 +17,7 @@ func FuzzEditorParams(f *testing.F) {
 		`{}`, `null`, `{"cwd":"/work","cursor":"ZGlzY29yZDox"}`, `{"cwd":"work"}`, `{"cwd":null,"cursor":null}`,
 		`{"sessionId":"discord:1","configId":"model","value":"anthropic/claude-sonnet-5"}`,
 		`{"sessionId":"discord:1","configId":"brave","type":"boolean","value":true}`,
-		`{"configId":"model"}`, `[]`, `"x"`, `{"cwd":7}`,
+		`{"configId":"model"}`, `[]`, `"x"`, `{"cwd":7}`, `{"cwd":"C:\\Users\\ada"}`, `{"cwd":"c:/x"}`, `{"cwd":"\\\\server\\share"}`, `{"cwd":"C:x"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -34,7 +33,7 @@ func FuzzEditorParams(f *testing.F) {
 		}
 		if cwd, _, err := parseListParams(params); err != nil {
 			ruled(err)
-		} else if !path.IsAbs(cwd) {
+		} else if !absolute(cwd) {
 			t.Fatalf("%s read as cwd %q", params, cwd)
 		}
 		session, id, value, err := parseSetConfigParams(params)
