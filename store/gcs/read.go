@@ -16,15 +16,26 @@ import (
 // fetchers bounds the objects one call reads at once.
 const fetchers = 16
 
-// Read lists the thread's event objects from the name of from on, names
-// only, in name order (which is number order), and reads each.
+// Read reads the thread's events from from on. From the first, it lists
+// the event objects, names only, in name order (which is number order),
+// so a name that isn't an event's or a gap is found, and reads each.
+// From a later number (a turn's read of what came since), it finds the
+// last number as Latest does, without listing, one probe when this Driver
+// is up to date, and reads the objects between by name: a list's cost
+// may grow with the conversation (fake-gcs-server's walks the whole
+// bucket at each), a probe's doesn't.
 func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
 	folder, err := d.folder(thread)
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %d: %w", thread, from, err)
 	}
 	from = max(from, 1)
-	last, err := d.list(ctx, folder, from)
+	var last int64
+	if from == 1 {
+		last, err = d.list(ctx, folder, from)
+	} else {
+		last, err = d.last(ctx, folder)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s from %d: %w", thread, from, err)
 	}

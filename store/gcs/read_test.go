@@ -118,6 +118,49 @@ func TestLatestReadsFew(t *testing.T) {
 	sameEvents(t, "after another's append", got, es[n-1:])
 }
 
+// A read from a later number (a turn's read of what came since) lists
+// nothing: it probes for the last as Latest does and reads the objects
+// after from by name, so its cost doesn't grow with the conversation; it
+// sees what another Driver appended meanwhile, and nothing past the last.
+func TestReadSinceListsNothing(t *testing.T) {
+	srv := newFake(t)
+	const n = 300
+	es := appendN(t, openDriver(t, srv), "default", n, "a")
+	var gets, lists atomic.Int64
+	count := &faults{match: func(r *http.Request) bool {
+		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/o") {
+			lists.Add(1)
+		} else if r.Method == http.MethodGet {
+			gets.Add(1)
+		}
+		return false
+	}}
+	d := Open(newClient(t, srv, count), testBucket, testPrefix)
+	if _, err := d.Latest(context.Background(), "default", 1); err != nil { // up to date
+		t.Fatal(err)
+	}
+	es = append(es, ev(n+1, "a"), ev(n+2, "a"))
+	for _, e := range es[n:] {
+		if err := openDriver(t, srv).Append(context.Background(), "default", e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gets.Store(0)
+	got, err := d.Read(context.Background(), "default", n-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, "since", got, es[n-2:])
+	// 301 and 302 written, 303 and 304 not (a doubling step, then a
+	// halving); then 4 reads.
+	if lists.Load() != 0 || gets.Load() > 4+4 {
+		t.Fatalf("%d lists and %d gets, want none and at most 8", lists.Load(), gets.Load())
+	}
+	if got, err := d.Read(context.Background(), "default", n+3); err != nil || len(got) != 0 {
+		t.Fatalf("past the last: %d events, %v", len(got), err)
+	}
+}
+
 // Latest finds the last of conversations of every length up to a few
 // powers of two past, from a Driver that has never seen them.
 func TestLatestCold(t *testing.T) {
