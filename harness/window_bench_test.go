@@ -23,6 +23,8 @@ import (
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/gcs"
+	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/router"
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
@@ -100,7 +102,7 @@ func windowedEvents(tb testing.TB, n int) []store.Event {
 // the ratio of the two (target at most 1.3: a turn's cost doesn't grow
 // with the conversation).
 func BenchmarkTurnWindow(b *testing.B) {
-	for _, driver := range []string{store.Log, "sqlite", "gcs"} {
+	for _, driver := range []string{log.Name, "sqlite", "gcs"} {
 		b.Run(driver, func(b *testing.B) {
 			short, long := benchTurnWindow(b, driver)
 			b.ReportMetric(short, "p50-ms-100")
@@ -136,7 +138,7 @@ func benchTurnWindow(b *testing.B, driver string) (short, long float64) {
 		stores[agent] = drivers
 		events := windowedEvents(b, sizes[i])
 		switch driver {
-		case store.Log:
+		case log.Name:
 			writeWindowed(b, p, thread, events)
 			continue
 		case "sqlite":
@@ -152,7 +154,7 @@ func benchTurnWindow(b *testing.B, driver string) (short, long float64) {
 		// The first through the router, which makes the conversation's
 		// folder and marker; the rest as fast as the driver's files take
 		// them.
-		r, err := store.NewRouter(p, driver, drivers)
+		r, err := router.New(p, driver, drivers)
 		if err != nil {
 			b.Fatal(err)
 		}
