@@ -121,9 +121,10 @@ func FuzzWithOwned(f *testing.F) {
 // FuzzSessionsFile proves a sessions.json in the hub's home, whatever
 // its bytes, never panics openSessions nor stops the hub: it is read, or
 // set aside with its bytes whole; and that a mapping it reads is written
-// back, with a session set, as the same mapping.
+// back, with a session set, as the same mapping, the sessions' models
+// too (but the replaced session's).
 func FuzzSessionsFile(f *testing.F) {
-	for _, s := range []string{`{"threads":{"telegram:1":"s1"}}`, `{"threads":null}`, `{}`, `null`, `[]`, `{"threads":{"a":1}}`, ``, `{"threads":{"":""}}`} {
+	for _, s := range []string{`{"threads":{"telegram:1":"s1"}}`, `{"threads":null}`, `{}`, `null`, `[]`, `{"threads":{"a":1}}`, ``, `{"threads":{"":""}}`, `{"threads":{"telegram:1":"s1"},"models":{"s1":"m","s2":"n"}}`, `{"models":[]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -142,12 +143,16 @@ func FuzzSessionsFile(f *testing.F) {
 		}
 		want := maps.Clone(s.threads)
 		want["link:fuzz"] = "fuzz-session"
+		wantModels := maps.Clone(s.models)
+		if old := s.threads["link:fuzz"]; old != "fuzz-session" {
+			delete(wantModels, old)
+		}
 		if err := s.set("link:fuzz", "fuzz-session"); err != nil {
 			t.Fatal(err)
 		}
 		again, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
-		if err != nil || !maps.Equal(again.threads, want) {
-			t.Fatalf("%q written back and read as %v, %v (want %v)", b, again.threads, err, want)
+		if err != nil || !maps.Equal(again.threads, want) || !maps.Equal(again.models, wantModels) {
+			t.Fatalf("%q written back and read as %v %v, %v (want %v %v)", b, again.threads, again.models, err, want, wantModels)
 		}
 	})
 }

@@ -150,6 +150,42 @@ func TestSessionFileWhole(t *testing.T) {
 	}
 }
 
+// TestSessionFileModels: the model a session was set to is read back by
+// the next hub, and let go with its session, whether the thread's session
+// is replaced or forgotten.
+func TestSessionFileModels(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.json")
+	f, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []error{f.set("telegram:1", "a"), f.setModel("a", "small"), f.set("telegram:2", "b"), f.setModel("b", "large")} {
+		if step != nil {
+			t.Fatal(step)
+		}
+	}
+	g, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.model("a") != "small" || g.model("b") != "large" {
+		t.Fatalf("read back %v", g.models)
+	}
+	if err := g.set("telegram:1", "a2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.forget("telegram:2", "b"); err != nil {
+		t.Fatal(err)
+	}
+	h, err := openSessions(path, slog.New(slog.DiscardHandler), time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.models) != 0 {
+		t.Errorf("the models of sessions replaced or forgotten are kept: %v", h.models)
+	}
+}
+
 // TestToolsGiven: Link's tools go with each session the hub makes or
 // takes up, as mcpServers over HTTP, and to a harness that takes no MCP
 // server over HTTP, none.

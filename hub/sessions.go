@@ -113,11 +113,18 @@ func (f *sessionFile) set(thread, session string) error {
 	defer f.mu.Unlock()
 	old, had := f.threads[thread]
 	f.threads[thread] = session
+	model, hadModel := f.models[old]
+	if old != session {
+		delete(f.models, old) // the session replaced runs no more
+	}
 	if err := f.write(); err != nil {
 		if had {
 			f.threads[thread] = old
 		} else {
 			delete(f.threads, thread)
+		}
+		if hadModel {
+			f.models[old] = model
 		}
 		return err
 	}
