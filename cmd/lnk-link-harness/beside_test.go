@@ -17,7 +17,6 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
-	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
 	"github.com/lnk-dev/link/store/driver"
 )
@@ -171,18 +170,7 @@ func testBesideGCS(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var msgs, answers []string
-	for i, e := range evs {
-		if e.Seq != int64(i+1) {
-			t.Fatalf("event %d is numbered %d", i, e.Seq)
-		}
-		switch {
-		case e.Kind == store.KindMessage:
-			msgs = append(msgs, e.Text)
-		case store.FinalAnswer(e):
-			answers = append(answers, e.Text)
-		}
-	}
+	msgs, answers := conversation(t, evs)
 	if strings.Join(msgs, "|") != strings.Join(said, "|") {
 		t.Fatalf("the bucket holds the messages %q, want %q", msgs, said)
 	}

@@ -199,18 +199,7 @@ func testSQLite(t *testing.T, bin string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var said, answers []string
-	for i, e := range evs {
-		if e.Seq != int64(i+1) {
-			t.Fatalf("event %d is numbered %d", i, e.Seq)
-		}
-		switch {
-		case e.Kind == store.KindMessage:
-			said = append(said, e.Text)
-		case store.FinalAnswer(e):
-			answers = append(answers, e.Text)
-		}
-	}
+	said, answers := conversation(t, evs)
 	want := []string{"first in sqlite", "second, the child started again", "third, after a restart"}
 	if strings.Join(said, "|") != strings.Join(want, "|") {
 		t.Fatalf("SQLite holds the messages %q, want %q", said, want)
@@ -218,6 +207,25 @@ func testSQLite(t *testing.T, bin string) {
 	if len(answers) < 3 || !strings.Contains(answers[len(answers)-1], want[2]) {
 		t.Fatalf("SQLite holds the answers %q", answers)
 	}
+}
+
+// conversation is what a conversation's events say: its messages and
+// final answers, in order; it fails the test unless they are numbered
+// from 1, one after the other.
+func conversation(t *testing.T, evs []store.Event) (messages, answers []string) {
+	t.Helper()
+	for i, e := range evs {
+		if e.Seq != int64(i+1) {
+			t.Fatalf("event %d is numbered %d", i, e.Seq)
+		}
+		switch {
+		case e.Kind == store.KindMessage:
+			messages = append(messages, e.Text)
+		case store.FinalAnswer(e):
+			answers = append(answers, e.Text)
+		}
+	}
+	return messages, answers
 }
 
 // A conversation kept in Cloud Storage, the bucket and endpoint from the
