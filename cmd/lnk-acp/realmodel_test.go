@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/model/fakeprovider"
 )
 
@@ -70,4 +72,64 @@ func askedModel(t *testing.T, fake *fakeprovider.Server, text string) string {
 	}
 	t.Fatalf("the provider was sent no request holding %q (%d requests)", text, len(reqs))
 	return ""
+}
+
+// TestRealClaudeUsage: the usage_update real Claude sends at its turn's
+// end (claude-agent-acp 0.23.1: the context used, its size, the cost)
+// reaches the bridge through the hub as it came, under the thread's name,
+// before the prompt's answer.
+func TestRealClaudeUsage(t *testing.T) {
+	var a realAgent
+	for _, r := range realAgents {
+		if r.name == "claude" {
+			a = r
+		}
+	}
+	fake := fakeprovider.New()
+	defer fake.Close()
+	command, env, flags := realRun(t, a, fake.URL())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	m, key := runReal(t, env, flags, command...)
+	defer m.Close()
+	f, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: m.URL(), Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var usage []json.RawMessage // read on the client's loop, before the answer
+	c := acp.NewClient(ctx, f, func(method string, params json.RawMessage) {
+		var p struct {
+			Update struct {
+				Kind string `json:"sessionUpdate"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(params, &p) == nil && p.Update.Kind == acp.UpdateUsage {
+			usage = append(usage, params)
+		}
+	})
+	defer c.Close()
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resume(ctx, "telegram:1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(ctx, "telegram:1", []acp.Block{{Type: "text", Text: "how much context?"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(usage) == 0 {
+		t.Fatal("no usage_update reached the bridge")
+	}
+	var u struct {
+		SessionID string `json:"sessionId"`
+		Update    struct {
+			Used, Size int
+			Cost       *struct {
+				Currency string `json:"currency"`
+			} `json:"cost"`
+		} `json:"update"`
+	}
+	if err := json.Unmarshal(usage[len(usage)-1], &u); err != nil || u.SessionID != "telegram:1" || u.Update.Used <= 0 || u.Update.Size <= 0 || u.Update.Cost == nil || u.Update.Cost.Currency != "USD" {
+		t.Errorf("usage_update reached the bridge as %s", usage[len(usage)-1])
+	}
 }
