@@ -32,7 +32,7 @@ func (h *Harness) callerError(ctx context.Context, p acp.Prompt, err error) erro
 	var pe *fs.PathError
 	var le *os.LinkError
 	switch {
-	case errors.Is(err, fsx.ErrLink) || errors.Is(err, store.ErrLink):
+	case errors.Is(err, fsx.ErrSymlink) || errors.Is(err, store.ErrSymlink):
 		return errors.New("the conversation's folder, or a file of it, is a symbolic link: refused (the agent's log names it)")
 	case errors.Is(err, driver.ErrFilePerEvent):
 		return errors.New("the conversation is " + driver.ErrFilePerEvent.Error() + " (the agent's log names the folder)")

@@ -48,7 +48,7 @@ func TestSessionsFileNotRegular(t *testing.T) {
 	if err := os.Symlink(other, link); err != nil {
 		t.Fatal(err)
 	}
-	if f, err := openSessions(link, slog.New(slog.DiscardHandler), time.Now()); !errors.Is(err, fsx.ErrLink) {
+	if f, err := openSessions(link, slog.New(slog.DiscardHandler), time.Now()); !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("sessions.json a link: %v (read %v), want a refusal naming it", err, f)
 	}
 }

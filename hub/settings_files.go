@@ -71,8 +71,8 @@ func same(a, b string) bool {
 func (f SettingsFile) Fail(what string, err error) error {
 	var pe *fs.PathError
 	switch {
-	case errors.Is(err, fsx.ErrLink):
-		err = fsx.ErrLink
+	case errors.Is(err, fsx.ErrSymlink):
+		err = fsx.ErrSymlink
 	case errors.Is(err, fsx.ErrTooBig):
 		err = fmt.Errorf("%w of %d bytes", fsx.ErrTooBig, MaxSettings)
 	case errors.As(err, &pe):
@@ -86,7 +86,7 @@ func (f SettingsFile) Fail(what string, err error) error {
 // is never read or written where a link points.
 func (f SettingsFile) Read() ([]byte, error) {
 	if info, err := os.Lstat(filepath.Dir(f.Path)); err == nil && info.Mode()&os.ModeSymlink != 0 {
-		return nil, f.Fail("read", fsx.ErrLink)
+		return nil, f.Fail("read", fsx.ErrSymlink)
 	}
 	b, err := fsx.ReadLimit(f.Path, MaxSettings)
 	if err != nil {

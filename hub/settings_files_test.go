@@ -90,12 +90,12 @@ func TestWriteJSONServers(t *testing.T) {
 	os.WriteFile(other, []byte("{}"), 0o600)
 	link := filepath.Join(dir, "link.json")
 	os.Symlink(other, link)
-	if _, err := WriteJSONServers(file(link), servers); !errors.Is(err, fsx.ErrLink) {
+	if _, err := WriteJSONServers(file(link), servers); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("a link: %v", err)
 	}
 	linkDir := filepath.Join(dir, "linked")
 	os.Symlink(filepath.Dir(other), linkDir)
-	if _, err := WriteJSONServers(file(filepath.Join(linkDir, "settings.json")), servers); !errors.Is(err, fsx.ErrLink) {
+	if _, err := WriteJSONServers(file(filepath.Join(linkDir, "settings.json")), servers); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("a folder that is a link: %v", err)
 	}
 	if b, _ := os.ReadFile(other); string(b) != "{}" {

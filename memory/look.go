@@ -164,7 +164,7 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 		return nil
 	}
 	chats, err := router.OpenChats(m.paths)
-	if chats == nil && err == nil || errors.Is(err, router.ErrChatsLink) {
+	if chats == nil && err == nil || errors.Is(err, router.ErrChatsSymlink) {
 		return errFullLook // the chats folder gone (its own removal says so too), or a link now
 	}
 	if err != nil {

@@ -184,7 +184,7 @@ func (m *Memory) readFile(ctx context.Context, name string, max int) (b []byte, 
 	switch {
 	case errors.Is(err, store.ErrTooLarge):
 		return b, true, nil
-	case errors.Is(err, store.ErrLink), errors.Is(err, store.ErrBadName):
+	case errors.Is(err, store.ErrSymlink), errors.Is(err, store.ErrBadName):
 		return nil, false, fmt.Errorf("%s: %w: %w", name, err, ErrOutside)
 	}
 	return b, false, err

@@ -215,7 +215,7 @@ func (m *Memory) changeNotes(ctx context.Context, change func([]Note) ([]Note, e
 		return NotesChange{}, fmt.Errorf("notes: %w", err)
 	}
 	// Never written through a link, on the way or as the file.
-	if fi, err := m.files.Stat(ctx, m.paths.Agent, NotesName); err == nil && fi.Link || errors.Is(err, store.ErrLink) {
+	if fi, err := m.files.Stat(ctx, m.paths.Agent, NotesName); err == nil && fi.Symlink || errors.Is(err, store.ErrSymlink) {
 		return NotesChange{}, fmt.Errorf("notes: %s is reached through a link, and memory writes through none: %w", NotesName, ErrOutside)
 	}
 	unlock, err := fsx.LockDir(ctx, dir)

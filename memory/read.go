@@ -184,7 +184,7 @@ func (m *Memory) List(ctx context.Context, name string) (Listing, error) {
 		}
 		return Listing{}, fmt.Errorf("list %s: there is no such folder: %w", p.name, ErrRefused)
 	}
-	if errors.Is(err, store.ErrLink) || errors.Is(err, store.ErrBadName) {
+	if errors.Is(err, store.ErrSymlink) || errors.Is(err, store.ErrBadName) {
 		return Listing{}, fmt.Errorf("list %s: %w: %w", p.name, err, ErrOutside)
 	}
 	if err != nil {
@@ -192,7 +192,7 @@ func (m *Memory) List(ctx context.Context, name string) (Listing, error) {
 	}
 	var l Listing
 	for _, e := range entries {
-		if e.Link || strings.HasPrefix(e.Name, ".") {
+		if e.Symlink || strings.HasPrefix(e.Name, ".") {
 			continue
 		}
 		en := Entry{Name: p.name + "/" + e.Name, Folder: e.Dir}

@@ -155,7 +155,7 @@ func (m *Memory) walkFiles(ctx context.Context, name string, srcs []Source, skip
 	// Never through a link: an area, or a folder swapped for one since it
 	// was listed, may point at another agent's files.
 	f, err := fsx.Open(filepath.Join(m.paths.Root, filepath.FromSlash(name)), os.O_RDONLY, 0)
-	if errors.Is(err, fsx.ErrLink) {
+	if errors.Is(err, fsx.ErrSymlink) {
 		skipped[name] = "a symbolic link, not followed: an agent's files are never read through one"
 		return srcs, nil
 	}
@@ -201,8 +201,8 @@ func (m *Memory) scanChats(ctx context.Context) (srcs []Source, skipped map[stri
 	skipped = map[string]string{}
 	m.watch(AreaChats)
 	threads, err := router.Threads(ctx, m.paths)
-	if errors.Is(err, router.ErrChatsLink) {
-		skipped[AreaChats] = router.ErrChatsLink.Error()
+	if errors.Is(err, router.ErrChatsSymlink) {
+		skipped[AreaChats] = router.ErrChatsSymlink.Error()
 		return nil, skipped, nil
 	}
 	if err != nil || len(threads) == 0 {

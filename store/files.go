@@ -13,8 +13,9 @@ import (
 
 // Errors of an agent's files, tested with errors.Is.
 var (
-	// ErrLink: a file of an agent's is never read through a link.
-	ErrLink = errors.New("is a link: an agent's files are never read through one")
+	// ErrSymlink: a file of an agent's is never read through a symbolic
+	// link. It is fsx's, so one test finds it whichever layer refused.
+	ErrSymlink = fsx.ErrSymlink
 	// ErrNotRegular: a file of an agent's that is a named pipe, a socket
 	// or a device is never read: its reads could wait for good.
 	ErrNotRegular = fsx.ErrNotRegular
@@ -29,7 +30,7 @@ var (
 // (instructions/persona.md). It is the seam the prompt is read through,
 // keyed by agent as the conversations are, so an agent whose files live
 // elsewhere reads the same. A missing file is fs.ErrNotExist; a name that
-// leaves the home is ErrBadName; a link on the way is ErrLink.
+// leaves the home is ErrBadName; a symbolic link on the way is ErrSymlink.
 type Files interface {
 	// ReadFile reads the file name of agent's, at most max bytes: a
 	// longer one gives its first max bytes and ErrTooLarge.
@@ -43,9 +44,9 @@ type Files interface {
 
 // DirEntry is one entry of a folder Files lists.
 type DirEntry struct {
-	Name string
-	Dir  bool
-	Link bool
+	Name    string
+	Dir     bool
+	Symlink bool
 }
 
 // FileInfo is what Files says of one file or folder.
@@ -54,7 +55,7 @@ type FileInfo struct {
 	Size    int64
 	ModTime time.Time
 	Dir     bool
-	Link    bool
+	Symlink bool
 }
 
 // CheckFileName checks that name is a plain slash-separated path inside

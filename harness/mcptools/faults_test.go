@@ -432,7 +432,7 @@ func TestReadListsBounded(t *testing.T) {
 	if err := os.Symlink(other, path); err != nil {
 		t.Fatal(err)
 	}
-	if lists, _, err := readLists(ctx, path); !errors.Is(err, fsx.ErrLink) {
+	if lists, _, err := readLists(ctx, path); !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("a link to another's file: %v, %v; want it refused, not followed", lists, err)
 	}
 	os.Remove(path)

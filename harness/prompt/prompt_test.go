@@ -278,7 +278,7 @@ func TestLinkLeftOut(t *testing.T) {
 	}
 	var links int
 	for _, e := range p.Problems {
-		if errors.Is(e, store.ErrLink) {
+		if errors.Is(e, store.ErrSymlink) {
 			links++
 		}
 	}

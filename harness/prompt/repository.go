@@ -58,11 +58,11 @@ func (c pass) repository(ctx context.Context, agent string, src Source, p *Promp
 				switch {
 				case e.Name == agentsFile || e.Name == claudeFile:
 					has[e.Name] = !e.Dir
-					if e.Link {
-						p.Problems = append(p.Problems, fmt.Errorf("%s/%s %w", dir, e.Name, store.ErrLink))
+					if e.Symlink {
+						p.Problems = append(p.Problems, fmt.Errorf("%s/%s %w", dir, e.Name, store.ErrSymlink))
 						has[e.Name] = false
 					}
-				case e.Dir && !e.Link && !strings.HasPrefix(e.Name, "."):
+				case e.Dir && !e.Symlink && !strings.HasPrefix(e.Name, "."):
 					next = append(next, dir+"/"+e.Name)
 				}
 			}

@@ -51,7 +51,7 @@ func (c pass) skillList(ctx context.Context, agent string, max int, p *Prompt) (
 	seen := make(map[string]bool, len(entries))
 	var lines []string
 	for _, e := range entries {
-		if !e.Dir || e.Link || strings.HasPrefix(e.Name, ".") {
+		if !e.Dir || e.Symlink || strings.HasPrefix(e.Name, ".") {
 			continue
 		}
 		seen[e.Name] = true
@@ -86,8 +86,8 @@ func (c pass) skill(ctx context.Context, agent, folder string) (skill, error) {
 	if err != nil {
 		return skill{}, err
 	}
-	if fi.Link {
-		return skill{}, fmt.Errorf("SKILL.md %w", store.ErrLink)
+	if fi.Symlink {
+		return skill{}, fmt.Errorf("SKILL.md %w", store.ErrSymlink)
 	}
 	c.mu.Lock()
 	kept, ok := c.skills[agent][folder]

@@ -78,7 +78,7 @@ func (s *Store) folder() (string, error) {
 	for _, d := range []string{projects, dir} {
 		info, err := os.Lstat(d)
 		if err == nil && info.Mode()&fs.ModeSymlink != 0 {
-			return "", fmt.Errorf("claude code store: %s is %w", d, fsx.ErrLink)
+			return "", fmt.Errorf("claude code store: %s is %w", d, fsx.ErrSymlink)
 		}
 		if err == nil && !info.IsDir() {
 			return "", fmt.Errorf("claude code store: %s is not a folder", d)

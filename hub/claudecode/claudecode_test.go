@@ -192,7 +192,7 @@ func TestStoreRefusesLinks(t *testing.T) {
 	real, _ := filepath.EvalSymlinks(cwd)
 	os.Symlink(outside, filepath.Join(config, "projects"))
 	s := &Store{ConfigDir: config, Cwd: cwd}
-	if _, err := s.Import(ctx, []contract.StateEntry{{Role: "user", Text: "x"}}); !errors.Is(err, fsx.ErrLink) {
+	if _, err := s.Import(ctx, []contract.StateEntry{{Role: "user", Text: "x"}}); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("import through projects/ a link: %v", err)
 	}
 
@@ -200,7 +200,7 @@ func TestStoreRefusesLinks(t *testing.T) {
 	os.MkdirAll(filepath.Join(config, "projects"), 0o700)
 	os.Symlink(outside, filepath.Join(config, "projects", Slug(real)))
 	s = &Store{ConfigDir: config, Cwd: cwd}
-	if _, _, err := s.Export(ctx, "0b9d2d3e-5f7c-4b8e-9b5e-2a1c3d4e5f60"); !errors.Is(err, fsx.ErrLink) {
+	if _, _, err := s.Export(ctx, "0b9d2d3e-5f7c-4b8e-9b5e-2a1c3d4e5f60"); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("export through the cwd's folder a link: %v", err)
 	}
 
@@ -210,7 +210,7 @@ func TestStoreRefusesLinks(t *testing.T) {
 	id := "0b9d2d3e-5f7c-4b8e-9b5e-2a1c3d4e5f60"
 	os.Symlink(filepath.Join(outside, "x.jsonl"), filepath.Join(dir, id+".jsonl"))
 	s = &Store{ConfigDir: config, Cwd: cwd}
-	if got, _, err := s.Export(ctx, id); !errors.Is(err, fsx.ErrLink) {
+	if got, _, err := s.Export(ctx, id); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("export of a session file that is a link: %+v, %v", got, err)
 	}
 }

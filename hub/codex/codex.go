@@ -72,7 +72,7 @@ func (s *Store) sessions() (string, error) {
 	}
 	dir := filepath.Join(s.Home, "sessions")
 	if info, err := os.Lstat(dir); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		return "", fmt.Errorf("codex store: %s is %w", dir, fsx.ErrLink)
+		return "", fmt.Errorf("codex store: %s is %w", dir, fsx.ErrSymlink)
 	}
 	return dir, nil
 }
@@ -208,7 +208,7 @@ func noLinks(dir, day string) error {
 			return fmt.Errorf("codex store: %w", err)
 		}
 		if info.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("codex store: %s is %w", d, fsx.ErrLink)
+			return fmt.Errorf("codex store: %s is %w", d, fsx.ErrSymlink)
 		}
 	}
 	return nil

@@ -160,10 +160,10 @@ func TestStoreRefusesLinks(t *testing.T) {
 	home := t.TempDir()
 	os.Symlink(outside, filepath.Join(home, "sessions"))
 	s := &Store{Home: home, Cwd: "/w", Now: func() time.Time { return now }}
-	if _, err := s.Import(ctx, []contract.StateEntry{{Role: "user", Text: "x"}}); !errors.Is(err, fsx.ErrLink) {
+	if _, err := s.Import(ctx, []contract.StateEntry{{Role: "user", Text: "x"}}); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("import through sessions/ a link: %v", err)
 	}
-	if _, _, err := s.Export(ctx, id); !errors.Is(err, fsx.ErrLink) {
+	if _, _, err := s.Export(ctx, id); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("export through sessions/ a link: %v", err)
 	}
 
@@ -171,7 +171,7 @@ func TestStoreRefusesLinks(t *testing.T) {
 	os.MkdirAll(filepath.Join(home, "sessions", "2026"), 0o700)
 	os.Symlink(outside, filepath.Join(home, "sessions", "2026", "12"))
 	s = &Store{Home: home, Cwd: "/w", Now: func() time.Time { return now }}
-	if _, err := s.Import(ctx, []contract.StateEntry{{Role: "user", Text: "x"}}); !errors.Is(err, fsx.ErrLink) {
+	if _, err := s.Import(ctx, []contract.StateEntry{{Role: "user", Text: "x"}}); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("import through a month's folder a link: %v", err)
 	}
 	if _, ok, err := s.Export(ctx, id); ok || err != nil {

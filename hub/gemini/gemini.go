@@ -134,7 +134,7 @@ func noLink(dirs ...string) error {
 			return fmt.Errorf("gemini store: %w", err)
 		}
 		if info.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("gemini store: %s is %w", d, fsx.ErrLink)
+			return fmt.Errorf("gemini store: %s is %w", d, fsx.ErrSymlink)
 		}
 	}
 	return nil
@@ -149,7 +149,7 @@ var validSlug = regexp.MustCompile(`^[a-z0-9-]{1,200}$`)
 func (s *Store) slug(ctx context.Context, tmp string) (string, error) {
 	cwd := filepath.Clean(s.Cwd)
 	b, err := fsx.ReadLimit(filepath.Join(s.Dir, "projects.json"), MaxRegistry)
-	if err != nil && !errors.Is(err, fsx.ErrLink) {
+	if err != nil && !errors.Is(err, fsx.ErrSymlink) {
 		return "", fmt.Errorf("gemini store: %w", err)
 	}
 	var reg struct {

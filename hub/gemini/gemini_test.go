@@ -235,15 +235,15 @@ func TestLinksRefused(t *testing.T) {
 	os.Remove(chats)
 	os.Symlink(elsewhere, chats)
 	s := &Store{Dir: dir, Cwd: cwd}
-	if _, err := s.Import(context.Background(), []contract.StateEntry{{Role: contract.RoleUser, Text: "x"}}); !errors.Is(err, fsx.ErrLink) {
+	if _, err := s.Import(context.Background(), []contract.StateEntry{{Role: contract.RoleUser, Text: "x"}}); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("import into a linked chats folder: %v", err)
 	}
-	if _, _, err := s.Export(context.Background(), session); !errors.Is(err, fsx.ErrLink) {
+	if _, _, err := s.Export(context.Background(), session); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("export from a linked chats folder: %v", err)
 	}
 	dir2 := t.TempDir()
 	os.Symlink(elsewhere, filepath.Join(dir2, "tmp"))
-	if err := (&Store{Dir: dir2, Cwd: cwd}).PrepareStart(context.Background(), []string{session}); !errors.Is(err, fsx.ErrLink) {
+	if err := (&Store{Dir: dir2, Cwd: cwd}).PrepareStart(context.Background(), []string{session}); !errors.Is(err, fsx.ErrSymlink) {
 		t.Errorf("a linked tmp folder: %v", err)
 	}
 }

@@ -22,7 +22,7 @@ type File struct {
 }
 
 // OpenFile opens name as Open does (close on exec, never through a
-// symbolic link: ErrLink), as a File: one open(2).
+// symbolic link: ErrSymlink), as a File: one open(2).
 func OpenFile(name string, flag int, perm os.FileMode) (*File, error) {
 	fd, err := openFD(name, flag, perm)
 	if err != nil {

@@ -16,7 +16,7 @@ type File struct {
 }
 
 // OpenFile opens name as Open does (never through a symbolic link:
-// ErrLink), as a File.
+// ErrSymlink), as a File.
 func OpenFile(name string, flag int, perm os.FileMode) (*File, error) {
 	f, err := Open(name, flag, perm)
 	if err != nil {

@@ -84,8 +84,8 @@ func TestFile(t *testing.T) {
 	if err := os.Symlink(name, link); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenFile(link, os.O_RDWR, 0); !errors.Is(err, ErrLink) {
-		t.Errorf("open of a link: %v, want ErrLink", err)
+	if _, err := OpenFile(link, os.O_RDWR, 0); !errors.Is(err, ErrSymlink) {
+		t.Errorf("open of a link: %v, want ErrSymlink", err)
 	}
 }
 

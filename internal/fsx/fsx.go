@@ -29,9 +29,9 @@ import (
 	"runtime"
 )
 
-// ErrLink is Open's refusal of a name that is a symbolic link: the store
+// ErrSymlink is Open's refusal of a name that is a symbolic link: the store
 // never follows one out of its folders.
-var ErrLink = errors.New("a symbolic link, not followed")
+var ErrSymlink = errors.New("a symbolic link, not followed")
 
 // ErrNotRegular is OpenRegular's refusal of a name that is not a regular
 // file: a named pipe, whose open and reads could wait for good, a
@@ -39,7 +39,7 @@ var ErrLink = errors.New("a symbolic link, not followed")
 var ErrNotRegular = errors.New("not a regular file (a named pipe, a socket or a device), never read")
 
 // WriteFile writes b to name as os.WriteFile does, through Open: a name
-// that is a symbolic link is refused (ErrLink), not written through.
+// that is a symbolic link is refused (ErrSymlink), not written through.
 func WriteFile(name string, b []byte, perm os.FileMode) error {
 	f, err := Open(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, perm)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 
 // Open opens name with flag (os.O_*) and perm for a file it makes, close
 // on exec, as os.OpenFile does but outside the poller, and never through
-// a symbolic link: a name that is one is ErrLink (O_NOFOLLOW). Its errors
+// a symbolic link: a name that is one is ErrSymlink (O_NOFOLLOW). Its errors
 // are *fs.PathError, so errors.Is(err, fs.ErrNotExist) holds as it does
 // for os.OpenFile's.
 func Open(name string, flag int, perm os.FileMode) (*os.File, error) {
@@ -30,7 +30,7 @@ func openFD(name string, flag int, perm os.FileMode) (int, error) {
 			continue
 		}
 		if err == unix.ELOOP {
-			return -1, &fs.PathError{Op: "open", Path: name, Err: ErrLink}
+			return -1, &fs.PathError{Op: "open", Path: name, Err: ErrSymlink}
 		}
 		if err != nil {
 			return -1, &fs.PathError{Op: "open", Path: name, Err: err}

@@ -32,7 +32,7 @@ import (
 
 // ErrReplaced is the refusal of a connection whose database file isn't
 // the file Check checked: a file put in its place since (a hard link to
-// another agent's, say). A symbolic link put in its place is fsx.ErrLink.
+// another agent's, say). A symbolic link put in its place is fsx.ErrSymlink.
 var ErrReplaced = errors.New("not the file the driver checked when it opened: replaced since")
 
 // ErrHardLink is the refusal of a database file with another name (a
@@ -41,7 +41,7 @@ var ErrReplaced = errors.New("not the file the driver checked when it opened: re
 var ErrHardLink = errors.New("a file with another name too (a hard link), perhaps another agent's: not opened")
 
 // Check refuses a database at path, or its journal, WAL or shared memory
-// file, that is a symbolic link (fsx.ErrLink): SQLite would follow it.
+// file, that is a symbolic link (fsx.ErrSymlink): SQLite would follow it.
 // The database is made here, 0600, if it isn't there. It returns the
 // file it opened, not through a link, as every connection of a Connector
 // is checked to be.
@@ -57,7 +57,7 @@ func Check(path string) (fs.FileInfo, error) {
 	}
 	for _, suffix := range []string{"-journal", "-wal", "-shm"} {
 		if fi, err := os.Lstat(path + suffix); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, &fs.PathError{Op: "open", Path: path + suffix, Err: fsx.ErrLink}
+			return nil, &fs.PathError{Op: "open", Path: path + suffix, Err: fsx.ErrSymlink}
 		}
 	}
 	return checked, nil
@@ -105,7 +105,7 @@ func (c *Connector) Connect(ctx context.Context) (driver.Conn, error) {
 	conn, err := c.Connector.Connect(ctx)
 	if err != nil {
 		if isLink(c.path) {
-			return nil, &fs.PathError{Op: "open", Path: c.path, Err: fsx.ErrLink}
+			return nil, &fs.PathError{Op: "open", Path: c.path, Err: fsx.ErrSymlink}
 		}
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (c *Connector) check(ctx context.Context, conn driver.Conn) error {
 		return nil
 	}
 	if isLink(c.path) {
-		return &fs.PathError{Op: "open", Path: c.path, Err: fsx.ErrLink}
+		return &fs.PathError{Op: "open", Path: c.path, Err: fsx.ErrSymlink}
 	}
 	return fmt.Errorf("open %s: SQLite opened %s: %w", c.path, name, ErrReplaced)
 }

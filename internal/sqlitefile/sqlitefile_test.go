@@ -13,7 +13,7 @@ import (
 )
 
 // Each connection a Connector opens is the file Check checked: once a
-// symbolic link (fsx.ErrLink) or another file (ErrReplaced) is in its
+// symbolic link (fsx.ErrSymlink) or another file (ErrReplaced) is in its
 // place, the pool's next connection is refused, and the other file is
 // neither read nor written; Names tells the hard link.
 func TestConnectorRefusesAnother(t *testing.T) {
@@ -24,7 +24,7 @@ func TestConnectorRefusesAnother(t *testing.T) {
 		want  error
 		names uint64
 	}{
-		{"link", os.Symlink, fsx.ErrLink, 1},
+		{"link", os.Symlink, fsx.ErrSymlink, 1},
 		{"hard link", os.Link, ErrReplaced, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -99,8 +99,8 @@ func TestCheckLink(t *testing.T) {
 		if err := os.Symlink(elsewhere, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := Check(filepath.Join(dir, "db.sqlite")); !errors.Is(err, fsx.ErrLink) {
-			t.Errorf("%s a link: %v, want fsx.ErrLink", name, err)
+		if _, err := Check(filepath.Join(dir, "db.sqlite")); !errors.Is(err, fsx.ErrSymlink) {
+			t.Errorf("%s a link: %v, want fsx.ErrSymlink", name, err)
 		}
 		if _, err := os.Lstat(elsewhere); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s a link: made where it points (%v)", name, err)

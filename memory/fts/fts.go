@@ -101,7 +101,7 @@ func (x *Index) open(ctx context.Context) error {
 // the one checked. The index isn't made again over it: a link or a hard
 // link is someone's doing, perhaps pointing into another agent's home.
 func refused(err error) bool {
-	return errors.Is(err, fsx.ErrLink) || errors.Is(err, sqlitefile.ErrHardLink) || errors.Is(err, sqlitefile.ErrReplaced)
+	return errors.Is(err, fsx.ErrSymlink) || errors.Is(err, sqlitefile.ErrHardLink) || errors.Is(err, sqlitefile.ErrReplaced)
 }
 
 // openOnce opens the file, checked not to be a link nor a hard link, in

@@ -30,7 +30,7 @@ func TestPutInPlaceRefused(t *testing.T) {
 			if err := os.Symlink(other, path); err != nil {
 				t.Fatal(err)
 			}
-		}, fsx.ErrLink},
+		}, fsx.ErrSymlink},
 		{"hard link", func(t *testing.T, other, path string) {
 			if err := os.Link(other, path); err != nil {
 				t.Fatal(err)

@@ -42,14 +42,14 @@ func TestLinksRefused(t *testing.T) {
 		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}
-		if err := d.Append(ctx, thread, store.Event{Seq: 2, Time: time.Now(), Kind: store.KindAnswer, Text: "ok"}); !errors.Is(err, fsx.ErrLink) {
+		if err := d.Append(ctx, thread, store.Event{Seq: 2, Time: time.Now(), Kind: store.KindAnswer, Text: "ok"}); !errors.Is(err, fsx.ErrSymlink) {
 			t.Errorf("%s a link: append %v", name, err)
 		}
-		if _, err := d.Read(ctx, thread, 1); !errors.Is(err, fsx.ErrLink) {
+		if _, err := d.Read(ctx, thread, 1); !errors.Is(err, fsx.ErrSymlink) {
 			t.Errorf("%s a link: read %v", name, err)
 		}
 		if name == zstName {
-			if _, err := Thread(dir); !errors.Is(err, fsx.ErrLink) {
+			if _, err := Thread(dir); !errors.Is(err, fsx.ErrSymlink) {
 				t.Errorf("%s a link: Thread %v", name, err)
 			}
 		}

@@ -205,7 +205,7 @@ func (a *Answers) done(ctx context.Context, ids []string) ([]Answer, error) {
 		ids := byThread[thread]
 		gone, err := a.remove(ctx, thread, func(k Answer) bool { return ids[k.ID] })
 		out = append(out, gone...)
-		if err != nil && !errors.Is(err, fsx.ErrLink) && !errors.Is(err, fsx.ErrNotRegular) {
+		if err != nil && !errors.Is(err, fsx.ErrSymlink) && !errors.Is(err, fsx.ErrNotRegular) {
 			errs = append(errs, fmt.Errorf("let answers of %s go: %w", thread, err))
 		}
 	}

@@ -116,7 +116,7 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (int, error) {
 func (a *Answers) sendingNoLink() error {
 	dir := filepath.Join(a.Paths.Chats(), SendingDir)
 	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return &fs.PathError{Op: "open", Path: dir, Err: fsx.ErrLink}
+		return &fs.PathError{Op: "open", Path: dir, Err: fsx.ErrSymlink}
 	}
 	return nil
 }

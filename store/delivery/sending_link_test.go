@@ -51,15 +51,15 @@ func TestSendingFolderLink(t *testing.T) {
 			}
 			mine := &Answers{Paths: p}
 			got, err := mine.Sending(ctx)
-			if !errors.Is(err, fsx.ErrLink) && len(got) != 0 {
+			if !errors.Is(err, fsx.ErrSymlink) && len(got) != 0 {
 				t.Fatalf("read through the link: %+v, %v", got, err)
 			}
 			if name == SendingDir {
-				if err := mine.Hold(ctx, Answer{ID: mustID(t, "telegram:1"), Thread: "telegram:1", Text: "main's answer"}, false); !errors.Is(err, fsx.ErrLink) {
+				if err := mine.Hold(ctx, Answer{ID: mustID(t, "telegram:1"), Thread: "telegram:1", Text: "main's answer"}, false); !errors.Is(err, fsx.ErrSymlink) {
 					t.Fatalf("held through the link: %v", err)
 				}
 			}
-			if _, err := mine.HandOver(ctx, false, nil); err != nil && !errors.Is(err, fsx.ErrLink) {
+			if _, err := mine.HandOver(ctx, false, nil); err != nil && !errors.Is(err, fsx.ErrSymlink) {
 				t.Fatal(err)
 			}
 			after, _ := os.ReadDir(theirDir)

@@ -101,14 +101,14 @@ const filePerEventDir = "events"
 var ErrFilePerEvent = errors.New("kept a file per event (events/<number>.json), a layout from before the log that no driver reads: refused, and nothing of it changed; to go on with it, put its events, each a line in order, in events.jsonl beside it and remove events/")
 
 // readFolder lists a conversation's folder: nil for one that doesn't
-// exist, refused when it is a symbolic link (fsx.ErrLink), so no
+// exist, refused when it is a symbolic link (fsx.ErrSymlink), so no
 // conversation's files are read or written where a link points.
 func readFolder(dir string) ([]os.DirEntry, error) {
 	d, err := fsx.Open(dir, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	if errors.Is(err, fsx.ErrLink) {
+	if errors.Is(err, fsx.ErrSymlink) {
 		return nil, fmt.Errorf("detect %s: the conversation's folder is a symbolic link: refused: %w", dir, err)
 	}
 	if err != nil {
@@ -128,7 +128,7 @@ func readFolder(dir string) ([]os.DirEntry, error) {
 // Mark writes the marker that says the driver name keeps the
 // conversation in dir, creating the folder; a driver that keeps its
 // events in the folder (InFolder) needs none. A folder or a marker that
-// is a symbolic link is refused (fsx.ErrLink), and nothing is written
+// is a symbolic link is refused (fsx.ErrSymlink), and nothing is written
 // where it points.
 func Mark(dir, name string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {

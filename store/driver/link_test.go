@@ -18,7 +18,7 @@ func TestMarkRefusesLinks(t *testing.T) {
 	if err := os.Symlink(elsewhere, dir); err != nil {
 		t.Fatal(err)
 	}
-	if err := driver.Mark(dir, "sqlite"); !errors.Is(err, fsx.ErrLink) {
+	if err := driver.Mark(dir, "sqlite"); !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("a linked folder marked: %v", err)
 	}
 	dir2 := filepath.Join(t.TempDir(), "conv")
@@ -28,7 +28,7 @@ func TestMarkRefusesLinks(t *testing.T) {
 	if err := os.Symlink(filepath.Join(elsewhere, "m"), filepath.Join(dir2, driver.MarkerPrefix+"sqlite")); err != nil {
 		t.Fatal(err)
 	}
-	if err := driver.Mark(dir2, "sqlite"); !errors.Is(err, fsx.ErrLink) {
+	if err := driver.Mark(dir2, "sqlite"); !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("a linked marker written: %v", err)
 	}
 	if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {

@@ -117,7 +117,7 @@ func (f Files) ReadDir(ctx context.Context, agent, name string, max int) ([]stor
 	}
 	out := make([]store.DirEntry, len(all))
 	for i, e := range all {
-		out[i] = store.DirEntry{Name: e.Name(), Dir: e.IsDir(), Link: e.Type()&fs.ModeSymlink != 0}
+		out[i] = store.DirEntry{Name: e.Name(), Dir: e.IsDir(), Symlink: e.Type()&fs.ModeSymlink != 0}
 	}
 	return out, nil
 }
@@ -132,13 +132,13 @@ func info(fi fs.FileInfo) store.FileInfo {
 		Size:    fi.Size(),
 		ModTime: fi.ModTime(),
 		Dir:     fi.IsDir(),
-		Link:    fi.Mode()&fs.ModeSymlink != 0,
+		Symlink: fi.Mode()&fs.ModeSymlink != 0,
 	}
 }
 
 // refused is the error of a link found on the way to name.
 func refused(name string) error {
-	return &fs.PathError{Op: "open", Path: name, Err: store.ErrLink}
+	return &fs.PathError{Op: "open", Path: name, Err: store.ErrSymlink}
 }
 
 // openRooted opens name through an os.Root of the home, each element of

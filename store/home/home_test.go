@@ -98,19 +98,19 @@ func linksRefused(t *testing.T) {
 	must(os.Symlink(filepath.Join(other.Root), filepath.Join(root, "other")))           // another agent's
 	must(os.Symlink(filepath.Join(root, "files"), filepath.Join(root, "workspace")))    // a folder inside
 	for _, name := range []string{"instructions/persona.md", "instructions/instruction.md", "other/notes.md", "workspace/a.md"} {
-		if _, err := f.ReadFile(ctx, "main", name, 1024); !errors.Is(err, store.ErrLink) {
-			t.Errorf("ReadFile(%s) = %v, want ErrLink", name, err)
+		if _, err := f.ReadFile(ctx, "main", name, 1024); !errors.Is(err, store.ErrSymlink) {
+			t.Errorf("ReadFile(%s) = %v, want ErrSymlink", name, err)
 		}
 	}
-	if _, err := f.ReadDir(ctx, "main", "workspace", 10); !errors.Is(err, store.ErrLink) {
-		t.Errorf("ReadDir(workspace) = %v, want ErrLink", err)
+	if _, err := f.ReadDir(ctx, "main", "workspace", 10); !errors.Is(err, store.ErrSymlink) {
+		t.Errorf("ReadDir(workspace) = %v, want ErrSymlink", err)
 	}
 	fi, err := f.Stat(ctx, "main", "instructions/persona.md")
-	if err != nil || !fi.Link {
+	if err != nil || !fi.Symlink {
 		t.Errorf("Stat(a link) = %+v, %v; want a link", fi, err)
 	}
-	if _, err := f.Stat(ctx, "main", "workspace/a.md"); !errors.Is(err, store.ErrLink) {
-		t.Errorf("Stat through a link = %v, want ErrLink", err)
+	if _, err := f.Stat(ctx, "main", "workspace/a.md"); !errors.Is(err, store.ErrSymlink) {
+		t.Errorf("Stat through a link = %v, want ErrSymlink", err)
 	}
 	list, err := f.ReadDir(ctx, "main", "instructions", 10)
 	if err != nil {
@@ -119,7 +119,7 @@ func linksRefused(t *testing.T) {
 	var got []string
 	for _, e := range list {
 		s := e.Name
-		if e.Link {
+		if e.Symlink {
 			s += "@"
 		}
 		got = append(got, s)
@@ -176,12 +176,12 @@ func TestRooted(t *testing.T) {
 	}
 	f.Close()
 	for _, name := range []string{"instructions/persona.md", "inst/owner.md"} {
-		if _, err := openRooted(root, name); !errors.Is(err, store.ErrLink) {
-			t.Errorf("openRooted(%s) = %v, want ErrLink", name, err)
+		if _, err := openRooted(root, name); !errors.Is(err, store.ErrSymlink) {
+			t.Errorf("openRooted(%s) = %v, want ErrSymlink", name, err)
 		}
 	}
-	if _, err := lstatRooted(root, "inst/owner.md"); !errors.Is(err, store.ErrLink) {
-		t.Errorf("lstatRooted through a link = %v, want ErrLink", err)
+	if _, err := lstatRooted(root, "inst/owner.md"); !errors.Is(err, store.ErrSymlink) {
+		t.Errorf("lstatRooted through a link = %v, want ErrSymlink", err)
 	}
 	if fi, err := lstatRooted(root, "inst"); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
 		t.Errorf("lstatRooted(a link) = %v, %v", fi, err)

@@ -72,10 +72,10 @@ func TestChatsLinkRefused(t *testing.T) {
 	if err := os.Symlink(other.Chats(), p.Chats()); err != nil {
 		t.Fatal(err)
 	}
-	if threads, links, err := router.ListThreads(t.Context(), p); !errors.Is(err, router.ErrChatsLink) || !errors.Is(err, fsx.ErrLink) || threads != nil || links != nil {
+	if threads, links, err := router.ListThreads(t.Context(), p); !errors.Is(err, router.ErrChatsSymlink) || !errors.Is(err, fsx.ErrSymlink) || threads != nil || links != nil {
 		t.Fatalf("ListThreads = %q, %q, %v", threads, links, err)
 	}
-	if _, err := router.New(p, log.Name, map[string]store.Conversations{log.Name: noDriver{}}); !errors.Is(err, router.ErrChatsLink) {
+	if _, err := router.New(p, log.Name, map[string]store.Conversations{log.Name: noDriver{}}); !errors.Is(err, router.ErrChatsSymlink) {
 		t.Fatalf("New: %v", err)
 	}
 }

@@ -63,29 +63,29 @@ func ListThreads(ctx context.Context, p store.Paths) (threads, links []string, e
 	return threads, links, ctx.Err()
 }
 
-// ErrChatsLink: the agent's conversations folder (chats/) is a symbolic
+// ErrChatsSymlink: the agent's conversations folder (chats/) is a symbolic
 // link, refused: none of its conversations is read or written where it
-// points, which may be another agent's. It wraps fsx.ErrLink.
-var ErrChatsLink = fmt.Errorf("the agent's conversations folder (chats) is a symbolic link, refused: never followed: %w", fsx.ErrLink)
+// points, which may be another agent's. It wraps fsx.ErrSymlink.
+var ErrChatsSymlink = fmt.Errorf("the agent's conversations folder (chats) is a symbolic link, refused: never followed: %w", fsx.ErrSymlink)
 
 // CheckChats refuses the agent's conversations folder when it is a
-// symbolic link (ErrChatsLink); none is no refusal.
+// symbolic link (ErrChatsSymlink); none is no refusal.
 func CheckChats(p store.Paths) error {
 	if fi, err := os.Lstat(p.Chats()); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("%s: %w", p.Chats(), ErrChatsLink)
+		return fmt.Errorf("%s: %w", p.Chats(), ErrChatsSymlink)
 	}
 	return nil
 }
 
 // OpenChats opens the agent's conversations folder to list it, never
-// through a link (ErrChatsLink); nil when there is none.
+// through a link (ErrChatsSymlink); nil when there is none.
 func OpenChats(p store.Paths) (*os.File, error) {
 	d, err := fsx.Open(p.Chats(), os.O_RDONLY, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, nil
-	case errors.Is(err, fsx.ErrLink):
-		return nil, fmt.Errorf("%s: %w", p.Chats(), ErrChatsLink)
+	case errors.Is(err, fsx.ErrSymlink):
+		return nil, fmt.Errorf("%s: %w", p.Chats(), ErrChatsSymlink)
 	case err != nil:
 		return nil, fmt.Errorf("list threads of %s: %w", p.Agent, err)
 	}

@@ -23,7 +23,7 @@ func TestLinkRefused(t *testing.T) {
 			t.Fatal(err)
 		}
 		d, err := Open(chats)
-		if !errors.Is(err, fsx.ErrLink) {
+		if !errors.Is(err, fsx.ErrSymlink) {
 			if d != nil {
 				d.Close()
 			}
@@ -51,7 +51,7 @@ func TestPutInPlaceRefused(t *testing.T) {
 			if err := os.Symlink(other, path); err != nil {
 				t.Fatal(err)
 			}
-		}, fsx.ErrLink},
+		}, fsx.ErrSymlink},
 		{"hard link", func(t *testing.T, other, path string) {
 			if err := os.Link(other, path); err != nil {
 				t.Fatal(err)

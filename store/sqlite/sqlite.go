@@ -142,7 +142,7 @@ func dsn(path string) string {
 
 // ErrReplaced is the refusal of a connection whose database file isn't
 // the file Open checked: a file put in its place since (a hard link to
-// another agent's). A symbolic link put in its place is fsx.ErrLink.
+// another agent's). A symbolic link put in its place is fsx.ErrSymlink.
 var ErrReplaced = sqlitefile.ErrReplaced
 
 // newConnector is the connector of a pool of connections to the file at

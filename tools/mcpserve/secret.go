@@ -117,7 +117,7 @@ func (t Tool) readSecret(path string) (s Secret, why string, err error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		return Secret{}, "", nil
 	}
-	if errors.Is(err, fsx.ErrLink) {
+	if errors.Is(err, fsx.ErrSymlink) {
 		return Secret{}, "", fmt.Errorf("%s's secret: %s is a symbolic link, not followed: remove it and a new secret is made", t.Name, path)
 	}
 	if err != nil {

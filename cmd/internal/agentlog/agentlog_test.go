@@ -97,11 +97,11 @@ func TestLogNotThroughALink(t *testing.T) {
 	if b, _ := os.ReadFile(theirs); string(b) != was {
 		t.Fatalf("written through the link:\n%s", b)
 	}
-	if !strings.Contains(out.String(), "open the agent's log") || !strings.Contains(out.String(), fsx.ErrLink.Error()) {
+	if !strings.Contains(out.String(), "open the agent's log") || !strings.Contains(out.String(), fsx.ErrSymlink.Error()) {
 		t.Fatalf("the refusal isn't said: %s", out.String())
 	}
 	f, ok, err := Last(context.Background(), p)
-	if ok || !errors.Is(err, fsx.ErrLink) {
+	if ok || !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("Last read through the link: %+v %v %v", f, ok, err)
 	}
 }

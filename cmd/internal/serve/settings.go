@@ -143,11 +143,11 @@ func ReadSettings(ctx context.Context, p store.Paths, model string) (harness.Set
 }
 
 // readConfig reads the agent's config.json as every file of its own is
-// read: never through a symbolic link (fsx.ErrLink), and no more than
+// read: never through a symbolic link (fsx.ErrSymlink), and no more than
 // maxConfig bytes and one past it (ParseSettings refuses those).
 func readConfig(p store.Paths) ([]byte, error) {
 	f, err := fsx.OpenRegular(p.Config())
-	if errors.Is(err, fsx.ErrLink) {
+	if errors.Is(err, fsx.ErrSymlink) {
 		return nil, fmt.Errorf("config.json is a symbolic link, refused: never followed: %w", err)
 	}
 	if err != nil {
