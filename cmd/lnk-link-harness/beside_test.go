@@ -5,6 +5,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/fsouza/fake-gcs-server/fakestorage"
 
+	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
 	"github.com/lnk-dev/link/store/driver"
 )
@@ -176,5 +178,56 @@ func testBesideGCS(t *testing.T, dir string) {
 	}
 	if len(answers) != len(said) || !strings.Contains(answers[2], said[2]) {
 		t.Fatalf("the bucket holds the answers %q", answers)
+	}
+}
+
+// --store-child is the harness's choice to start its drivers' plugins
+// itself; a blank unit, whose conversations go through the bridge it is
+// bound with, refuses it.
+func TestStoreChildFlag(t *testing.T) {
+	m := NewMain(&syncBuffer{}, &syncBuffer{}, nil)
+	if err := m.ParseFlags([]string{"serve", "--key-file", "/k", "--store-child"}); err != nil || !m.StoreChild {
+		t.Fatalf("--store-child: %v, StoreChild %v", err, m.StoreChild)
+	}
+	m = NewMain(&syncBuffer{}, &syncBuffer{}, nil)
+	if err := m.ParseFlags([]string{"serve", "--key-file", "/k"}); err != nil || m.StoreChild {
+		t.Fatalf("no --store-child: %v, StoreChild %v", err, m.StoreChild)
+	}
+	err := NewMain(&syncBuffer{}, &syncBuffer{}, nil).ParseFlags([]string{"serve", "--blank", "/ctl", "--store-child"})
+	if err == nil || !strings.Contains(err.Error(), "--store-child is the binding's with --blank") {
+		t.Fatalf("--blank --store-child: %v", err)
+	}
+}
+
+// serve --stdio proves calls to the agent's store bridge with its key
+// file's key, else the agent's endpoint.key (lnk agent chat's bridge's),
+// else a key of its own.
+func TestStdioKey(t *testing.T) {
+	home := t.TempDir()
+	p, err := store.For(home, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.DiscardHandler)
+	m := &Main{Home: home, Agent: "main"}
+	own, err := m.stdioKey(p, logger)
+	if err != nil || len(own) != 32 {
+		t.Fatalf("with no key at all: %d bytes, %v", len(own), err)
+	}
+	if err := os.MkdirAll(p.Root, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.KeyFile(), []byte("the-agent-endpoint-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := m.stdioKey(p, logger); err != nil || string(k) != "the-agent-endpoint-key" {
+		t.Fatalf("with the agent's endpoint.key: %q, %v", k, err)
+	}
+	m.KeyFile = filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(m.KeyFile, []byte("the-key-file-said\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := m.stdioKey(p, logger); err != nil || string(k) != "the-key-file-said" {
+		t.Fatalf("with --key-file: %q, %v", k, err)
 	}
 }

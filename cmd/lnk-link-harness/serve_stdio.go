@@ -12,27 +12,16 @@ import (
 
 // runStdio serves the one agent over standard input and output until the
 // input ends or ctx does: nothing but ACP is written to Stdout, the log
-// goes to Stderr. The key proves calls to the agent's store bridge (its
-// only use here): the key file's, else the agent's own endpoint.key when
-// it has one (the key lnk agent chat starts its bridge with), else a key
-// of its own, for --store-child's children.
+// goes to Stderr.
 func (m *Main) runStdio(ctx context.Context) error {
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	p, err := store.For(m.Home, m.Agent)
 	if err != nil {
 		return err
 	}
-	var key []byte
-	switch k, err := contract.ReadKeyFile(p.KeyFile()); {
-	case m.KeyFile != "":
-		if key, err = serve.ReadKey(m.KeyFile, logger); err != nil {
-			return err
-		}
-	case err == nil:
-		key = k
-	default:
-		key = make([]byte, 32)
-		rand.Read(key)
+	key, err := m.stdioKey(p, logger)
+	if err != nil {
+		return err
 	}
 	if m.AgentID == "" {
 		if m.AgentID, err = serve.ReadAgentID(p); err != nil {
@@ -50,4 +39,20 @@ func (m *Main) runStdio(ctx context.Context) error {
 		Logger:     logger,
 		StoreChild: m.StoreChild,
 	}, m.Stdin, m.Stdout)
+}
+
+// stdioKey is the key serve --stdio proves calls to the agent's store
+// bridge with, its only use there: the key file's, else the agent's own
+// endpoint.key when it has one (the key lnk agent chat starts its bridge
+// with), else a key of its own, for --store-child's children.
+func (m *Main) stdioKey(p store.Paths, logger *slog.Logger) ([]byte, error) {
+	if m.KeyFile != "" {
+		return serve.ReadKey(m.KeyFile, logger)
+	}
+	if k, err := contract.ReadKeyFile(p.KeyFile()); err == nil {
+		return k, nil
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	return key, nil
 }
