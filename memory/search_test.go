@@ -205,17 +205,8 @@ func TestSearchBehindSaysSo(t *testing.T) {
 // A conversation kept by a driver (sqlite) is searched through memory's
 // own copy, made from its events.
 func TestSearchDriverConversation(t *testing.T) {
-	home := t.TempDir()
-	p, _ := store.For(home, "main")
-	db, err := sqlite.Open(p.Chats())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r, err := router.New(p, sqlite.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats()), sqlite.Name: db})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := store.For(t.TempDir(), "main")
+	r := sqliteRouter(t, p, p.Chats())
 	say(t, p, r, "signal:5", "the wifi password is correct-horse", "Saved.")
 	m, _ := newMemoryWith(t, p, nil, func(c *memory.Config) { c.Conversations = r })
 	a := search(t, m, "wifi password")
@@ -236,17 +227,8 @@ func TestSearchDriverConversation(t *testing.T) {
 // is asked for its last event at most every OffMachineEvery: a message
 // added since is found once that has passed, and not asked for before.
 func TestSearchOffMachineConversation(t *testing.T) {
-	home := t.TempDir()
-	p, _ := store.For(home, "main")
-	db, err := sqlite.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	r, err := router.New(p, sqlite.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats()), sqlite.Name: db})
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, _ := store.For(t.TempDir(), "main")
+	r := sqliteRouter(t, p, t.TempDir())
 	say(t, p, r, "signal:5", "the wifi password is correct-horse", "Saved.")
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	asked := &countingLatest{Conversations: r}
@@ -267,6 +249,21 @@ func TestSearchOffMachineConversation(t *testing.T) {
 	if a := search(t, m, "door code"); len(a.Results) != 1 || a.Results[0].Seq != 3 || asked.n == before {
 		t.Fatalf("after OffMachineEvery: %+v, asked %d times more", a.Results, asked.n-before)
 	}
+}
+
+// sqliteRouter routes the conversations of the agent at p, each new one
+// kept by SQLite in a file of the folder chats, closed with the test.
+func sqliteRouter(t *testing.T, p store.Paths, chats string) *router.Router {
+	db, err := sqlite.Open(chats)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	r, err := router.New(p, sqlite.Name, map[string]store.Conversations{log.Name: log.Open(p.Chats()), sqlite.Name: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // countingLatest counts the calls for a conversation's latest events.

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/lnk-dev/link/cmd/internal/drivers"
+	"github.com/lnk-dev/link/store/driver"
 )
 
 // Module is the path of Link's module, whose cmd/lnk-<name> are the
@@ -53,4 +54,18 @@ func Build(t testing.TB, pkgs ...string) (dir string) {
 	}
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	return dir
+}
+
+// Registered fails t unless the driver a plugin serves registered itself
+// (store/driver) by the name Link's programs run its plugin under
+// (drivers.Link): the two places a plugin's name is written, its driver's
+// package and the table of the programs that can't link it.
+func Registered(t testing.TB, name string) {
+	t.Helper()
+	if _, ok := driver.Lookup(name); !ok {
+		t.Errorf("no driver registered %q", name)
+	}
+	if d, ok := drivers.Lookup(name); !ok || d.Open != nil {
+		t.Errorf("drivers.Link has %q as %+v, %v; want a plugin's", name, d, ok)
+	}
 }
