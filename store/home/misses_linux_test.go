@@ -3,11 +3,8 @@ package home
 import (
 	"os"
 	"path/filepath"
-	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/lnk-dev/link/store/internal/foldertime"
 
 	"context"
 	"errors"
@@ -110,33 +107,5 @@ func TestLookOneLstatPerFolder(t *testing.T) {
 	}
 	if found := pass(); len(found) != 1 || found[0] != "instructions/owner.md=Ada" {
 		t.Fatalf("after owner.md was made: found %v", found)
-	}
-}
-
-// A folder is trusted foldertime.WaitFine after its last change where
-// its times show a part of a second (its file system keeps them finer),
-// foldertime.Wait after where they don't.
-func TestSettled(t *testing.T) {
-	at := func(sec, nsec int64) unix.Timespec { return unix.Timespec{Sec: sec, Nsec: nsec} }
-	fine := stamp{known: true, mtime: at(1000, 5e8), ctime: at(1000, 6e8)}
-	whole := stamp{known: true, mtime: at(1000, 0), ctime: at(1000, 0)}
-	half := stamp{known: true, mtime: at(1000, 0), ctime: at(1000, 6e8)} // FAT: its mtime in whole seconds
-	last := time.Unix(1000, 6e8)                                         // the latest of each stamp's times but whole's, 1000.0
-	for _, c := range []struct {
-		name  string
-		s     stamp
-		after time.Duration
-		want  bool
-	}{
-		{"fine, just changed", fine, foldertime.WaitFine - time.Millisecond, false},
-		{"fine, settled", fine, foldertime.WaitFine, true},
-		{"whole seconds, past foldertime.WaitFine", whole, foldertime.Wait - 6e8 - time.Millisecond, false},
-		{"whole seconds, settled", whole, foldertime.Wait - 6e8, true},
-		{"an mtime in whole seconds", half, foldertime.Wait - time.Millisecond, false},
-		{"an mtime in whole seconds, settled", half, foldertime.Wait, true},
-	} {
-		if got := c.s.settled(last.Add(c.after)); got != c.want {
-			t.Errorf("%s: settled %v, want %v", c.name, got, c.want)
-		}
 	}
 }
