@@ -100,6 +100,7 @@ func (h *harness) closeDropped(thread, session string) {
 	}
 	h.mu.Lock()
 	delete(h.used, session)
+	delete(h.configs, session)
 	open := h.open[session]
 	delete(h.open, session)
 	h.mu.Unlock()
