@@ -1,14 +1,13 @@
 package acp
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
+	"io"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/lnk-dev/link/acp/acptest"
 )
 
 // TestTypeScriptClient runs the official TypeScript ACP client
@@ -79,52 +78,13 @@ func TestTypeScriptClient(t *testing.T) {
 	}
 }
 
-// missing skips a test whose outside part isn't installed, except in CI,
-// where .ci/run installs it and its absence is a failure, never a pass.
-func missing(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-}
-
 // runTSClient runs script, a client of the official TypeScript ACP SDK
 // in testdata/ts, against Serve with agent a over stdio, fails t if
 // either side fails, and gives what the script reported on its stderr.
 // It needs node and `npm ci --prefix acp/testdata/ts`.
 func runTSClient(t *testing.T, script string, a Agent) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node is not installed")
-	}
-	if _, err := os.Stat("testdata/ts/node_modules/@agentclientprotocol/sdk/package.json"); err != nil {
-		missing(t, "the TypeScript SDK is not installed: npm ci --prefix acp/testdata/ts")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, script)
-	cmd.Dir = "testdata/ts"
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serveErr := Serve(ctx, NewStdio(stdout, stdin, 0), "main", nil, a)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
-	}
-	if serveErr != nil {
-		t.Errorf("serve: %v", serveErr)
-	}
-	return stderr.String()
+	return acptest.RunScript(t, script, nil, func(ctx context.Context, r io.Reader, w io.Writer) error {
+		return Serve(ctx, NewStdio(r, w, 0), "main", nil, a)
+	})
 }

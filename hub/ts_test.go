@@ -4,9 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/lnk-dev/link/acp/acptest"
 )
 
 // tsAgentScript is the agent on the official TypeScript ACP SDK the
@@ -18,13 +19,7 @@ const tsAgentScript = "../acp/testdata/ts/hub_agent.mjs"
 // (resume, load, close, list, model, ids), env added to its environment.
 func newTSRig(t *testing.T, caps string, env []string, edit func(*Config)) *rig {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node is not installed")
-	}
-	if _, err := os.Stat("../acp/testdata/ts/node_modules/@agentclientprotocol/sdk/package.json"); err != nil {
-		missing(t, "the TypeScript SDK is not installed: npm ci --prefix acp/testdata/ts")
-	}
+	node, _ := acptest.TypeScriptSDK(t)
 	script, err := filepath.Abs(tsAgentScript)
 	if err != nil {
 		t.Fatal(err)
@@ -36,16 +31,6 @@ func newTSRig(t *testing.T, caps string, env []string, edit func(*Config)) *rig 
 			edit(c)
 		}
 	})
-}
-
-// missing skips a test whose outside part isn't installed, except in CI,
-// where .ci/run installs it and its absence is a failure, never a pass.
-func missing(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
 
 // tsEvent is one line of the TypeScript agent's log: what it was asked

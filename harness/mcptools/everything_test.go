@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/acp/acptest"
+
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/model"
 )
@@ -25,11 +27,11 @@ func startEverything(t *testing.T) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing(t, "node is not installed")
+		acptest.Missing(t, "node is not installed")
 	}
 	entry := everythingDir + "/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 	if _, err := os.Stat(entry); err != nil {
-		missing(t, "server-everything is not installed: npm ci --prefix harness/mcptools/testdata/everything")
+		acptest.Missing(t, "server-everything is not installed: npm ci --prefix harness/mcptools/testdata/everything")
 	}
 	for try := 0; ; try++ {
 		port := freePort(t)
@@ -83,16 +85,6 @@ func freePort(t *testing.T) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
-}
-
-// missing skips a test whose outside part isn't installed, except in CI,
-// where .ci/run installs it and its absence is a failure, never a pass.
-func missing(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
 
 // A third party's server, the TypeScript SDK's: listed in order of

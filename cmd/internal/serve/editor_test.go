@@ -1,15 +1,16 @@
 package serve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lnk-dev/link/acp/acptest"
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/model"
@@ -49,52 +50,13 @@ func editorHome(t *testing.T, fake *fakeprovider.Server) (home string, env map[s
 // and `npm ci --prefix acp/testdata/ts`.
 func runEditor(t *testing.T, home string, env map[string]string, scenario string, report any) {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
-		missing(t, "node is not installed")
-	}
-	dir := filepath.Join("..", "..", "..", "acp", "testdata", "ts")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@agentclientprotocol", "sdk", "package.json")); err != nil {
-		missing(t, "the TypeScript SDK is not installed: npm ci --prefix acp/testdata/ts")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "editor.mjs", scenario)
-	cmd.Dir = dir
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	serveErr := ServeStdio(ctx, Config{Home: home, Key: []byte("serve-test-key-0123456789"), Env: env}, stdout, stdin)
-	if err := cmd.Wait(); err != nil {
-		t.Fatalf("node editor.mjs %s: %v\n%s", scenario, err, stderr.String())
-	}
-	if serveErr != nil {
-		t.Errorf("serve: %v", serveErr)
-	}
-	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	stderr := acptest.RunScript(t, "editor.mjs", []string{scenario}, func(ctx context.Context, r io.Reader, w io.Writer) error {
+		return ServeStdio(ctx, Config{Home: home, Key: []byte("serve-test-key-0123456789"), Env: env}, r, w)
+	})
+	lines := strings.Split(strings.TrimSpace(stderr), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), report); err != nil {
-		t.Fatalf("report: %v\n%s", err, stderr.String())
+		t.Fatalf("report: %v\n%s", err, stderr)
 	}
-}
-
-// missing skips a test whose outside part isn't installed, except in CI,
-// where .ci/run installs it and its absence is a failure, never a pass.
-func missing(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("CI") != "" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
 }
 
 // rpcError is an error as the SDK rejected a request with it.
