@@ -160,7 +160,15 @@ func (m *Main) chatConvertCmd() *cobra.Command {
 each written beside its own and put in its place in one rename, with its tools and
 the answers it still has to hand over. Stop the agent first: a conversation whose
 turn runs refuses it. The spec's [storage] conversations says only how a new one
-begins; this moves the old ones.`,
+begins; this moves the old ones.
+
+What each costs a turn: log, sqlite and gcs read a turn's window alone, the same
+at any length (BenchmarkTurnWindow: 100,000 events within 1.3 times 100). compact
+keeps a conversation compressed, about a third of the log's bytes, with no index
+of its frames: each turn reads and decompresses all of it, about 3 ms a thousand
+events on two cores (308 ms a turn at 100,000 against 0.14 ms for the log). Keep a
+conversation compact when its bytes matter more than its turns' time; lnk agent
+status names each compact conversation past 10,000 events.`,
 		Example: `  lnk agent chat convert --to compact
   lnk agent chat convert --to gcs --gcs-bucket my-chats`,
 		Args: noWords,

@@ -26,6 +26,7 @@ import (
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/harness/mcptools"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/compact"
 	"github.com/lnk-dev/link/store/driver"
 	"github.com/lnk-dev/link/store/log"
 )
@@ -60,6 +61,9 @@ type storageStatus struct {
 	New    string         `json:"new"`    // how a new conversation is kept
 	From   string         `json:"from"`   // config.json, or the default
 	ByKind map[string]int `json:"byKind"` // the conversations kept, by how
+	// LongCompact are the compact conversations past 10,000 events, each
+	// of whose turns reads it whole.
+	LongCompact []longCompact `json:"longCompact,omitempty"`
 }
 
 // toolStatus is one of the agent's tools and whether it answers MCP's
@@ -217,6 +221,7 @@ func storageStatusOf(ctx context.Context, p store.Paths, problem func(string, ..
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		problem("list the conversations: %v", err)
 	}
+	var compacts []string
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -226,7 +231,11 @@ func storageStatusOf(ctx context.Context, p store.Paths, problem func(string, ..
 			continue
 		}
 		s.ByKind[kind]++
+		if kind == compact.Name {
+			compacts = append(compacts, e.Name())
+		}
 	}
+	s.LongCompact = longCompacts(ctx, p.Chats(), compacts, problem)
 	return s
 }
 
@@ -317,6 +326,7 @@ func (st agentStatus) write(w io.Writer) {
 		kept = strings.Join(kinds, ", ")
 	}
 	row("storage", "new conversations kept as %s (%s); kept now: %s", st.Storage.New, st.Storage.From, kept)
+	writeLongCompacts(w, st.Storage.LongCompact)
 	if len(st.Tools) == 0 {
 		row("tools", "none named ($LNK_MEMORY, $LNK_TOOL_<NAME>); lnk agent chat starts memory beside the agent it starts")
 	}
