@@ -40,11 +40,11 @@ func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
 			var text string
 			var failed bool
 			if slices.Contains(names, c.Name) {
-				text, failed = t.h.cfg.Tools.Call(ctx, t.c.agent, model.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input}, meta)
+				text, failed = t.with.tools.Call(ctx, t.c.agent, model.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input}, meta)
 			} else {
 				text, failed = noSuchTool(c.Name), true
 			}
-			_, errs[i] = t.h.append(ctx, t.c, store.Event{Kind: store.KindToolResult, CallID: c.ID, Tool: c.Name, Text: capToolAnswer(text), IsError: failed})
+			_, errs[i] = t.with.store.append(ctx, t.c, store.Event{Kind: store.KindToolResult, CallID: c.ID, Tool: c.Name, Text: capToolAnswer(text), IsError: failed})
 			t.out.toolDone(c.ID, failed)
 		}()
 	}

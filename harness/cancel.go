@@ -151,7 +151,7 @@ func (t *turn) endAsked(ctx context.Context) bool {
 	}
 	at, ok, err := t.c.folders.EndAsked(ctx, t.c.thread)
 	if err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "read whether a turn was asked to end", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "read whether a turn was asked to end", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		return false
 	}
 	if !ok {
@@ -197,7 +197,7 @@ func (t *turn) stopped(ctx context.Context, text string) (finished, error) {
 	default:
 		text = stopNote
 	}
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text}, t.hold(ctx))
+	ev, err := t.with.store.append(ctx, t.c, store.Event{Kind: store.KindAnswer, Text: text}, t.hold(ctx))
 	if err != nil {
 		return finished{}, err
 	}
@@ -215,7 +215,7 @@ func (t *turn) stopped(ctx context.Context, text string) (finished, error) {
 // the next turn clears it as one asked before its message.
 func (t *turn) clearEnd(ctx context.Context) {
 	if err := t.c.folders.ClearEnd(ctx, t.c.thread); err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "clear a turn's end", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "clear a turn's end", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 	}
 }
 

@@ -181,7 +181,7 @@ func (t *turn) command(ctx context.Context, cmd *command, held bool) (string, er
 	if cmd.arg == "" {
 		if held {
 			t.resume()
-			defer t.keep(t.h.cfg.Now)
+			defer t.keep(t.with.clock.now)
 		}
 		if err := t.refresh(ctx); err != nil {
 			return "", err
@@ -196,7 +196,7 @@ func (t *turn) command(ctx context.Context, cmd *command, held bool) (string, er
 			}
 			return "This conversation runs on " + name + ".", nil
 		}
-		if _, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindModelSet, Model: cmd.model, Provider: cmd.provider}); err != nil {
+		if _, err := t.with.store.append(ctx, t.c, store.Event{Kind: store.KindModelSet, Model: cmd.model, Provider: cmd.provider}); err != nil {
 			return "", err
 		}
 		named := cmd.model
@@ -212,7 +212,7 @@ func (t *turn) command(ctx context.Context, cmd *command, held bool) (string, er
 		cur := t.verbose()
 		on = cur == nil || !*cur
 	}
-	if _, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindChatSet, Verbose: &on}); err != nil {
+	if _, err := t.with.store.append(ctx, t.c, store.Event{Kind: store.KindChatSet, Verbose: &on}); err != nil {
 		return "", err
 	}
 	if on {

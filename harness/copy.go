@@ -17,6 +17,6 @@ import (
 func (t *turn) addCopy(ctx context.Context) {
 	err := transcript.Append(ctx, t.c.paths, t.c.keeper(), t.c.thread, t.c.pinned.Kind(), t.events)
 	if err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "add to the copy for people", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "add to the copy for people", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 	}
 }

@@ -62,6 +62,7 @@ type Harness struct {
 	healthLook      healthLook // Health's last look at the home
 	seen            sweepSeen  // conversations a sweep found settled, a saving
 	prompts         *prompt.Composer
+	with            *collaborators // what its turns work with (turn.go)
 }
 
 var _ acp.Agent = (*Harness)(nil)
@@ -83,7 +84,7 @@ func New(cfg Config) (*Harness, error) {
 	var b [6]byte
 	rand.Read(b[:])
 	life, kill := context.WithCancel(context.Background())
-	return &Harness{
+	h := &Harness{
 		cfg:      cfg,
 		id:       hex.EncodeToString(b[:]),
 		life:     life,
@@ -94,7 +95,9 @@ func New(cfg Config) (*Harness, error) {
 		hist:     newHistory(cfg.KeepEvents),
 		idle:     idle{after: cfg.IdleFree, least: idleLeast, afterFunc: cfg.AfterFunc},
 		prompts:  &prompt.Composer{Files: promptFiles(cfg.Files)},
-	}, nil
+	}
+	h.with = h.collaborators()
+	return h, nil
 }
 
 // promptFiles is what the composer reads the agents' files through: a

@@ -40,7 +40,11 @@ func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	tctx, cancel := context.WithCancel(h.life)
 	defer cancel()
 	final, err := t.run(tctx)
-	return t.deliver(tctx, final, err)
+	ans, err = t.deliver(tctx, final, err)
+	if t.pending != nil {
+		h.afterAnswer(t) // the answer first, then the summary (window_after.go)
+	}
+	return ans, err
 }
 
 // steerOrBegin takes a prompt as far as its turn: it narrows the
@@ -201,7 +205,7 @@ func (t *turn) store(ctx context.Context, msg store.Event, once *contract.Messag
 	if err := t.refresh(ctx); err != nil {
 		return err
 	}
-	ev, err := t.h.appendMessage(ctx, t.c, msg, once)
+	ev, err := t.with.store.appendMessage(ctx, t.c, msg, once)
 	if err != nil {
 		return err
 	}
@@ -217,7 +221,7 @@ func (t *turn) store(ctx context.Context, msg store.Event, once *contract.Messag
 // (delivery.Turn.End) and the prompt is answered with how the turn ended.
 func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answer, error) {
 	if err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "turn failed", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "turn failed", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		t.delivery.Failed()
 		if !t.out.callerGone() {
 			return acp.Answer{}, err
@@ -226,10 +230,8 @@ func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answ
 	}
 	t.report(ctx) // sessions.go
 	delivered := t.keepAnswer(ctx, final)
-	if t.pending != nil {
-		defer t.afterAnswer() // the answer first, then the summary (window_after.go)
-	} else {
-		t.keep(t.h.cfg.Now)
+	if t.pending == nil { // else kept after the summary (Harness.afterAnswer)
+		t.keep(t.with.clock.now)
 	}
 	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil
 }
@@ -245,7 +247,7 @@ func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()
 	}
 	delivered, err := t.delivery.End(ctx, t.out.Text(), final.seq, t.out.callerGone(), false)
 	if err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 	}
 	return delivered
 }

@@ -162,7 +162,7 @@ func (h *Harness) readConv(ctx context.Context, agent, thread string) (*turn, er
 	if err != nil {
 		return nil, err
 	}
-	t := &turn{h: h, c: c, reader: reader{c: c, hist: h.hist}}
+	t := &turn{with: h.with, c: c, reader: reader{c: c, hist: h.hist}}
 	if err := t.refresh(ctx); err != nil {
 		return nil, err
 	}

@@ -20,10 +20,10 @@ func (t *turn) system(ctx context.Context, name string, tools []model.Tool) ([]m
 		return t.sys, nil
 	}
 	var texts []model.ToolText
-	if in, ok := t.h.cfg.Tools.(Instructor); ok {
+	if in, ok := t.with.tools.(Instructor); ok {
 		texts = in.Instructions(t.c.agent, tools)
 	}
-	p, err := t.h.prompts.Compose(ctx, prompt.Turn{
+	p, err := t.with.prompts.Compose(ctx, prompt.Turn{
 		Agent: t.c.agent,
 		Model: name,
 		Tools: texts,
@@ -31,14 +31,14 @@ func (t *turn) system(ctx context.Context, name string, tools []model.Tool) ([]m
 			FilesFolder: t.c.paths.Files(),
 			Connections: t.c.settings.Connections,
 		},
-		Zone:     t.h.cfg.Location.String(),
+		Zone:     t.with.clock.zone.String(),
 		Settings: t.c.settings.Instructions,
 	})
 	if err != nil {
 		return nil, err
 	}
 	for _, e := range p.Problems {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "left out of the prompt", slog.String("agent", t.c.agent), slog.String("err", e.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "left out of the prompt", slog.String("agent", t.c.agent), slog.String("err", e.Error()))
 	}
 	t.sys, t.sysKey = p.System(), key
 	return t.sys, nil

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/harness/prompt"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/delivery"
@@ -18,7 +20,7 @@ import (
 type turn struct {
 	reader // its conversation's events, as read so far
 
-	h        *Harness
+	with     *collaborators // what it works with: store, model, tools, clock, logger
 	c        *conv
 	holder   string
 	out      *answer
@@ -60,9 +62,71 @@ type offered struct {
 	tools    []model.Tool
 }
 
+// collaborators is what a turn works with, given it by the Harness that
+// begins it (newTurn) rather than reached through it: the store its
+// events are written to, the models it asks, the agent's tools, the
+// prompt's composer, the clock, the logger and the limits it runs
+// within. The answer's way to its caller (turn.delivery) is the turn's
+// own, begun from its conversation's answers.
+type collaborators struct {
+	store     eventWriter      // the conversation's events, appended (Harness.append)
+	model     models           // where a model's name goes, and what is known of it
+	tools     Tools            // the agent's tools (Config.Tools)
+	prompts   *prompt.Composer // the system prompt, from the agent's files
+	clock     clock            // the time, timers, the machine's zone
+	log       *slog.Logger     // what goes wrong outside the answer
+	wakes     *wakes           // steered messages watched here, woken as a turn lets go
+	leaseTTL  time.Duration    // how long a lease holds unrenewed
+	maxRounds int              // rounds of calls before the model must answer
+	maxAnswer int              // bytes of answer streamed to a caller
+}
+
+// eventWriter writes a conversation's events: numbered, timed and in
+// order with the other writers of this process (Harness.append).
+type eventWriter interface {
+	append(ctx context.Context, c *conv, e store.Event, hook ...appendHook) (store.Event, error)
+	appendMessage(ctx context.Context, c *conv, msg store.Event, once *contract.MessageOnce) (store.Event, error)
+}
+
+// models is where a turn's model calls go: the route and provider of a
+// model's name, what is known of a model and what it takes beside text,
+// and the hook told of each request (Config.OnCall).
+type models struct {
+	route    func(name string) (model.Route, error)
+	provider func(model.Route) (model.Provider, error)
+	facts    ModelFacts
+	inputs   map[string]model.Inputs
+	onCall   func(agent, thread string, req model.Request)
+}
+
+// clock is a turn's time: now, a timer (Config.AfterFunc) and the zone
+// a message's time is given in.
+type clock struct {
+	now       func() time.Time
+	afterFunc func(d time.Duration, f func()) (stop func() bool)
+	zone      *time.Location
+}
+
+// collaborators is what the harness's turns work with, of its Config.
+func (h *Harness) collaborators() *collaborators {
+	c := h.cfg
+	return &collaborators{
+		store:     h,
+		model:     models{route: c.Route, provider: c.Provider, facts: c.Facts, inputs: c.Inputs, onCall: c.OnCall},
+		tools:     c.Tools,
+		prompts:   h.prompts,
+		clock:     clock{now: c.Now, afterFunc: c.AfterFunc, zone: c.Location},
+		log:       c.Logger,
+		wakes:     &h.wakes,
+		leaseTTL:  c.LeaseTTL,
+		maxRounds: c.MaxRounds,
+		maxAnswer: c.MaxAnswer,
+	}
+}
+
 // newTurn is a turn of c under the lease holder holds.
 func (h *Harness) newTurn(c *conv, holder string) *turn {
-	return &turn{h: h, c: c, holder: holder, reader: reader{c: c, hist: h.hist}, delivery: c.answers.Begin(c.thread)}
+	return &turn{with: h.with, c: c, holder: holder, reader: reader{c: c, hist: h.hist}, delivery: c.answers.Begin(c.thread)}
 }
 
 // finished is how a turn ended: its last answer's event and why.
@@ -108,7 +172,7 @@ func (t *turn) letGo(ctx context.Context, err error) (again bool, _ error) {
 	if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
 		err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
 	}
-	t.h.wakes.wake(t.c.agent, t.c.thread) // a steered message watched here looks again (cover)
+	t.with.wakes.wake(t.c.agent, t.c.thread) // a steered message watched here looks again (cover)
 	if err != nil {
 		return false, err
 	}
@@ -120,7 +184,7 @@ func (t *turn) letGo(ctx context.Context, err error) (again bool, _ error) {
 	if !waiting(t.events) {
 		return false, nil
 	}
-	if err := t.c.lease(ctx, t.holder, t.h.cfg.LeaseTTL); err != nil {
+	if err := t.c.lease(ctx, t.holder, t.with.leaseTTL); err != nil {
 		if errors.Is(err, store.ErrLeaseHeld) {
 			return false, nil // another turn took it, and answers it
 		}
@@ -141,7 +205,7 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 	rounds := roundsSince(t.events, t.start)
 	for {
 		choice := model.ToolAuto
-		if rounds >= t.h.cfg.MaxRounds {
+		if rounds >= t.with.maxRounds {
 			choice = model.ToolNone
 		}
 		if t.endAsked(ctx) { // cancel.go
@@ -190,17 +254,17 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 // conversation's apart (ThreadEnder), so another conversation's turn
 // running meanwhile keeps its own.
 func (t *turn) endTools(ctx context.Context) {
-	if te, ok := t.h.cfg.Tools.(ThreadEnder); ok {
+	if te, ok := t.with.tools.(ThreadEnder); ok {
 		te.EndThreadTurn(ctx, t.c.agent, t.c.thread)
 		return
 	}
-	t.h.cfg.Tools.EndTurn(ctx, t.c.agent)
+	t.with.tools.EndTurn(ctx, t.c.agent)
 }
 
 // renew renews the lease every third of its time, timed by
 // Config.AfterFunc, until stop is called.
 func (t *turn) renew(ctx context.Context) (stop func()) {
-	every := t.h.cfg.LeaseTTL / 3
+	every := t.with.leaseTTL / 3
 	var (
 		mu      sync.Mutex // held through a renewal, so stop waits for one running
 		stopped bool
@@ -213,14 +277,14 @@ func (t *turn) renew(ctx context.Context) (stop func()) {
 		if stopped || ctx.Err() != nil {
 			return
 		}
-		if _, err := t.c.keeper().Lease(ctx, t.c.thread, t.holder, t.h.cfg.LeaseTTL); err != nil {
-			t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		if _, err := t.c.keeper().Lease(ctx, t.c.thread, t.holder, t.with.leaseTTL); err != nil {
+			t.with.log.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		}
-		disarm = t.h.cfg.AfterFunc(every, tick)
+		disarm = t.with.clock.afterFunc(every, tick)
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	disarm = t.h.cfg.AfterFunc(every, tick)
+	disarm = t.with.clock.afterFunc(every, tick)
 	return func() {
 		mu.Lock()
 		defer mu.Unlock()
@@ -254,7 +318,7 @@ func (t *turn) round(ctx context.Context, choice model.ToolChoice) (store.Event,
 		case i == len(names)-1 || !mf.fallsBack() || ctx.Err() != nil:
 			return t.failed(ctx, mf.err)
 		}
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "a model failed: its fallback asked", slog.String("thread", t.c.thread), slog.String("model", names[i]), slog.String("fallback", names[i+1]), slog.String("err", mf.err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "a model failed: its fallback asked", slog.String("thread", t.c.thread), slog.String("model", names[i]), slog.String("fallback", names[i+1]), slog.String("err", mf.err.Error()))
 	}
 }
 
@@ -272,15 +336,15 @@ type reply struct {
 // window with the model's own instructions, streaming the text as it
 // comes. A failure of the model's is a modelFailed.
 func (t *turn) try(ctx context.Context, name string, choice model.ToolChoice) (reply, error) {
-	route, err := t.h.cfg.Route(name)
+	route, err := t.with.model.route(name)
 	if err != nil {
 		return reply{}, modelFailed{err: err}
 	}
-	prov, err := t.h.cfg.Provider(route)
+	prov, err := t.with.model.provider(route)
 	if err != nil {
 		return reply{}, modelFailed{err: err}
 	}
-	takes := func(m model.Modality) bool { return model.Takes(name, m, t.h.cfg.Inputs) }
+	takes := func(m model.Modality) bool { return model.Takes(name, m, t.with.model.inputs) }
 	system, err := t.system(ctx, name, t.tools.tools) // system.go
 	if err != nil {
 		return reply{}, err
@@ -289,8 +353,8 @@ func (t *turn) try(ctx context.Context, name string, choice model.ToolChoice) (r
 	req := t.request(ctx, name, route, prov, system, t.tools.tools, choice, takes) // window_turn.go
 	t.last = nil                                                                   // until the model has answered it
 	seen := t.lastSeq()
-	if t.h.cfg.OnCall != nil {
-		t.h.cfg.OnCall(t.c.agent, t.c.thread, req)
+	if t.with.model.onCall != nil {
+		t.with.model.onCall(t.c.agent, t.c.thread, req)
 	}
 	t.out.startRound()
 	var streamed []byte
@@ -338,7 +402,7 @@ func (t *turn) answered(ctx context.Context, r reply, choice model.ToolChoice) (
 	if len(ev.Calls) == 0 {
 		tell = t.hold(ctx) // the answer that ends the turn, held as it's stored
 	}
-	ev, err := t.h.append(ctx, t.c, ev, tell)
+	ev, err := t.with.store.append(ctx, t.c, ev, tell)
 	return ev, r.capped, err
 }
 
@@ -350,7 +414,7 @@ func (t *turn) offer(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	tools, err := t.h.cfg.Tools.Offer(ctx, t.c.agent, narrowed)
+	tools, err := t.with.tools.Offer(ctx, t.c.agent, narrowed)
 	if err != nil {
 		return fmt.Errorf("list the tools of %s: %w", t.c.agent, err)
 	}
@@ -372,7 +436,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	if capped {
 		text = sent + cutNote
 	}
-	ev, err := t.h.append(ctx, t.c, store.Event{Kind: store.KindFailure, Text: text, Seen: t.lastSeq()}, t.hold(ctx))
+	ev, err := t.with.store.append(ctx, t.c, store.Event{Kind: store.KindFailure, Text: text, Seen: t.lastSeq()}, t.hold(ctx))
 	return ev, capped, err
 }
 

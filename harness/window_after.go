@@ -5,38 +5,38 @@ import (
 	"log/slog"
 )
 
-// afterAnswer summarizes, once the turn's caller has its answer, what
-// leaves the window at its next drop point (t.pending), still under the
+// afterAnswer summarizes, once t's caller has its answer, what leaves
+// the window at its next drop point (t.pending), still under the
 // turn's lease, renewed; then lets the lease go and answers, nobody
 // waiting, a message another process wrote meanwhile (one that comes
 // here waits for the lease to go, for a turn of its own: waitCompacted).
 // A crash before the summary is written loses only the summary: the
 // window stays where it was, and the next turn summarizes after its
 // answer.
-func (t *turn) afterAnswer() {
+func (h *Harness) afterAnswer(t *turn) {
 	next := *t.pending
 	t.pending = nil
 	k := turnKey(t.c.agent, t.c.thread)
 	done := make(chan struct{})
-	t.h.compacting.Store(k, done)
+	h.compacting.Store(k, done)
 	finish := func() {
-		t.h.compacting.CompareAndDelete(k, done)
+		h.compacting.CompareAndDelete(k, done)
 		close(done)
 	}
-	if !t.h.begin() {
-		t.c.release(context.WithoutCancel(t.h.life), t.holder)
+	if !h.begin() {
+		t.c.release(context.WithoutCancel(h.life), t.holder)
 		finish()
 		return
 	}
 	go func() {
-		defer t.h.end()
-		ctx := t.h.life
+		defer h.end()
+		ctx := h.life
 		stop := t.renew(ctx)
 		t.compact(ctx, next)
 		stop()
 		t.answerFirst = false
-		t.out = newAnswer(nil, nil, t.h.cfg.MaxAnswer, nil) // its caller gone
-		t.steeredOnly = true                                // its caller had its answer
+		t.out = newAnswer(nil, nil, t.with.maxAnswer, nil) // its caller gone
+		t.steeredOnly = true                               // its caller had its answer
 		again, err := t.letGo(ctx, nil)
 		finish()
 		if err == nil && again {
@@ -49,9 +49,9 @@ func (t *turn) afterAnswer() {
 			}
 		}
 		if err != nil {
-			t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "after a summary", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+			t.with.log.LogAttrs(ctx, slog.LevelWarn, "after a summary", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		}
-		t.keep(t.h.cfg.Now)
+		t.keep(t.with.clock.now)
 	}()
 }
 

@@ -31,9 +31,9 @@ type sized struct {
 // is known of the model.
 func (t *turn) size(ctx context.Context, name string, system []model.Section, tools []model.Tool) sized {
 	set := t.c.settings.Window
-	f, err := t.h.cfg.Facts.Resolve(ctx, name)
+	f, err := t.with.model.facts.Resolve(ctx, name)
 	if err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelDebug, "model facts", slog.String("model", name), slog.String("err", err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelDebug, "model facts", slog.String("model", name), slog.String("err", err.Error()))
 	}
 	if f.WindowFrom == facts.FromUnknown && set.Unknown > 0 {
 		f.Window = set.Unknown
@@ -104,7 +104,7 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 		if next, moved := window.Fit(t.events, t.cp, sz.room, reserve); moved {
 			if !set.Never {
 				if err := t.summarize(ctx, prov, route, system, tools, takes, t.cp, next); err != nil {
-					t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "summarize what leaves the window", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+					t.with.log.LogAttrs(ctx, slog.LevelWarn, "summarize what leaves the window", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 				}
 				if t.sys == nil { // a note saved while summarizing: the prompt changes from the notes section on
 					if s, err := t.system(ctx, name, tools); err == nil {
@@ -167,7 +167,7 @@ func (t *turn) compact(ctx context.Context, next store.Checkpoint) {
 	cont.ToolChoice = model.ToolAuto
 	err := t.ask(ctx, t.prov, t.route, cont, window.Of(t.events, t.cp).Events, t.cp, next)
 	if err != nil {
-		t.h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "summarize the window", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "summarize the window", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		return
 	}
 	t.cp = next
@@ -208,8 +208,8 @@ func (t *turn) ask(ctx context.Context, prov model.Provider, route model.Route, 
 	}
 	words := summaryTokens(t.room) * 3 / 4
 	req.Messages = append(req.Messages, model.Message{Role: model.RoleUser, Parts: []model.Part{model.Text(window.Ask(first, notes, words))}})
-	if t.h.cfg.OnCall != nil {
-		t.h.cfg.OnCall(t.c.agent, t.c.thread, req)
+	if t.with.model.onCall != nil {
+		t.with.model.onCall(t.c.agent, t.c.thread, req)
 	}
 	var kept []store.ToolCall
 	var resp model.Response
@@ -222,7 +222,7 @@ func (t *turn) ask(ctx context.Context, prov model.Provider, route model.Route, 
 		if resp.StopReason == model.StopMaxTokens {
 			return errSummaryCut
 		}
-		if len(resp.Calls) == 0 || round >= t.h.cfg.MaxRounds {
+		if len(resp.Calls) == 0 || round >= t.with.maxRounds {
 			break
 		}
 		var uses, results []model.Part
@@ -238,14 +238,14 @@ func (t *turn) ask(ctx context.Context, prov model.Provider, route model.Route, 
 				results = append(results, model.ToolResult(c.ID, "Only "+rememberCall+" may be called while the conversation is summarized.", true))
 				continue
 			}
-			text, isErr := t.h.cfg.Tools.Call(ctx, t.c.agent, c, t.callMeta())
+			text, isErr := t.with.tools.Call(ctx, t.c.agent, c, t.callMeta())
 			results = append(results, model.ToolResult(c.ID, text, isErr))
 			kept = append(kept, store.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input})
 			t.recompose() // the notes changed: the next request's prompt is composed again
 		}
 		req.Messages = append(req.Messages, model.Message{Role: model.RoleAssistant, Parts: uses}, model.Message{Role: model.RoleUser, Parts: results})
-		if t.h.cfg.OnCall != nil {
-			t.h.cfg.OnCall(t.c.agent, t.c.thread, req)
+		if t.with.model.onCall != nil {
+			t.with.model.onCall(t.c.agent, t.c.thread, req)
 		}
 	}
 	if resp.Text == "" {
@@ -256,7 +256,7 @@ func (t *turn) ask(ctx context.Context, prov model.Provider, route model.Route, 
 	ev.Kind, ev.Calls, ev.ResponseID, ev.Thinking = store.KindSummary, kept, "", nil
 	ev.Covers = &store.Range{From: 1, To: next.Start - 1}
 	ev.Window = &cp
-	ev, err = t.h.append(ctx, t.c, ev)
+	ev, err = t.with.store.append(ctx, t.c, ev)
 	if err == nil {
 		t.follows(ev)
 	}
@@ -283,6 +283,6 @@ func (t *turn) tooLong(err error, name string) error {
 	if !errors.Is(err, model.ErrPromptTooLong) {
 		return err
 	}
-	sz := t.size(context.WithoutCancel(t.h.life), name, nil, nil)
+	sz := t.size(context.Background(), name, nil, nil)
 	return fmt.Errorf("the provider refused the prompt as too long for %s (%w). Link Harness sent a window of %d tokens, about %d of them the conversation's, counted roughly; set a smaller one with the agent's [window] max (config.json window.max), or the model's window in ~/.lnk/model-facts.toml (lnk model show %s)", name, err, sz.size, t.sentTokens, name)
 }
