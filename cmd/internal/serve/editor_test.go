@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -161,15 +162,27 @@ func TestEditorClosesSession(t *testing.T) {
 	}
 }
 
-// session/resume in a second process takes up the conversation the
-// first began: nothing of it is replayed, and the model is sent it.
-func TestEditorResumesSession(t *testing.T) {
+// begunElsewhere is a home whose conversation discord:400 a first
+// process began ("My name is Ada.", answered "Hello Ada."), and the fake
+// provider that answered it, the next answer scripted.
+func begunElsewhere(t *testing.T) (*fakeprovider.Server, string, map[string]string) {
+	t.Helper()
 	fake := fakeprovider.New()
-	defer fake.Close()
+	t.Cleanup(fake.Close)
 	fake.Script(fakeprovider.Turn{Text: "Hello Ada."}, fakeprovider.Turn{Text: "You are Ada."})
 	home, env := editorHome(t, fake)
 	var begun struct{ Answer struct{ StopReason string } }
 	runEditor(t, home, env, "begin", &begun)
+	if begun.Answer.StopReason != "end_turn" {
+		t.Fatalf("the first process's turn ended %q", begun.Answer.StopReason)
+	}
+	return fake, home, env
+}
+
+// session/resume in a second process takes up the conversation the
+// first began: nothing of it is replayed, and the model is sent it.
+func TestEditorResumesSession(t *testing.T) {
+	fake, home, env := begunElsewhere(t)
 	var r struct {
 		Resumed  map[string]any
 		Answer   struct{ StopReason string }
@@ -189,12 +202,7 @@ func TestEditorResumesSession(t *testing.T) {
 // began before its answer, each message a user_message_chunk or an
 // agent_message_chunk of its own messageId, then takes it up.
 func TestEditorLoadsSession(t *testing.T) {
-	fake := fakeprovider.New()
-	defer fake.Close()
-	fake.Script(fakeprovider.Turn{Text: "Hello Ada."}, fakeprovider.Turn{Text: "You are Ada."})
-	home, env := editorHome(t, fake)
-	var begun struct{ Answer struct{ StopReason string } }
-	runEditor(t, home, env, "begin", &begun)
+	_, home, env := begunElsewhere(t)
 	var r struct {
 		Replayed []struct{ Kind, Text, MessageID string }
 		Answer   struct{ StopReason string }
@@ -281,28 +289,36 @@ func TestEditorPicksModel(t *testing.T) {
 }
 
 // After each turn, usage_update says the context used (the provider's
-// count of the last call: its prompt and answer) and the window's size;
+// count of the last call: its prompt and answer), the window's size and
+// the session's cost so far (OpenRouter's, which reports it);
 // each answer's chunks carry one messageId, another turn's another.
 func TestEditorUsageAndMessageIDs(t *testing.T) {
 	fake := fakeprovider.New()
 	defer fake.Close()
 	fake.Script(
-		fakeprovider.Turn{Text: "One, two, three, four.", Usage: fakeprovider.Usage{In: 1200, CacheRead: 300, Out: 40}},
-		fakeprovider.Turn{Text: "Five, six, seven.", Usage: fakeprovider.Usage{In: 1500, CacheRead: 300, Out: 30}},
+		fakeprovider.Turn{Text: "One, two, three, four.", Usage: fakeprovider.Usage{In: 1200, CacheRead: 300, Out: 40}, CostUSD: 0.25},
+		fakeprovider.Turn{Text: "Five, six, seven.", Usage: fakeprovider.Usage{In: 1500, CacheRead: 300, Out: 30}, CostUSD: 0.5},
 	)
-	home, env := editorHome(t, fake)
+	home, _ := editorHome(t, fake)
+	// OpenRouter's API, which reports each call's cost.
+	env := map[string]string{model.EnvOpenRouterKey: "ko", model.EnvOpenRouterURL: fake.URL() + "/api/v1"}
 	var r struct {
 		Seen []struct {
 			Update struct {
 				SessionUpdate string
 				MessageID     *string
 				Used, Size    int64
-				Content       struct{ Text string }
+				Cost          *struct {
+					Amount   float64
+					Currency string
+				}
+				Content struct{ Text string }
 			}
 		}
 	}
 	runEditor(t, home, env, "usage", &r)
 	var usage []int64
+	var costs []float64
 	var size int64
 	ids := map[string]string{} // message id: its text
 	var order []string
@@ -312,6 +328,9 @@ func TestEditorUsageAndMessageIDs(t *testing.T) {
 		case "usage_update":
 			usage = append(usage, u.Used)
 			size = u.Size
+			if u.Cost != nil && u.Cost.Currency == "USD" {
+				costs = append(costs, u.Cost.Amount)
+			}
 		case "agent_message_chunk":
 			if u.MessageID == nil || *u.MessageID == "" {
 				t.Fatalf("a chunk without a messageId: %+v", u)
@@ -324,6 +343,9 @@ func TestEditorUsageAndMessageIDs(t *testing.T) {
 	}
 	if len(usage) != 2 || usage[0] != 1540 || usage[1] != 1830 {
 		t.Errorf("usage_update used %v, want 1540 then 1830", usage)
+	}
+	if fmt.Sprint(costs) != "[0.25 0.75]" {
+		t.Errorf("usage_update cost %v USD, want the session's so far: 0.25 then 0.75", costs)
 	}
 	if size != 200000 {
 		t.Errorf("usage_update size %d, want the window's, 200000", size)
