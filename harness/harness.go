@@ -60,7 +60,7 @@ type Harness struct {
 	onWaitCompacted func()
 	idle            idle       // gives free memory back once nothing runs
 	healthLook      healthLook // Health's last look at the home
-	seen            sweepSeen  // conversations a sweep found settled, a saving
+	seen            sweepSeen  // conversations a sweep found nothing waiting in, a saving
 	prompts         *prompt.Composer
 	with            *collaborators // what its turns work with (turn.go)
 }

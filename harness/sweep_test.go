@@ -99,8 +99,8 @@ func TestSweepSkipsUnchanged(t *testing.T) {
 }
 
 // A message a crash left waiting, appended after a sweep remembered its
-// conversation as settled, is found and finished by the next sweep.
-func TestSweepFindsAppendedAfterSettled(t *testing.T) {
+// conversation as seen, nothing waiting, is found and finished by the next sweep.
+func TestSweepFindsAppendedAfterSeen(t *testing.T) {
 	r, counted := sweepRig(t)
 	p, err := store.For(r.Home, testAgent)
 	if err != nil {
@@ -115,7 +115,7 @@ func TestSweepFindsAppendedAfterSettled(t *testing.T) {
 		}
 	}
 	if n := counted.got(thread); n != 1 {
-		t.Fatalf("read %d times in 2 sweeps: not remembered as settled", n)
+		t.Fatalf("read %d times in 2 sweeps: not remembered as seen", n)
 	}
 	msg := store.Event{Seq: 41, Time: time.Now().UTC(), Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:15 UTC, telegram]", Text: "left waiting by a crash"}
 	if err := log.Open(p.Chats()).Append(ctx, thread, msg); err != nil {

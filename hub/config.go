@@ -46,11 +46,11 @@ type Config struct {
 	// StateWait is how long an export or import waits for the turns
 	// running to end before it is refused; 2 minutes when zero.
 	StateWait time.Duration
-	// StateSettle is how long after the last turn's end an export or
+	// StateQuiet is how long after the last turn's end an export or
 	// import waits before it reads or writes, for a harness that writes
 	// its own files a little after it answers (Claude Code drains its
 	// transcript's queue every 100 ms); zero waits none.
-	StateSettle time.Duration
+	StateQuiet time.Duration
 
 	// CallTimeout bounds each call of the harness but a prompt's turn:
 	// initialize, a session's making or taking up, the wait for a

@@ -72,10 +72,10 @@ func (e errTurnsRun) Error() string {
 
 // hold takes the gate for a state method: it waits for another's to end
 // and for the running turns to end, up to wait, holding new turns off
-// meanwhile; then it is refused. Once they have, it waits until settle
+// meanwhile; then it is refused. Once they have, it waits until quiet
 // has passed since the last turn left, new turns still held off, so a
 // harness's writes after its answer are done. release lets the gate go.
-func (g *stateGate) hold(ctx context.Context, wait, settle time.Duration) (release func(), err error) {
+func (g *stateGate) hold(ctx context.Context, wait, quiet time.Duration) (release func(), err error) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	mine := false
@@ -94,7 +94,7 @@ func (g *stateGate) hold(ctx context.Context, wait, settle time.Duration) (relea
 				g.wake()
 				g.mu.Unlock()
 			}
-			if d := settle - time.Since(left); !left.IsZero() && d > 0 {
+			if d := quiet - time.Since(left); !left.IsZero() && d > 0 {
 				t := time.NewTimer(d)
 				defer t.Stop()
 				select {

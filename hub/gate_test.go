@@ -7,31 +7,31 @@ import (
 	"time"
 )
 
-// TestGateSettles: a state method holds the gate only once settle has
+// TestGateQuiet: a state method holds the gate only once quiet has
 // passed since the last turn left, new turns held off meanwhile; its
 // caller gone during that wait lets the gate go. One with no turn before
 // it doesn't wait.
-func TestGateSettles(t *testing.T) {
+func TestGateQuiet(t *testing.T) {
 	var g stateGate
 	ctx := context.Background()
 	release, err := g.hold(ctx, time.Second, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	release() // no turn yet: nothing to settle
+	release() // no turn yet: nothing to wait out
 
 	if err := g.enter(ctx); err != nil {
 		t.Fatal(err)
 	}
 	g.leave()
 	left := time.Now()
-	const settle = 300 * time.Millisecond
-	release, err = g.hold(ctx, time.Second, settle)
+	const quiet = 300 * time.Millisecond
+	release, err = g.hold(ctx, time.Second, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if waited := time.Since(left); waited < settle {
-		t.Errorf("held %s after the turn left, before the %s settle", waited, settle)
+	if waited := time.Since(left); waited < quiet {
+		t.Errorf("held %s after the turn left, before its %s quiet", waited, quiet)
 	}
 	release()
 
@@ -45,7 +45,7 @@ func TestGateSettles(t *testing.T) {
 		_, err := g.hold(cctx, time.Second, time.Hour)
 		done <- err
 	}()
-	// A turn waits while the gate is held for the settle...
+	// A turn waits while the gate is held for the quiet...
 	entered := make(chan error, 1)
 	go func() { entered <- g.enter(ctx) }()
 	cancel()

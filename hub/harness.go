@@ -40,7 +40,7 @@ type harness struct {
 	commands map[string]json.RawMessage // the latest availableCommands by session
 	listed   map[string]chan struct{}   // closed when a session's commands come
 	replays  map[string]*replay         // history being replayed for an export, by session
-	settling map[string]time.Time       // sessions just loaded: their last update's time (settle)
+	quieting map[string]time.Time       // sessions just loaded: their last update's time (quiet)
 	configs  map[string]json.RawMessage // the latest configOptions by session (keepConfig)
 }
 
@@ -61,7 +61,7 @@ type capabilities struct {
 }
 
 func newHarness(hb *Hub) *harness {
-	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, used: map[string]usedBy{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}, settling: map[string]time.Time{}, configs: map[string]json.RawMessage{}}
+	return &harness{hb: hb, agreed: make(chan struct{}), ended: make(chan struct{}), open: map[string]bool{}, used: map[string]usedBy{}, turns: map[string]*turn{}, commands: map[string]json.RawMessage{}, listed: map[string]chan struct{}{}, replays: map[string]*replay{}, quieting: map[string]time.Time{}, configs: map[string]json.RawMessage{}}
 }
 
 // ok says whether it agreed on ACP and has not ended; call it once agreed
@@ -329,8 +329,8 @@ func (h *harness) update(params json.RawMessage) {
 			delete(h.listed, p.SessionID)
 		}
 	}
-	if _, ok := h.settling[p.SessionID]; ok {
-		h.settling[p.SessionID] = time.Now()
+	if _, ok := h.quieting[p.SessionID]; ok {
+		h.quieting[p.SessionID] = time.Now()
 	}
 	t := h.turns[p.SessionID]
 	r := h.replays[p.SessionID]

@@ -39,10 +39,10 @@ func TestNoOrphans(t *testing.T) {
 			t.Fatalf("cycle %d: answered %v", i, e.err)
 		}
 		if i == 9 {
-			heapAt10, goroutinesAt10 = settle(t, r)
+			heapAt10, goroutinesAt10 = afterEnd(t, r)
 		}
 	}
-	heap, goroutines := settle(t, r)
+	heap, goroutines := afterEnd(t, r)
 	r.close()
 	groups := map[int]bool{}
 	for _, l := range r.agentLog("pgid ") {
@@ -73,9 +73,9 @@ func TestNoOrphans(t *testing.T) {
 	}
 }
 
-// settle waits until the last harness's group is ended, then measures
+// afterEnd waits until the last harness's group is ended, then measures
 // the heap and the goroutines.
-func settle(t *testing.T, r *rig) (uint64, int) {
+func afterEnd(t *testing.T, r *rig) (uint64, int) {
 	testwait.For(t, 10*time.Second, "no run of the harness current", func() bool {
 		r.hub.mu.Lock()
 		defer r.hub.mu.Unlock()

@@ -57,7 +57,7 @@ func (h *harness) session(ctx context.Context, thread string) (session string, r
 			}
 			h.keepConfig(kept, raw)
 			if m.method == "session/load" {
-				h.settle(ctx, kept)
+				h.quiet(ctx, kept)
 			}
 			h.opened(kept)
 			return kept, false, nil
@@ -122,23 +122,23 @@ func (h *harness) sessionParams(session string) map[string]any {
 // turn goes on: its replay is taken as over.
 const loadQuiet = 200 * time.Millisecond
 
-// settle waits, after session/load answered, until the session has sent
+// quiet waits, after session/load answered, until the session has sent
 // no update for loadQuiet (or ctx ends): history a harness replays after
 // its answer (Gemini CLI 0.61.0 streams it without waiting) then reaches
 // no turn, as the replay before the answer doesn't. It costs a thread's
 // first turn after a load loadQuiet more.
-func (h *harness) settle(ctx context.Context, session string) {
+func (h *harness) quiet(ctx context.Context, session string) {
 	h.mu.Lock()
-	h.settling[session] = time.Now()
+	h.quieting[session] = time.Now()
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		delete(h.settling, session)
+		delete(h.quieting, session)
 		h.mu.Unlock()
 	}()
 	for {
 		h.mu.Lock()
-		wait := loadQuiet - time.Since(h.settling[session])
+		wait := loadQuiet - time.Since(h.quieting[session])
 		h.mu.Unlock()
 		if wait <= 0 {
 			return

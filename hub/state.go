@@ -118,7 +118,7 @@ func native(h *harness) bool { return h.caps.threads && h.caps.state }
 // harness with neither gives none.
 func (hb *Hub) ExportState(ctx context.Context, p contract.StateExportParams) (contract.StateDocument, error) {
 	doc := contract.StateDocument{Version: contract.StateVersion, Conversations: []contract.StateConversation{}}
-	release, err := hb.gate.hold(ctx, hb.cfg.StateWait, hb.cfg.StateSettle)
+	release, err := hb.gate.hold(ctx, hb.cfg.StateWait, hb.cfg.StateQuiet)
 	if err != nil {
 		return doc, err
 	}
@@ -209,7 +209,7 @@ func (hb *Hub) exportFailed(doc *contract.StateDocument, thread string, err erro
 // take one up (resume or load). A harness with neither takes none.
 func (hb *Hub) ImportState(ctx context.Context, doc contract.StateDocument) (contract.StateImportResult, error) {
 	res := contract.StateImportResult{Conversations: []contract.ImportedConversation{}}
-	release, err := hb.gate.hold(ctx, hb.cfg.StateWait, hb.cfg.StateSettle)
+	release, err := hb.gate.hold(ctx, hb.cfg.StateWait, hb.cfg.StateQuiet)
 	if err != nil {
 		return res, err
 	}
@@ -345,7 +345,7 @@ func (r *replay) add(role, text, messageID string) {
 
 // replay loads session, thread's (in cwd, the hub's folder when empty),
 // and returns the history the harness replayed while it did, and after
-// its answer until the session went quiet (settle). The session is then
+// its answer until the session went quiet (quiet). The session is then
 // open as if a turn just ended in it: closed once idle (closeIdle).
 func (h *harness) replay(ctx context.Context, thread, session, cwd string) ([]contract.StateEntry, error) {
 	r := &replay{}
@@ -364,7 +364,7 @@ func (h *harness) replay(ctx context.Context, thread, session, cwd string) ([]co
 	if _, err := h.call(ctx, "session/load", p); err != nil {
 		return nil, fmt.Errorf("session/load: %w", h.endedErr(err))
 	}
-	h.settle(ctx, session) // what it replays after its answer
+	h.quiet(ctx, session) // what it replays after its answer
 	h.mu.Lock()
 	h.open[session] = true
 	if _, ok := h.used[session]; !ok {

@@ -322,7 +322,7 @@ func (m *Main) Run(ctx context.Context) error {
 		// A harness may write its own files a little after it answers
 		// (Claude Code drains its transcript's queue every 100 ms): agent
 		// state waits a second after the last turn for them.
-		StateSettle: time.Second,
+		StateQuiet: time.Second,
 	})
 	if err != nil {
 		return err

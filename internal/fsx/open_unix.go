@@ -59,25 +59,25 @@ func Rename(oldname, newname string) error {
 // OpenRegular opens name for reading as Open does, never through a link,
 // and only when it is a regular file: another (a named pipe, whose open
 // waits for a writer, a socket, a device) is ErrNotRegular, refused at
-// once. It opens without waiting (O_NONBLOCK), then Settles.
+// once. It opens without waiting (O_NONBLOCK), then CheckRegular.
 func OpenRegular(name string) (*os.File, error) {
 	fd, err := openFD(name, os.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
-	if err := Settle(fd, false); err != nil {
+	if err := CheckRegular(fd, false); err != nil {
 		unix.Close(fd)
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	return os.NewFile(uintptr(fd), name), nil
 }
 
-// Settle looks at fd, opened O_NONBLOCK so that a named pipe's open
+// CheckRegular looks at fd, opened O_NONBLOCK so that a named pipe's open
 // waits for no writer: ErrNotRegular unless it is a regular file (or,
 // with folders, a folder), whose reads never wait for good; then it
 // clears O_NONBLOCK, so the file is read as any other, outside the
 // poller.
-func Settle(fd int, folders bool) error {
+func CheckRegular(fd int, folders bool) error {
 	var st unix.Stat_t
 	var err error
 	for {

@@ -197,7 +197,7 @@ func (l *Look) stillMissing(ctx context.Context, agent, name string) bool {
 }
 
 // remember remembers name, just found missing, as missing if its nearest
-// folder there has settled: when that folder was looked at before the
+// folder there is trusted: when that folder was looked at before the
 // read that found name missing, as is; else if name is still missing
 // after that look (what is made after the look changes the folder's
 // times).
@@ -211,7 +211,7 @@ func (l *Look) remember(ctx context.Context, agent, name string) {
 		return
 	}
 	got, before, ok := l.nearest(root, name)
-	if !ok || !got.s.settled(got.at) {
+	if !ok || !got.s.trusted(got.at) {
 		return
 	}
 	if !before {

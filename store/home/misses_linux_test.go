@@ -12,7 +12,7 @@ import (
 	"testing"
 )
 
-// TestMissesRemember: on Linux a miss in a settled folder is remembered
+// TestMissesRemember: on Linux a miss in a trusted folder is remembered
 // and answered from memory; one in a folder changed within
 // foldertime.Wait is not remembered.
 func TestMissesRemember(t *testing.T) {
@@ -23,7 +23,7 @@ func TestMissesRemember(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !m.look().stillMissing(ctx, "main", "memory/notes.md") {
-		t.Fatal("a miss in a settled folder is not remembered")
+		t.Fatal("a miss in a trusted folder is not remembered")
 	}
 
 	// A clock at the folder's last change: changed within foldertime.WaitFine.
@@ -36,7 +36,7 @@ func TestMissesRemember(t *testing.T) {
 		t.Fatal(err)
 	}
 	if fresh.look().stillMissing(ctx, "main", "memory/notes.md") {
-		t.Fatal("a miss in a folder changed within Settle is remembered")
+		t.Fatal("a miss in a folder changed within foldertime.Wait is remembered")
 	}
 }
 

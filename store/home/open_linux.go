@@ -26,7 +26,7 @@ func (f Files) open(agent, name string, dir bool) (*os.File, error) {
 		flags |= unix.O_DIRECTORY
 	} else {
 		// A named pipe's open would wait for a writer, for good: opened
-		// without waiting, and refused (fsx.Settle).
+		// without waiting, and refused (fsx.CheckRegular).
 		flags |= unix.O_NONBLOCK
 	}
 	file, home, err := f.beneath(agent, name, flags)
@@ -83,7 +83,7 @@ func (f Files) beneath(agent, name string, flags uint64) (*os.File, string, erro
 	switch err {
 	case nil:
 		if flags&unix.O_NONBLOCK != 0 {
-			if err := fsx.Settle(fd, true); err != nil {
+			if err := fsx.CheckRegular(fd, true); err != nil {
 				unix.Close(fd)
 				return nil, home, &fs.PathError{Op: "open", Path: name, Err: err}
 			}

@@ -41,6 +41,6 @@ func stampOf(dir string) (stamp, error) {
 	return stamp{dir: dir, known: true, dev: st.Dev, ino: st.Ino, mtime: st.Mtim, ctime: st.Ctim}, nil
 }
 
-// settled says the folder last changed long enough before now for its
+// trusted says the folder last changed long enough before now for its
 // times to be trusted (foldertime.Trusted).
-func (s stamp) settled(now time.Time) bool { return foldertime.Trusted(s.mtime, s.ctime, now) }
+func (s stamp) trusted(now time.Time) bool { return foldertime.Trusted(s.mtime, s.ctime, now) }

@@ -13,4 +13,4 @@ type stamp struct {
 
 func stampOf(dir string) (stamp, error) { return stamp{dir: dir}, nil }
 
-func (stamp) settled(time.Time) bool { return false }
+func (stamp) trusted(time.Time) bool { return false }

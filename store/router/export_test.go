@@ -2,7 +2,7 @@ package router
 
 import "time"
 
-// MoveKindClock sets the clock the router's remembered kinds are settled
+// MoveKindClock sets the clock the router's remembered kinds are trusted
 // by, until the returned restore.
 func MoveKindClock(now func() time.Time) (restore func()) {
 	old := kindNow

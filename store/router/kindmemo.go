@@ -59,7 +59,7 @@ func (km *kindMemo) kindOf(dir string) (string, error) {
 		return "", nil // no folder: a conversation not begun, as driver.Of says
 	}
 	kind, err := driver.Of(dir)
-	if err != nil || kind == "" || stErr != nil || !st.known || !st.settled(kindNow()) {
+	if err != nil || kind == "" || stErr != nil || !st.known || !st.trusted(kindNow()) {
 		if ok {
 			km.mu.Lock()
 			delete(km.m, dir)

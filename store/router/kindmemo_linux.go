@@ -36,9 +36,9 @@ func stampDir(dir string) (dirStamp, error) {
 	return dirStamp{known: true, dev: st.Dev, ino: st.Ino, mtime: st.Mtim, ctime: st.Ctim}, nil
 }
 
-// settled says the folder last changed long enough before now to be
+// trusted says the folder last changed long enough before now to be
 // trusted (foldertime.Trusted).
-func (s dirStamp) settled(now time.Time) bool { return foldertime.Trusted(s.mtime, s.ctime, now) }
+func (s dirStamp) trusted(now time.Time) bool { return foldertime.Trusted(s.mtime, s.ctime, now) }
 
 // regularNonEmpty says name is a regular file (not a link) holding bytes.
 func regularNonEmpty(name string) bool {

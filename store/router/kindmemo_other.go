@@ -10,6 +10,6 @@ type dirStamp struct{ known bool }
 
 func stampDir(string) (dirStamp, error) { return dirStamp{}, nil }
 
-func (dirStamp) settled(time.Time) bool { return false }
+func (dirStamp) trusted(time.Time) bool { return false }
 
 func regularNonEmpty(string) bool { return false }

@@ -38,7 +38,7 @@ func TestRouterKindRemembered(t *testing.T) {
 	}
 	kind(log.Name)
 	if runtime.GOOS == "linux" && !router.KindRemembered(dir) {
-		t.Fatal("a settled log's kind isn't remembered")
+		t.Fatal("a trusted log's kind isn't remembered")
 	}
 	// Emptied (a first event's line cut off): not begun, so the spec's.
 	events := filepath.Join(dir, "events.jsonl")
@@ -72,9 +72,9 @@ func TestRouterKindRemembered(t *testing.T) {
 	}
 }
 
-// A folder changed within the settle is listed each time, never
+// A folder changed within foldertime.Wait is listed each time, never
 // remembered.
-func TestRouterKindUnsettled(t *testing.T) {
+func TestRouterKindUntrusted(t *testing.T) {
 	p := fixture.Agent(t)
 	ds := fixture.Drivers(t, p)
 	const th = "telegram:72"

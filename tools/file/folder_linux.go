@@ -99,7 +99,7 @@ func (k *kfolder) regular(rel string, res uint64) (*os.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := fsx.Settle(fd, false); err != nil {
+	if err := fsx.CheckRegular(fd, false); err != nil {
 		if err == fsx.ErrNotRegular {
 			err = errNotRegular
 			var st unix.Stat_t
