@@ -64,6 +64,18 @@ type storageStatus struct {
 	// LongCompact are the compact conversations past 10,000 events, each
 	// of whose turns reads it whole.
 	LongCompact []longCompact `json:"longCompact,omitempty"`
+	// Bridges are the agent's store bridges its conversations need, one
+	// for each driver of a plugin's kept or to keep them.
+	Bridges []bridgeStatus `json:"bridges,omitempty"`
+}
+
+// bridgeStatus is one of the agent's store bridges, on its socket, and
+// whether it answers a ping proved with the agent's key.
+type bridgeStatus struct {
+	Driver  string `json:"driver"`
+	Socket  string `json:"socket"`
+	Answers bool   `json:"answers"`
+	Error   string `json:"error,omitempty"`
 }
 
 // toolStatus is one of the agent's tools and whether it answers MCP's
@@ -156,6 +168,7 @@ func agentStatusOf(ctx context.Context, o chatOptions, env map[string]string) ag
 	st.Storage = storageStatusOf(ctx, p, problem)
 	st.Tools = toolsStatus(ctx, env)
 	st.KeyFile = keyFileStatusOf(firstOf(o.keyFile, env["LNK_KEY_FILE"], p.KeyFile()))
+	st.Storage.Bridges = bridgesStatus(ctx, p, st.Storage, st.KeyFile.Path)
 	st.Log = agentlog.File(p)
 	if f, ok, err := agentlog.Last(ctx, p); err != nil {
 		problem("read the log: %v", err)
@@ -327,6 +340,13 @@ func (st agentStatus) write(w io.Writer) {
 	}
 	row("storage", "new conversations kept as %s (%s); kept now: %s", st.Storage.New, st.Storage.From, kept)
 	writeLongCompacts(w, st.Storage.LongCompact)
+	for _, b := range st.Storage.Bridges {
+		if b.Answers {
+			row("", "its %s store bridge answers on %s", b.Driver, b.Socket)
+		} else {
+			row("", "its %s store bridge doesn't answer on %s (%s): lnk agent chat starts it, or run lnk-%s serve beside the agent", b.Driver, b.Socket, b.Error, b.Driver)
+		}
+	}
 	if len(st.Tools) == 0 {
 		row("tools", "none named ($LNK_MEMORY, $LNK_TOOL_<NAME>); lnk agent chat starts memory beside the agent it starts")
 	}

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 
 	"github.com/lnk-dev/link/cmd/internal/drivers"
 	"github.com/lnk-dev/link/cmd/internal/serve"
+	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/bridge"
 )
@@ -62,4 +65,40 @@ func closeStore(b *drivers.Beside) error {
 		return nil
 	}
 	return b.Close()
+}
+
+// bridgesStatus asks each store bridge the agent's conversations need (a
+// driver of a plugin's its storage names, or one keeping any now) for a
+// ping proved with the key in keyFile, each within toolBound.
+func bridgesStatus(ctx context.Context, p store.Paths, s storageStatus, keyFile string) []bridgeStatus {
+	var names []string
+	for _, name := range append([]string{s.New}, slices.Sorted(maps.Keys(s.ByKind))...) {
+		if d, ok := drivers.Lookup(name); ok && d.Open == nil && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	key, kerr := contract.ReadKeyFile(keyFile)
+	var out []bridgeStatus
+	for _, name := range names {
+		b := bridgeStatus{Driver: name}
+		socket, err := drivers.BridgeSocket(p, name)
+		b.Socket = socket
+		if err == nil && kerr != nil {
+			err = fmt.Errorf("no key to prove a call: %w", kerr)
+		}
+		if err == nil {
+			dctx, cancel := context.WithTimeout(ctx, toolBound)
+			var c *bridge.Client
+			if c, err = bridge.Dial(dctx, bridge.Config{Network: "unix", Address: socket, Key: key}); err == nil {
+				c.Close()
+				b.Answers = true
+			}
+			cancel()
+		}
+		if err != nil {
+			b.Error = err.Error()
+		}
+		out = append(out, b)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -76,6 +77,12 @@ func TestSendStoreBridge(t *testing.T) {
 		t.Fatalf("the conversation is kept %q (%v), want gcs", kind, err)
 	}
 
+	// lnk agent status says whether the bridge answers: not now, lnk
+	// having stopped the one it started.
+	if b := bridgeStatusOf(t, env); b.Driver != "gcs" || b.Socket != socket || b.Answers || b.Error == "" {
+		t.Fatalf("status of the bridge with none running: %+v", b)
+	}
+
 	// A bridge a service manager runs, holding the bucket; lnk is told
 	// nothing of it.
 	bridgeCmd := exec.Command(filepath.Join(dir, "lnk-gcs"), "serve", "--home", home, "--agent", "main", "--key-file", p.KeyFile())
@@ -103,8 +110,32 @@ func TestSendStoreBridge(t *testing.T) {
 	if err := bridgeCmd.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("lnk stopped the bridge it didn't start: %v", err)
 	}
+	if b := bridgeStatusOf(t, env); b.Driver != "gcs" || b.Socket != socket || !b.Answers {
+		t.Fatalf("status of the bridge running: %+v", b)
+	}
+	var text, errb safeBuffer
+	if code := NewMain(&text, &errb, env).Run(t.Context(), []string{"agent", "status"}); code != 0 || !strings.Contains(text.String(), "its gcs store bridge answers on "+socket) {
+		t.Fatalf("agent status: exit %d, said:\n%s%s", code, text.String(), errb.String())
+	}
 	objs2, _, err := srv.ListObjectsWithOptions("chats", fakestorage.ListOptions{Prefix: "agents/main/chats/"})
 	if err != nil || len(objs2) < len(objs)+2 {
 		t.Fatalf("the bucket holds %d objects after the second message, %d before (%v)", len(objs2), len(objs), err)
 	}
+}
+
+// bridgeStatusOf is the one store bridge lnk agent status --json lists.
+func bridgeStatusOf(t *testing.T, env map[string]string) bridgeStatus {
+	t.Helper()
+	var out, errb safeBuffer
+	if code := NewMain(&out, &errb, env).Run(t.Context(), []string{"agent", "status", "--json"}); code != 0 {
+		t.Fatalf("agent status: exit %d: %s", code, errb.String())
+	}
+	var st agentStatus
+	if err := json.Unmarshal([]byte(out.String()), &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Storage.Bridges) != 1 {
+		t.Fatalf("status lists the bridges %+v, want gcs's", st.Storage.Bridges)
+	}
+	return st.Storage.Bridges[0]
 }
