@@ -22,12 +22,12 @@ import (
 // docs/decisions/022-perf-cold-message-syncs.md); with a journal, each
 // waits on it under other processes' syncs.
 
-// SpareFolder is the name of the folder made ahead in the conversations
-// folder; it is made as SpareFolder+"-new" before it is put there. Both
+// AheadFolder is the name of the folder made ahead in the conversations
+// folder; it is made as AheadFolder+"-new" before it is put there. Both
 // name no thread (contract.FolderThread refuses them), so every reader of
 // the conversations folder (the sweep, delivery, memory, convert, lnk
 // agent status) passes them over.
-const SpareFolder = ".spare"
+const AheadFolder = ".ahead"
 
 // ahead is what the driver keeps of the folder made ahead: whether it
 // makes one, its files, and the one being made.
@@ -139,11 +139,11 @@ func (d *Driver) makeFolder(dir string) error {
 	if d.ahead == nil {
 		return os.MkdirAll(dir, 0o700)
 	}
-	spare := filepath.Join(d.chats, SpareFolder)
-	switch takeSpare(spare, dir) {
-	case spareTaken:
+	ahead := filepath.Join(d.chats, AheadFolder)
+	switch takeAhead(ahead, dir) {
+	case aheadTaken:
 		d.ahead.took(dir)
-	case spareInPlace:
+	case aheadInPlace:
 		return nil // another made dir meanwhile: the folder made ahead stays
 	default:
 		if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -211,26 +211,26 @@ func (a *ahead) namesSynced(dir string, events *fsx.File) func() error {
 	return t.wait
 }
 
-// What takeSpare did.
+// What takeAhead did.
 const (
-	spareNone    = iota // none to take, or it couldn't be: make the folder
-	spareTaken          // the folder made ahead is dir now
-	spareInPlace        // dir was there already
+	aheadNone    = iota // none to take, or it couldn't be: make the folder
+	aheadTaken          // the folder made ahead is dir now
+	aheadInPlace        // dir was there already
 )
 
-// takeSpare renames the folder made ahead, spare, to dir, only if dir
-// isn't there and spare is a folder, not a link.
-func takeSpare(spare, dir string) int {
-	if info, err := os.Lstat(spare); err != nil || !info.IsDir() {
-		return spareNone
+// takeAhead renames the folder made ahead, ahead, to dir, only if dir
+// isn't there and ahead is a folder, not a link.
+func takeAhead(ahead, dir string) int {
+	if info, err := os.Lstat(ahead); err != nil || !info.IsDir() {
+		return aheadNone
 	}
-	switch err := renameNoReplace(spare, dir); {
+	switch err := renameNoReplace(ahead, dir); {
 	case err == nil:
-		return spareTaken
+		return aheadTaken
 	case os.IsExist(err):
-		return spareInPlace
+		return aheadInPlace
 	default:
-		return spareNone
+		return aheadNone
 	}
 }
 
@@ -250,7 +250,7 @@ func (a *ahead) refill(chats string) {
 		a.spread.Do(func() { spreadFolders(chats) })
 		// A folder not made (a full disk, a folder gone) is made when it's
 		// needed, as without one.
-		made, err := makeSpare(chats, a.files)
+		made, err := makeAheadIn(chats, a.files)
 		a.mu.Lock()
 		if made != nil {
 			a.made.close()
@@ -265,9 +265,9 @@ func (a *ahead) refill(chats string) {
 	}()
 }
 
-// makeSpare makes a folder ahead in chats, unless one is there: under
-// another name (SpareFolder+"-new"), its files made, then renamed to
-// SpareFolder if nothing is there; it returns the one it put there, whose
+// makeAheadIn makes a folder ahead in chats, unless one is there: under
+// another name (AheadFolder+"-new"), its files made, then renamed to
+// AheadFolder if nothing is there; it returns the one it put there, whose
 // names are still to be synced (synced.sync). Every step is one a process
 // killed in the middle of, or another process making one at once, leaves
 // right: a folder is made if not there, each file only if not there
@@ -278,13 +278,13 @@ func (a *ahead) refill(chats string) {
 // first event of the conversation that takes it syncs only the
 // conversations folder (the rename that put it in place) beside the
 // event, waiting for that sync if it hasn't ended (syncNew); the rename
-// to SpareFolder isn't synced: that sync covers it.
-func makeSpare(chats string, files []string) (*synced, error) {
-	spare := filepath.Join(chats, SpareFolder)
-	if _, err := os.Lstat(spare); err == nil {
+// to AheadFolder isn't synced: that sync covers it.
+func makeAheadIn(chats string, files []string) (*synced, error) {
+	ahead := filepath.Join(chats, AheadFolder)
+	if _, err := os.Lstat(ahead); err == nil {
 		return nil, nil
 	}
-	tmp := spare + "-new"
+	tmp := ahead + "-new"
 	if err := os.Mkdir(tmp, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return nil, err
 	}
@@ -315,7 +315,7 @@ func makeSpare(chats string, files []string) (*synced, error) {
 		}
 	}
 	if err == nil {
-		if err = renameNoReplace(tmp, spare); errors.Is(err, fs.ErrExist) {
+		if err = renameNoReplace(tmp, ahead); errors.Is(err, fs.ErrExist) {
 			names.Close()
 			made.close()
 			return nil, nil

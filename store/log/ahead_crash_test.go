@@ -34,7 +34,7 @@ const (
 // written to: a kill while a folder is made ahead, taken or written to
 // loses no accepted event, and the next writer begins conversations as
 // before. A folder a kill cut short while it was made ahead is carried on
-// by the next writer's: at most one is left (.spare-new), and nothing
+// by the next writer's: at most one is left (.ahead-new), and nothing
 // else but the conversations and the one made ahead.
 func TestCrashBegin(t *testing.T) {
 	if os.Getenv(envBeginChats) != "" {
@@ -139,7 +139,7 @@ func TestCrashBegin(t *testing.T) {
 	checkBegun(t, chats, acked)
 	entries, _ := os.ReadDir(chats)
 	for _, e := range entries {
-		if _, err := contract.FolderThread(e.Name()); err != nil && e.Name() != log.SpareFolder && e.Name() != log.SpareFolder+"-new" {
+		if _, err := contract.FolderThread(e.Name()); err != nil && e.Name() != log.AheadFolder && e.Name() != log.AheadFolder+"-new" {
 			t.Errorf("%s left in the conversations folder", e.Name())
 		}
 	}

@@ -48,25 +48,25 @@ func TestMadeAhead(t *testing.T) {
 	ctx := context.Background()
 	chats := t.TempDir()
 	d := openAhead(t, chats)
-	spare := filepath.Join(chats, log.SpareFolder)
+	ahead := filepath.Join(chats, log.AheadFolder)
 	if _, err := d.Lease(ctx, "telegram:1", "h", time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	d.WaitAhead()
-	if _, err := os.Lstat(spare); err == nil {
+	if _, err := os.Lstat(ahead); err == nil {
 		t.Fatal("a folder made ahead while the first turn ran")
 	}
 	if err := d.Release(ctx, "telegram:1", "h"); err != nil {
 		t.Fatal(err)
 	}
 	d.WaitAhead()
-	made := stat(t, spare)
+	made := stat(t, ahead)
 	for _, name := range []string{log.EventsFile, log.LeaseFile, "chat.md"} {
-		if _, err := os.Lstat(filepath.Join(spare, name)); err != nil {
+		if _, err := os.Lstat(filepath.Join(ahead, name)); err != nil {
 			t.Fatalf("the folder made ahead lacks %s: %v", name, err)
 		}
 	}
-	lease := stat(t, filepath.Join(spare, log.LeaseFile))
+	lease := stat(t, filepath.Join(ahead, log.LeaseFile))
 
 	if _, err := d.Lease(ctx, "telegram:2", "h", time.Minute); err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestMadeAhead(t *testing.T) {
 		t.Fatalf("its folder is %q, %v: want the log's", kind, err)
 	}
 	d.WaitAhead()
-	if _, err := os.Lstat(spare); err == nil {
+	if _, err := os.Lstat(ahead); err == nil {
 		t.Fatal("a folder made ahead while the turn that took the last ran")
 	}
 	if err := d.Release(ctx, "telegram:2", "h"); err != nil {
@@ -98,7 +98,7 @@ func TestMadeAhead(t *testing.T) {
 		t.Fatalf("a lease let go isn't taken: %v", err)
 	}
 	d.WaitAhead()
-	if again := stat(t, spare); os.SameFile(again, made) {
+	if again := stat(t, ahead); os.SameFile(again, made) {
 		t.Fatal("no folder made ahead after it was taken")
 	}
 	entries, err := os.ReadDir(chats)
@@ -109,21 +109,21 @@ func TestMadeAhead(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if strings.Join(names, " ") != ".spare telegram-1 telegram-2" {
+	if strings.Join(names, " ") != ".ahead telegram-1 telegram-2" {
 		t.Fatalf("the conversations folder holds %v", names)
 	}
 }
 
-// TestTakeSpare: the folder made ahead is taken only where nothing is,
+// TestTakeAhead: the folder made ahead is taken only where nothing is,
 // and only when it is a folder.
-func TestTakeSpare(t *testing.T) {
+func TestTakeAhead(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("folders are made ahead on Linux")
 	}
 	chats := t.TempDir()
-	spare := filepath.Join(chats, log.SpareFolder)
+	ahead := filepath.Join(chats, log.AheadFolder)
 	there := filepath.Join(chats, "telegram-1")
-	for _, dir := range []string{spare, there} {
+	for _, dir := range []string{ahead, there} {
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			t.Fatal(err)
 		}
@@ -131,23 +131,23 @@ func TestTakeSpare(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(there, log.EventsFile), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.TakeSpare(spare, there); got != log.SpareInPlace {
+	if got := log.TakeAhead(ahead, there); got != log.AheadInPlace {
 		t.Fatalf("over a folder there: %d, want in place", got)
 	}
 	if b, err := os.ReadFile(filepath.Join(there, log.EventsFile)); err != nil || string(b) != "x" {
 		t.Fatal("the folder there was replaced")
 	}
-	if got := log.TakeSpare(filepath.Join(chats, "none"), filepath.Join(chats, "telegram-2")); got != log.SpareNone {
+	if got := log.TakeAhead(filepath.Join(chats, "none"), filepath.Join(chats, "telegram-2")); got != log.AheadNone {
 		t.Fatalf("none to take: %d", got)
 	}
 	link := filepath.Join(chats, "link")
 	if err := os.Symlink(there, link); err != nil {
 		t.Fatal(err)
 	}
-	if got := log.TakeSpare(link, filepath.Join(chats, "telegram-3")); got != log.SpareNone {
+	if got := log.TakeAhead(link, filepath.Join(chats, "telegram-3")); got != log.AheadNone {
 		t.Fatalf("a link taken: %d", got)
 	}
-	if got := log.TakeSpare(spare, filepath.Join(chats, "telegram-4")); got != log.SpareTaken {
+	if got := log.TakeAhead(ahead, filepath.Join(chats, "telegram-4")); got != log.AheadTaken {
 		t.Fatalf("taken: %d", got)
 	}
 }
@@ -204,7 +204,7 @@ func TestMadeAheadAtOnce(t *testing.T) {
 		if _, err := contract.FolderThread(e.Name()); err == nil {
 			continue
 		}
-		if e.Name() != log.SpareFolder && e.Name() != log.SpareFolder+"-new" {
+		if e.Name() != log.AheadFolder && e.Name() != log.AheadFolder+"-new" {
 			t.Errorf("%s left in the conversations folder", e.Name())
 		}
 		others++
@@ -251,11 +251,11 @@ func TestMadeAheadSynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.WaitAhead()
-	spare := filepath.Join(chats, log.SpareFolder)
-	if got, want := seen(), []string{spare + "-new"}; !slices.Equal(got, want) {
+	ahead := filepath.Join(chats, log.AheadFolder)
+	if got, want := seen(), []string{ahead + "-new"}; !slices.Equal(got, want) {
 		t.Fatalf("making the folder ahead synced the names of %q, want %q", got, want)
 	}
-	made := stat(t, spare)
+	made := stat(t, ahead)
 	if _, err := d.Lease(ctx, "telegram:2", "h", time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -283,7 +283,7 @@ func TestMadeAheadSynced(t *testing.T) {
 	}
 	d.WaitAhead()
 	seen()
-	made = stat(t, spare)
+	made = stat(t, ahead)
 	other := openAhead(t, chats)
 	if _, err := other.Lease(ctx, "telegram:3", "h", time.Minute); err != nil {
 		t.Fatal(err)
@@ -310,7 +310,7 @@ func TestMadeAheadSynced(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.WaitAhead()
-	events := filepath.Join(spare, log.EventsFile)
+	events := filepath.Join(ahead, log.EventsFile)
 	if err := os.Remove(events); err != nil {
 		t.Fatal(err)
 	}

@@ -16,14 +16,14 @@ func (d *Driver) WaitAhead() {
 // Madeahead says whether d makes folders ahead here.
 func (d *Driver) MadeAhead() bool { return d.ahead != nil }
 
-// What takeSpare did, for its test.
+// What takeAhead did, for its test.
 const (
-	SpareNone    = spareNone
-	SpareTaken   = spareTaken
-	SpareInPlace = spareInPlace
+	AheadNone    = aheadNone
+	AheadTaken   = aheadTaken
+	AheadInPlace = aheadInPlace
 )
 
-var TakeSpare = takeSpare
+var TakeAhead = takeAhead
 
 // WatchSyncDir calls seen with each folder whose names are synced, until
 // the test ends.
@@ -61,11 +61,11 @@ func CountOpens(t interface{ Cleanup(func()) }) (opened func() int) {
 	return func() int { return n }
 }
 
-// SpreadFolders and MakeSpare, for their test and benchmark.
+// SpreadFolders and MakeAheadIn, for their test and benchmark.
 var (
 	SpreadFolders = spreadFolders
-	MakeSpare     = func(chats string, files ...string) error {
-		made, err := makeSpare(chats, files)
+	MakeAheadIn   = func(chats string, files ...string) error {
+		made, err := makeAheadIn(chats, files)
 		if made != nil {
 			made.sync()
 			made.close()

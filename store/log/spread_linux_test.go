@@ -62,7 +62,7 @@ func TestMadeAheadSpread(t *testing.T) {
 		t.Fatal(err)
 	}
 	d.WaitAhead()
-	if _, err := os.Lstat(filepath.Join(chats, log.SpareFolder)); err != nil {
+	if _, err := os.Lstat(filepath.Join(chats, log.AheadFolder)); err != nil {
 		t.Fatalf("no folder made ahead: %v", err)
 	}
 	after, err := folderFlags(t, chats)
@@ -99,11 +99,11 @@ func BenchmarkMakeAhead(b *testing.B) {
 			syscall.Getrusage(syscall.RUSAGE_SELF, &start)
 			b.ResetTimer()
 			for i := range b.N {
-				if err := log.MakeSpare(chats, "chat.md"); err != nil {
+				if err := log.MakeAheadIn(chats, "chat.md"); err != nil {
 					b.Fatal(err)
 				}
-				spare := filepath.Join(chats, log.SpareFolder)
-				if err := os.Rename(spare, filepath.Join(chats, "telegram-"+strconv.Itoa(i))); err != nil {
+				ahead := filepath.Join(chats, log.AheadFolder)
+				if err := os.Rename(ahead, filepath.Join(chats, "telegram-"+strconv.Itoa(i))); err != nil {
 					b.Fatal(err)
 				}
 			}
