@@ -29,6 +29,7 @@ import (
 )
 
 func main() {
+	setGC(environ.Map())
 	if len(os.Args) > 1 && os.Args[1] == "endpoint" {
 		os.Exit(runEndpoint(os.Args[2:], environ.Map(), os.Stdout, os.Stderr))
 	}
