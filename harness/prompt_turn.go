@@ -41,7 +41,7 @@ func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	defer cancel()
 	final, err := t.run(tctx)
 	ans, err = t.deliver(tctx, final, err)
-	if t.pending != nil {
+	if t.summaryDue != nil {
 		h.afterAnswer(t) // the answer first, then the summary (window_after.go)
 	}
 	return ans, err
@@ -230,7 +230,7 @@ func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answ
 	}
 	t.report(ctx) // sessions.go
 	delivered := t.keepAnswer(ctx, final)
-	if t.pending == nil { // else kept after the summary (Harness.afterAnswer)
+	if t.summaryDue == nil { // else kept after the summary (Harness.afterAnswer)
 		t.keep(t.with.clock.now)
 	}
 	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil

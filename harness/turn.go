@@ -45,9 +45,9 @@ type turn struct {
 	lastUsage                model.Usage
 	cost                     float64 // USD
 	// answerFirst: the turn's caller waits, so a summary due after its
-	// answer is left, its lease held, until the caller has it (pending).
+	// answer is left, its lease held, until the caller has it (summaryDue).
 	answerFirst bool
-	pending     *store.Checkpoint
+	summaryDue  *store.Checkpoint
 
 	// sys is the system prompt as last composed, for the model and the
 	// tools sysKey names (system.go); nil: compose it at the next round.
@@ -149,7 +149,7 @@ func (t *turn) run(ctx context.Context) (finished, error) {
 			t.addCopy(ctx)
 			if next, ok := t.compactDue(); ok { // window_turn.go
 				if t.answerFirst {
-					t.pending = &next
+					t.summaryDue = &next
 					return f, nil // its lease held: summarized once its caller has the answer (afterAnswer)
 				}
 				stop := t.renew(ctx)

@@ -6,7 +6,7 @@ import (
 )
 
 // afterAnswer summarizes, once t's caller has its answer, what leaves
-// the window at its next drop point (t.pending), still under the
+// the window at its next drop point (t.summaryDue), still under the
 // turn's lease, renewed; then lets the lease go and answers, nobody
 // waiting, a message another process wrote meanwhile (one that comes
 // here waits for the lease to go, for a turn of its own: waitCompacted).
@@ -14,8 +14,8 @@ import (
 // window stays where it was, and the next turn summarizes after its
 // answer.
 func (h *Harness) afterAnswer(t *turn) {
-	next := *t.pending
-	t.pending = nil
+	next := *t.summaryDue
+	t.summaryDue = nil
 	k := turnKey(t.c.agent, t.c.thread)
 	done := make(chan struct{})
 	h.compacting.Store(k, done)
