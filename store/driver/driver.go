@@ -2,10 +2,12 @@
 // and the detection of which one keeps a conversation's folder. Each
 // driver registers itself when its package is loaded, as database/sql
 // drivers and litestream's backends do: its name, written once in its
-// own package (store/log, store/compact, store/sqlite, store/gcs), and,
-// for one that keeps a conversation's events in files of the
-// conversation's own folder, those files, so that the folder says which
-// driver keeps it (Of). A driver that keeps them elsewhere leaves an
+// own package (store/log, store/compact, store/sqlite, store/gcs; a
+// plugin's also in cmd/internal/drivers, the table of the programs that
+// run it and can't link it), and, for one that keeps a conversation's
+// events in files of the conversation's own folder, those files, so that
+// the folder says which driver keeps it (Of), and how it opens in the
+// program's process. A driver that keeps them elsewhere leaves an
 // empty marker in the folder, store.<name> (Mark).
 package driver
 
