@@ -9,6 +9,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
 )
@@ -80,6 +81,28 @@ func TestListSessionsPages(t *testing.T) {
 		var re *contract.RuleError
 		if err == nil || !errors.As(err, &re) || re.Field != "cursor" {
 			t.Errorf("cursor %q: %v, want refused naming the cursor", bad, err)
+		}
+	}
+}
+
+// BenchmarkListSessions is one session/list page of an agent with 1,000
+// conversations: the folder's names read, 100 of them titled from their
+// latest events.
+func BenchmarkListSessions(b *testing.B) {
+	r := &rig{harnesstest.New(b)}
+	d := log.Open(r.Paths().Chats())
+	at := time.Date(2026, 12, 7, 21, 0, 0, 0, time.UTC)
+	for i := range 1000 {
+		e := store.Event{Seq: 1, Kind: store.KindMessage, Text: fmt.Sprintf("message %d", i), Time: at}
+		if err := d.Append(b.Context(), fmt.Sprintf("discord:%d", 10000+i), e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := r.Harness.ListSessions(b.Context(), testAgent, "")
+		if err != nil || len(res.Sessions) != 100 {
+			b.Fatalf("%d sessions, %v", len(res.Sessions), err)
 		}
 	}
 }
