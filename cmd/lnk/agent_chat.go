@@ -38,13 +38,35 @@ type chatFlags struct {
 
 func (c *chatFlags) register(fs *pflag.FlagSet) {
 	c.registerAgent(fs)
-	c.settings = map[string]*string{}
+	c.settings = registerSettings(fs)
+}
+
+// registerSettings registers a flag for each setting of Link's drivers'
+// plugins (--gcs-bucket...), by the environment variable each stands
+// for.
+func registerSettings(fs *pflag.FlagSet) map[string]*string {
+	settings := map[string]*string{}
 	for _, d := range drivers.Link {
 		for _, s := range d.Settings {
-			c.settings[s.Env] = fs.String(s.Flag, "", s.Usage+" (default $"+s.Env+")")
+			settings[s.Env] = fs.String(s.Flag, "", s.Usage+" (default $"+s.Env+")")
 			groupFlags(fs, "Drivers' settings", s.Flag)
 		}
 	}
+	return settings
+}
+
+// withSettings is env with the settings the flags said over its own.
+func withSettings(env map[string]string, settings map[string]*string) map[string]string {
+	env = maps.Clone(env)
+	if env == nil {
+		env = map[string]string{}
+	}
+	for k, v := range settings {
+		if *v != "" {
+			env[k] = *v
+		}
+	}
+	return env
 }
 
 // registerAgent registers --home and --agent alone: a command that
@@ -67,13 +89,7 @@ func (c *chatFlags) drivers() drivers.Set { return c.driversWith(environ.Map()) 
 
 // driversWith is drivers over the environment env.
 func (c *chatFlags) driversWith(env map[string]string) drivers.Set {
-	env = maps.Clone(env)
-	for k, v := range c.settings {
-		if *v != "" {
-			env[k] = *v
-		}
-	}
-	return drivers.Set{Env: env}
+	return drivers.Set{Env: withSettings(env, c.settings)}
 }
 
 // router opens every driver on p's conversations, and a router among

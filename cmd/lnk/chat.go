@@ -36,6 +36,7 @@ func (m *Main) chatCmd() *cobra.Command {
 		},
 	}
 	o.register(c.Flags())
+	o.registerSettings(c.Flags())
 	c.AddCommand(m.chatSendCmd(), m.chatShowCmd(), m.chatConvertCmd(), m.chatForkCmd())
 	return c
 }

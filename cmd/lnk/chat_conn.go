@@ -56,6 +56,9 @@ type chatOptions struct {
 	agent    string
 	model    string
 	wait     time.Duration // how long a steered message waits for its answer
+	// settings are the drivers' settings the flags say (--gcs-bucket...),
+	// for the store bridge lnk starts; nil for a command without them.
+	settings map[string]*string
 }
 
 func (o *chatOptions) register(fs *pflag.FlagSet) {
@@ -68,6 +71,12 @@ func (o *chatOptions) register(fs *pflag.FlagSet) {
 	fs.StringVar(&o.model, "model", "", "the `model` of a harness started here (default $LNK_MODEL, else the agent's config.json's, else one the provider keys set choose)")
 	groupFlags(fs, "The agent", "home", "agent")
 	groupFlags(fs, "Reaching it", "endpoint", "key-file", "model")
+}
+
+// registerSettings registers the drivers' settings, for the store bridge
+// a harness started here has beside it: lnk agent chat's and send's.
+func (o *chatOptions) registerSettings(fs *pflag.FlagSet) {
+	o.settings = registerSettings(fs)
 }
 
 // check refuses a thread that isn't Link's own connection's.
@@ -120,6 +129,9 @@ func firstOf(s ...string) string {
 // saying on status which it did and which model a harness started here
 // runs on.
 func connect(ctx context.Context, o chatOptions, env map[string]string, status io.Writer) (*agentConn, error) {
+	if o.settings != nil {
+		env = withSettings(env, o.settings)
+	}
 	home := firstOf(o.home, env["LNK_HOME"])
 	if home == "" {
 		dir, err := os.UserConfigDir()

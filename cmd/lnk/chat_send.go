@@ -27,6 +27,7 @@ it. The agent is reached as lnk agent chat reaches it.`,
 		},
 	}
 	o.register(c.Flags())
+	o.registerSettings(c.Flags())
 	return c
 }
 

@@ -23,7 +23,8 @@ import (
 
 // An agent whose storage is gcs: lnk agent chat send starts its store
 // bridge, lnk-gcs serve, beside the harness it starts, passing it the
-// bucket from lnk's environment; the message goes into the bucket
+// bucket from lnk's environment and its endpoint from lnk's flag
+// (--gcs-endpoint); the message goes into the bucket
 // through it and is answered, and the bridge ends with lnk. With a bridge
 // already running on the agent's socket (a service manager's), lnk uses
 // that one, told nothing of the bucket itself, and leaves it running.
@@ -49,14 +50,11 @@ func TestSendStoreBridge(t *testing.T) {
 	if err := os.WriteFile(p.Config(), []byte(`{"storage": {"conversations": "gcs"}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	bucket := map[string]string{"LNK_GCS_BUCKET": "chats", "LNK_GCS_ENDPOINT": srv.URL() + "/storage/v1/"}
-	env := map[string]string{"LNK_HOME": home, "PATH": os.Getenv("PATH")}
-	for k, v := range bucket {
-		env[k] = v
-	}
+	endpoint := srv.URL() + "/storage/v1/"
+	env := map[string]string{"LNK_HOME": home, "PATH": os.Getenv("PATH"), "LNK_GCS_BUCKET": "chats"}
 	socket := filepath.Join(p.Root, "run", "store-gcs.sock")
 
-	code, out, errOut := sendRun(t, env, "--thread", "link:notes", "kept in a bucket")
+	code, out, errOut := sendRun(t, env, "--gcs-endpoint", endpoint, "--thread", "link:notes", "kept in a bucket")
 	if code != 0 || !strings.Contains(out, "kept in a bucket") {
 		t.Fatalf("exit %d, %q: %s", code, out, errOut)
 	}
@@ -86,7 +84,7 @@ func TestSendStoreBridge(t *testing.T) {
 	// A bridge a service manager runs, holding the bucket; lnk is told
 	// nothing of it.
 	bridgeCmd := exec.Command(filepath.Join(dir, "lnk-gcs"), "serve", "--home", home, "--agent", "main", "--key-file", p.KeyFile())
-	bridgeCmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LNK_GCS_BUCKET=chats", "LNK_GCS_ENDPOINT=" + bucket["LNK_GCS_ENDPOINT"]}
+	bridgeCmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LNK_GCS_BUCKET=chats", "LNK_GCS_ENDPOINT=" + endpoint}
 	stdout, err := bridgeCmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -102,7 +100,6 @@ func TestSendStoreBridge(t *testing.T) {
 		t.Fatalf("the bridge said %q", line)
 	}
 	delete(env, "LNK_GCS_BUCKET")
-	delete(env, "LNK_GCS_ENDPOINT")
 	code, out, errOut = sendRun(t, env, "--thread", "link:notes", "and through a bridge already there")
 	if code != 0 || !strings.Contains(out, "and through a bridge already there") || !strings.Contains(errOut, "its gcs store bridge already answers on unix:"+socket) {
 		t.Fatalf("exit %d, %q: %s", code, out, errOut)
