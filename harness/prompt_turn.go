@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strings"
 
 	"github.com/lnk-dev/link/acp"
@@ -42,7 +41,7 @@ func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 	final, err := t.run(tctx)
 	ans, err = t.deliver(tctx, final, err)
 	if t.summaryDue != nil {
-		h.afterAnswer(t) // the answer first, then the summary (window_after.go)
+		h.afterAnswer(t) // the answer first, then the summary (turn.go)
 	}
 	return ans, err
 }
@@ -193,73 +192,6 @@ func (h *Harness) prepare(ctx context.Context, p acp.Prompt, once *contract.Mess
 		}
 	}
 	return c, cmd, nil
-}
-
-// store stores the message that begins the turn, under its lease. The
-// conversation is read first, so the message takes the number after its
-// last event without asking, and the turn's first round needn't read
-// again. A message sent once (once not nil) whose id was stored
-// meanwhile is refused, nothing stored.
-func (t *turn) store(ctx context.Context, msg store.Event, once *contract.MessageOnce) error {
-	t.resume()
-	if err := t.refresh(ctx); err != nil {
-		return err
-	}
-	ev, err := t.with.store.appendMessage(ctx, t.c, msg, once)
-	if err != nil {
-		return err
-	}
-	if err := t.c.pinned.Begun(); err != nil { // begun now, if it wasn't
-		return err
-	}
-	t.begun(ev)
-	return nil
-}
-
-// deliver ends a turn its caller asked for: a turn that failed fails the
-// prompt, unless the caller went; else its answer goes on its way
-// (delivery.Turn.End) and the prompt is answered with how the turn ended.
-func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answer, error) {
-	if err != nil {
-		t.with.log.LogAttrs(ctx, slog.LevelWarn, "turn failed", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
-		t.delivery.Failed()
-		if !t.out.callerGone() {
-			return acp.Answer{}, err
-		}
-		return acp.Answer{StopReason: acp.StopEndTurn}, nil
-	}
-	t.report(ctx) // sessions.go
-	delivered := t.keepAnswer(ctx, final)
-	if t.summaryDue == nil { // else kept after the summary (Harness.afterAnswer)
-		t.keep(t.with.clock.now)
-	}
-	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil
-}
-
-// keepAnswer ends the answer's part of the turn (delivery.Turn.End): kept
-// for a caller gone, and for a caller there, what lets its hold go once
-// it has the answer. A turn of a link: thread that answered only steered
-// messages keeps nothing: each was told steered by a process that keeps
-// it for its sender (cover), in its own home.
-func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()) {
-	if t.steeredOnly && isLink(t.c.thread) {
-		return nil
-	}
-	delivered, err := t.delivery.End(ctx, t.out.Text(), final.seq, t.out.callerGone(), false)
-	if err != nil {
-		t.with.log.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
-	}
-	return delivered
-}
-
-// hold is the append hook (appendHook) of an answer that ends a round
-// without calls: it holds the answer streamed so far while a caller waits
-// to be sent it (delivery.Turn.Hook); nil when none does.
-func (t *turn) hold(ctx context.Context) appendHook {
-	if t.out == nil || t.out.callerGone() {
-		return nil
-	}
-	return t.delivery.Hook(ctx, t.out.Text())
 }
 
 // isLink says whether thread is lnk agent chat send's.

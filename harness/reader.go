@@ -217,3 +217,34 @@ func (r *reader) window(cp store.Checkpoint) window.View {
 	}
 	return window.OfCounted(r.events, r.counts, cp)
 }
+
+// waiting says whether the conversation's last message is still to be
+// answered: no answer that makes no call came after it having seen it
+// (an answer written after a message that joined while the model
+// answered didn't see it).
+func waiting(events []store.Event) bool {
+	last := -1
+	for i := len(events) - 1; i >= 0; i-- {
+		if events[i].Kind == store.KindMessage {
+			last = i
+			break
+		}
+	}
+	if last < 0 {
+		return false
+	}
+	return answerOf(events[last+1:], events[last].Seq) < 0
+}
+
+// roundsSince counts the rounds of calls made since the message start
+// that began the turn (0: every round): 0 for a new turn, more for one a
+// crash cut short.
+func roundsSince(events []store.Event, start int64) int {
+	n := 0
+	for i := len(events) - 1; i >= 0 && events[i].Seq > start; i-- {
+		if e := events[i]; e.Kind == store.KindAnswer && len(e.Calls) > 0 {
+			n++
+		}
+	}
+	return n
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -16,7 +17,20 @@ import (
 	"github.com/lnk-dev/link/store/delivery"
 )
 
-// turn is one turn of one conversation, run under its lease.
+// turn is one turn of one conversation, run under its lease. This file
+// reads it in the order it runs:
+//
+//  1. take the message (store), stored under the lease;
+//  2. compose the prompt (system), once a hold of the lease;
+//  3. ask the model (round), streaming its answer to the caller;
+//  4. make the calls it asks for (call), then ask it again;
+//  5. deliver the answer (deliver) once a round makes no call;
+//  6. the window after (Harness.afterAnswer): what leaves the window
+//     summarized once the caller has its answer.
+//
+// run and held loop over 2 to 4 and let the lease go. What the turn
+// works with it is given (collaborators); the parts of a round are in
+// turn_round.go, the window's in window_turn.go, a cancel's in cancel.go.
 type turn struct {
 	reader // its conversation's events, as read so far
 
@@ -50,7 +64,7 @@ type turn struct {
 	summaryDue  *store.Checkpoint
 
 	// sys is the system prompt as last composed, for the model and the
-	// tools sysKey names (system.go); nil: compose it at the next round.
+	// tools sysKey names (system); nil: compose it at the next round.
 	sys    []model.Section
 	sysKey string
 }
@@ -60,6 +74,12 @@ type turn struct {
 type offered struct {
 	narrowed *[]string
 	tools    []model.Tool
+}
+
+// finished is how a turn ended: its last answer's event and why.
+type finished struct {
+	seq  int64
+	stop string
 }
 
 // collaborators is what a turn works with, given it by the Harness that
@@ -129,14 +149,31 @@ func (h *Harness) newTurn(c *conv, holder string) *turn {
 	return &turn{with: h.with, c: c, holder: holder, reader: reader{c: c, hist: h.hist}, delivery: c.answers.Begin(c.thread)}
 }
 
-// finished is how a turn ended: its last answer's event and why.
-type finished struct {
-	seq  int64
-	stop string
+// 1. Take the message.
+
+// store stores the message that begins the turn, under its lease. The
+// conversation is read first, so the message takes the number after its
+// last event without asking, and the turn's first round needn't read
+// again. A message sent once (once not nil) whose id was stored
+// meanwhile is refused, nothing stored.
+func (t *turn) store(ctx context.Context, msg store.Event, once *contract.MessageOnce) error {
+	t.resume()
+	if err := t.refresh(ctx); err != nil {
+		return err
+	}
+	ev, err := t.with.store.appendMessage(ctx, t.c, msg, once)
+	if err != nil {
+		return err
+	}
+	if err := t.c.pinned.Begun(); err != nil { // begun now, if it wasn't
+		return err
+	}
+	t.begun(ev)
+	return nil
 }
 
-// errCapped ends a model's stream at the bridge's limit.
-var errCapped = errors.New("answer at the bridge's limit")
+// The rounds, under the lease: compose the prompt, ask the model, make
+// its calls, until an answer makes none and no message waits.
 
 // run runs the turn to its end under its lease, renewed while it runs:
 // rounds of the model and its calls until an answer makes none and no
@@ -162,35 +199,6 @@ func (t *turn) run(ctx context.Context) (finished, error) {
 			return f, err
 		}
 	}
-}
-
-// letGo lets the turn's lease go (err, when not nil, is the turn's, and
-// is returned), then looks once more for a message that joined as it
-// went, and takes the lease again to answer it if one did: again says
-// it was taken.
-func (t *turn) letGo(ctx context.Context, err error) (again bool, _ error) {
-	if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
-		err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
-	}
-	t.with.wakes.wake(t.c.agent, t.c.thread) // a steered message watched here looks again (cover)
-	if err != nil {
-		return false, err
-	}
-	// A message that joined as the lease went saw the turn running and
-	// was answered steered: it is this turn's to answer.
-	if err := t.refresh(ctx); err != nil {
-		return false, err
-	}
-	if !waiting(t.events) {
-		return false, nil
-	}
-	if err := t.c.lease(ctx, t.holder, t.with.leaseTTL); err != nil {
-		if errors.Is(err, store.ErrLeaseHeld) {
-			return false, nil // another turn took it, and answers it
-		}
-		return false, err
-	}
-	return true, nil
 }
 
 // held runs rounds while the lease is held, renewing it.
@@ -249,49 +257,74 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 	}
 }
 
-// endTools ends what the turn opened of the agent's tools that isn't
-// kept between turns: this conversation's alone when the tools keep each
-// conversation's apart (ThreadEnder), so another conversation's turn
-// running meanwhile keeps its own.
-func (t *turn) endTools(ctx context.Context) {
-	if te, ok := t.with.tools.(ThreadEnder); ok {
-		te.EndThreadTurn(ctx, t.c.agent, t.c.thread)
-		return
+// letGo lets the turn's lease go (err, when not nil, is the turn's, and
+// is returned), then looks once more for a message that joined as it
+// went, and takes the lease again to answer it if one did: again says
+// it was taken.
+func (t *turn) letGo(ctx context.Context, err error) (again bool, _ error) {
+	if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
+		err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
 	}
-	t.with.tools.EndTurn(ctx, t.c.agent)
+	t.with.wakes.wake(t.c.agent, t.c.thread) // a steered message watched here looks again (cover)
+	if err != nil {
+		return false, err
+	}
+	// A message that joined as the lease went saw the turn running and
+	// was answered steered: it is this turn's to answer.
+	if err := t.refresh(ctx); err != nil {
+		return false, err
+	}
+	if !waiting(t.events) {
+		return false, nil
+	}
+	if err := t.c.lease(ctx, t.holder, t.with.leaseTTL); err != nil {
+		if errors.Is(err, store.ErrLeaseHeld) {
+			return false, nil // another turn took it, and answers it
+		}
+		return false, err
+	}
+	return true, nil
 }
 
-// renew renews the lease every third of its time, timed by
-// Config.AfterFunc, until stop is called.
-func (t *turn) renew(ctx context.Context) (stop func()) {
-	every := t.with.leaseTTL / 3
-	var (
-		mu      sync.Mutex // held through a renewal, so stop waits for one running
-		stopped bool
-		disarm  func() bool
-		tick    func()
-	)
-	tick = func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if stopped || ctx.Err() != nil {
-			return
-		}
-		if _, err := t.c.keeper().Lease(ctx, t.c.thread, t.holder, t.with.leaseTTL); err != nil {
-			t.with.log.LogAttrs(ctx, slog.LevelWarn, "renew a turn's lease", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
-		}
-		disarm = t.with.clock.afterFunc(every, tick)
+// 2. Compose the prompt.
+
+// system is the turn's system prompt for the model name with tools
+// offered: composed from the agent's files and settings once for each
+// hold of the lease (the turn's start), and again when the model or the
+// tools offered differ (a fallback model is sent its own instructions),
+// or after recompose (a note saved). Within a turn it is the same bytes
+// round after round, so the provider's cache holds.
+func (t *turn) system(ctx context.Context, name string, tools []model.Tool) ([]model.Section, error) {
+	key := systemKey(name, tools)
+	if t.sys != nil && t.sysKey == key {
+		return t.sys, nil
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	disarm = t.with.clock.afterFunc(every, tick)
-	return func() {
-		mu.Lock()
-		defer mu.Unlock()
-		stopped = true
-		disarm()
+	var texts []model.ToolText
+	if in, ok := t.with.tools.(Instructor); ok {
+		texts = in.Instructions(t.c.agent, tools)
 	}
+	p, err := t.with.prompts.Compose(ctx, prompt.Turn{
+		Agent: t.c.agent,
+		Model: name,
+		Tools: texts,
+		Environment: prompt.Env{
+			FilesFolder: t.c.paths.Files(),
+			Connections: t.c.settings.Connections,
+		},
+		Zone:     t.with.clock.zone.String(),
+		Settings: t.c.settings.Instructions,
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range p.Problems {
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "left out of the prompt", slog.String("agent", t.c.agent), slog.String("err", e.Error()))
+	}
+	t.sys, t.sysKey = p.System(), key
+	return t.sys, nil
 }
+
+// 3. Ask the model.
 
 // round asks the model once and stores its answer: the text streams to
 // the caller as it comes, up to the bridge's limit, where the answer is
@@ -345,7 +378,7 @@ func (t *turn) try(ctx context.Context, name string, choice model.ToolChoice) (r
 		return reply{}, modelFailed{err: err}
 	}
 	takes := func(m model.Modality) bool { return model.Takes(name, m, t.with.model.inputs) }
-	system, err := t.system(ctx, name, t.tools.tools) // system.go
+	system, err := t.system(ctx, name, t.tools.tools)
 	if err != nil {
 		return reply{}, err
 	}
@@ -406,119 +439,144 @@ func (t *turn) answered(ctx context.Context, r reply, choice model.ToolChoice) (
 	return ev, r.capped, err
 }
 
-// offer reads the tools the conversation was narrowed to and those of
-// the agent's the round offers, once a round: its calls are made from
-// what it offered.
-func (t *turn) offer(ctx context.Context) error {
-	narrowed, err := t.c.readTools(ctx) // tools_narrowed.go
-	if err != nil {
-		return err
+// 4. Make the calls.
+
+// call makes a round's calls, all at once. Each is streamed as a
+// tool_call titled with the tool's name, then its tool_call_update; each
+// answer, kept up to 32 KiB, is an event of its own, written as it comes.
+// A call to a tool the round didn't offer is answered as one there
+// isn't, and never made.
+func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
+	names := make([]string, len(t.tools.tools))
+	for i, o := range t.tools.tools {
+		names[i] = o.Name
 	}
-	tools, err := t.with.tools.Offer(ctx, t.c.agent, narrowed)
-	if err != nil {
-		return fmt.Errorf("list the tools of %s: %w", t.c.agent, err)
+	meta := t.callMeta()
+	t.out.setActivity(t.verbose()) // the conversation's /chat:verbose, as of now
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			t.out.toolCall(c.ID, c.Name)
+			var text string
+			var failed bool
+			if slices.Contains(names, c.Name) {
+				text, failed = t.with.tools.Call(ctx, t.c.agent, model.ToolCall{ID: c.ID, Name: c.Name, Input: c.Input}, meta)
+			} else {
+				text, failed = noSuchTool(c.Name), true
+			}
+			_, errs[i] = t.with.store.append(ctx, t.c, store.Event{Kind: store.KindToolResult, CallID: c.ID, Tool: c.Name, Text: capToolAnswer(text), IsError: failed})
+			t.out.toolDone(c.ID, failed)
+		}()
 	}
-	t.tools = offered{narrowed: narrowed, tools: tools}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// failed ends the turn saying why the model couldn't answer: streamed
-// as its answer, and stored as a failure, the turn's end, so the message
-// isn't taken for one a crash left unanswered; the prompt leaves it out,
-// so the next turn answers the message too.
-func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, error) {
-	if ctx.Err() != nil {
-		return store.Event{}, false, ctx.Err()
-	}
-	text := "[The model couldn't answer: " + cause.Error() + "]"
-	t.out.startRound()
-	sent, capped := t.out.chunk(text)
-	if capped {
-		text = sent + cutNote
-	}
-	ev, err := t.with.store.append(ctx, t.c, store.Event{Kind: store.KindFailure, Text: text, Seen: t.lastSeq()}, t.hold(ctx))
-	return ev, capped, err
-}
+// 5. Deliver the answer.
 
-// answerEvent is the event a model's answer is stored as, with what the
-// provider said of the call.
-func answerEvent(resp model.Response, name, provider string) store.Event {
-	e := store.Event{
-		Kind:       store.KindAnswer,
-		Text:       resp.Text,
-		Calls:      storeCalls(resp.Calls),
-		Model:      resp.Model,
-		Provider:   resp.Provider,
-		ResponseID: resp.ID,
-		LatencyMS:  resp.Latency.Milliseconds(),
-		CostUSD:    resp.CostUSD,
-	}
-	if e.Model == "" {
-		e.Model = name
-	}
-	if e.Provider == "" {
-		e.Provider = provider
-	}
-	if u := resp.Usage; u != (model.Usage{}) {
-		e.Usage = &store.Usage{In: u.In, Out: u.Out, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
-	}
-	for _, th := range resp.Thinking {
-		e.Thinking = append(e.Thinking, store.Thinking{Text: th.Text, Signature: th.Signature, Redacted: th.Redacted})
-	}
-	return e
-}
-
-// modelName is the conversation's model: the last one a message set,
-// else the settings'.
-func (t *turn) modelName() string {
-	for i := len(t.events) - 1; i >= 0; i-- {
-		if e := t.events[i]; e.Kind == store.KindModelSet && e.Model != "" {
-			return t.c.settings.Alias(e.Model)
+// deliver ends a turn its caller asked for: a turn that failed fails the
+// prompt, unless the caller went; else its answer goes on its way
+// (delivery.Turn.End) and the prompt is answered with how the turn ended.
+func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answer, error) {
+	if err != nil {
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "turn failed", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		t.delivery.Failed()
+		if !t.out.callerGone() {
+			return acp.Answer{}, err
 		}
+		return acp.Answer{StopReason: acp.StopEndTurn}, nil
 	}
-	if t.cp.Model != "" { // set before the window's start
-		return t.c.settings.Alias(t.cp.Model)
+	t.report(ctx) // sessions.go
+	delivered := t.keepAnswer(ctx, final)
+	if t.summaryDue == nil { // else kept after the summary (Harness.afterAnswer)
+		t.keep(t.with.clock.now)
 	}
-	return t.c.settings.Alias(t.c.settings.Model)
+	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil
 }
 
-// hops is the hops of the message the turn answers: its latest.
-func (t *turn) hops() int {
-	for i := len(t.events) - 1; i >= 0; i-- {
-		if e := t.events[i]; e.Kind == store.KindMessage {
-			return e.Hops
-		}
+// keepAnswer ends the answer's part of the turn (delivery.Turn.End): kept
+// for a caller gone, and for a caller there, what lets its hold go once
+// it has the answer. A turn of a link: thread that answered only steered
+// messages keeps nothing: each was told steered by a process that keeps
+// it for its sender (cover), in its own home.
+func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()) {
+	if t.steeredOnly && isLink(t.c.thread) {
+		return nil
 	}
-	return 0
+	delivered, err := t.delivery.End(ctx, t.out.Text(), final.seq, t.out.callerGone(), false)
+	if err != nil {
+		t.with.log.LogAttrs(ctx, slog.LevelWarn, "keep an answer", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+	}
+	return delivered
 }
 
-// waiting says whether the conversation's last message is still to be
-// answered: no answer that makes no call came after it having seen it
-// (an answer written after a message that joined while the model
-// answered didn't see it).
-func waiting(events []store.Event) bool {
-	last := -1
-	for i := len(events) - 1; i >= 0; i-- {
-		if events[i].Kind == store.KindMessage {
-			last = i
-			break
-		}
+// hold is the append hook (appendHook) of an answer that ends a round
+// without calls: it holds the answer streamed so far while a caller waits
+// to be sent it (delivery.Turn.Hook); nil when none does.
+func (t *turn) hold(ctx context.Context) appendHook {
+	if t.out == nil || t.out.callerGone() {
+		return nil
 	}
-	if last < 0 {
-		return false
-	}
-	return answerOf(events[last+1:], events[last].Seq) < 0
+	return t.delivery.Hook(ctx, t.out.Text())
 }
 
-// roundsSince counts the rounds of calls made since the message start
-// that began the turn (0: every round): 0 for a new turn, more for one a
-// crash cut short.
-func roundsSince(events []store.Event, start int64) int {
-	n := 0
-	for i := len(events) - 1; i >= 0 && events[i].Seq > start; i-- {
-		if e := events[i]; e.Kind == store.KindAnswer && len(e.Calls) > 0 {
-			n++
-		}
+// 6. The window after: summarize what leaves it, once the caller has
+// its answer.
+
+// afterAnswer summarizes, once t's caller has its answer, what leaves
+// the window at its next drop point (t.summaryDue), still under the
+// turn's lease, renewed; then lets the lease go and answers, nobody
+// waiting, a message another process wrote meanwhile (one that comes
+// here waits for the lease to go, for a turn of its own: waitCompacted).
+// A crash before the summary is written loses only the summary: the
+// window stays where it was, and the next turn summarizes after its
+// answer.
+func (h *Harness) afterAnswer(t *turn) {
+	next := *t.summaryDue
+	t.summaryDue = nil
+	k := turnKey(t.c.agent, t.c.thread)
+	done := make(chan struct{})
+	h.compacting.Store(k, done)
+	finish := func() {
+		h.compacting.CompareAndDelete(k, done)
+		close(done)
 	}
-	return n
+	if !h.begin() {
+		t.c.release(context.WithoutCancel(h.life), t.holder)
+		finish()
+		return
+	}
+	go func() {
+		defer h.end()
+		ctx := h.life
+		stop := t.renew(ctx)
+		t.compact(ctx, next)
+		stop()
+		t.answerFirst = false
+		t.out = newAnswer(nil, nil, t.with.maxAnswer, nil) // its caller gone
+		t.steeredOnly = true                               // its caller had its answer
+		again, err := t.letGo(ctx, nil)
+		finish()
+		if err == nil && again {
+			t.delivery = t.c.answers.Begin(t.c.thread)
+			var f finished
+			if f, err = t.run(ctx); err == nil {
+				t.keepAnswer(ctx, f) // kept for _link/recover
+			} else {
+				t.delivery.Failed()
+			}
+		}
+		if err != nil {
+			t.with.log.LogAttrs(ctx, slog.LevelWarn, "after a summary", slog.String("thread", t.c.thread), slog.String("err", err.Error()))
+		}
+		t.keep(t.with.clock.now)
+	}()
 }
