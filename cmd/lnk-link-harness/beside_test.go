@@ -101,12 +101,7 @@ func cloudSetting(env []string) string {
 // the harness is stopped and started again the conversation goes on from
 // where it was, every message and answer read back through the bridge.
 func testBesideGCS(t *testing.T, dir string) {
-	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "chats"})
+	srv := fakeBucket(t)
 	home, p, keyFile := newAgent(t, "gcs")
 	bridgeEnv := childEnv(map[string]string{"LNK_GCS_BUCKET": "chats", "LNK_GCS_ENDPOINT": srv.URL() + "/storage/v1/"})
 	b, line, _ := startBridge(t, filepath.Join(dir, "lnk-gcs"), bridgeEnv, "--home", home, "--agent", "main", "--key-file", keyFile)

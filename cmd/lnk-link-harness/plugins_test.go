@@ -228,16 +228,25 @@ func conversation(t *testing.T, evs []store.Event) (messages, answers []string) 
 	return messages, answers
 }
 
-// A conversation kept in Cloud Storage, the bucket and endpoint from the
-// harness's environment ($LNK_GCS_BUCKET, $LNK_GCS_ENDPOINT): answered,
-// its folder holding only the marker, its events objects in the bucket.
-func testGCS(t *testing.T, bin string) {
+// fakeBucket is a fake-gcs-server on the loopback holding the bucket
+// chats, stopped at the test's end; its endpoint is its URL and
+// /storage/v1/.
+func fakeBucket(t *testing.T) *fakestorage.Server {
+	t.Helper()
 	srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Stop()
+	t.Cleanup(srv.Stop)
 	srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "chats"})
+	return srv
+}
+
+// A conversation kept in Cloud Storage, the bucket and endpoint from the
+// harness's environment ($LNK_GCS_BUCKET, $LNK_GCS_ENDPOINT): answered,
+// its folder holding only the marker, its events objects in the bucket.
+func testGCS(t *testing.T, bin string) {
+	srv := fakeBucket(t)
 	home, p, keyFile := newAgent(t, "gcs")
 	env := childEnv(map[string]string{"LNK_GCS_BUCKET": "chats", "LNK_GCS_ENDPOINT": srv.URL() + "/storage/v1/"})
 	proc := startProc(t, bin, home, keyFile, env, "--model", "offline", "--store-child")

@@ -12,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/fsouza/fake-gcs-server/fakestorage"
 )
 
 // testSteeredProcs: two lnk-link-harness serve processes sharing one
@@ -29,12 +27,7 @@ func testSteeredProcs(t *testing.T, dir, driver string) {
 	home, _, keyFile := newAgent(t, driver)
 	homes, keyFiles = append(homes, home, home), append(keyFiles, keyFile, keyFile)
 	if driver == "gcs" {
-		srv, err := fakestorage.NewServerWithOptions(fakestorage.Options{Scheme: "http", Host: "127.0.0.1", PublicHost: "127.0.0.1"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer srv.Stop()
-		srv.CreateBucketWithOpts(fakestorage.CreateBucketOpts{Name: "chats"})
+		srv := fakeBucket(t)
 		env = childEnv(map[string]string{"LNK_GCS_BUCKET": "chats", "LNK_GCS_ENDPOINT": srv.URL() + "/storage/v1/"})
 		homes[1], _, keyFiles[1] = newAgent(t, driver)
 	}
