@@ -50,8 +50,10 @@ type Stream interface {
 	ToolCallUpdate(ctx context.Context, id, status string, activity *bool) error
 }
 
-// Answer is how a prompt is answered at its turn's end.
-type Answer struct {
+// Outcome is how a prompt ended: its stop reason, whether it joined a
+// running turn whose answer answers it, and what to call once its
+// response is written.
+type Outcome struct {
 	StopReason string // end_turn, max_tokens, refusal, cancelled
 	Steered    bool   // the prompt joined a running turn, whose answer answers it
 	// Delivered, when not nil, is called once the prompt's response was
@@ -66,7 +68,7 @@ type Answer struct {
 // kit's reference agent implement it; the hub forwards raw ACP instead.
 type Agent interface {
 	// Prompt answers one prompt, streaming its answer to s.
-	Prompt(ctx context.Context, p Prompt, s Stream) (Answer, error)
+	Prompt(ctx context.Context, p Prompt, s Stream) (Outcome, error)
 	// Recover answers _link/recover for agent.
 	Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error)
 }

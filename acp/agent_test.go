@@ -29,7 +29,7 @@ func newScripted() *scripted {
 	return &scripted{release: make(chan struct{}), started: make(chan struct{}, 4), done: make(chan struct{}, 4)}
 }
 
-func (a *scripted) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, error) {
+func (a *scripted) Prompt(ctx context.Context, p Prompt, s Stream) (Outcome, error) {
 	a.mu.Lock()
 	a.prompts = append(a.prompts, p)
 	a.mu.Unlock()
@@ -37,7 +37,7 @@ func (a *scripted) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, erro
 	switch TextOf(p.Blocks) {
 	case "hello":
 		if err := s.Taken(ctx); err != nil {
-			return Answer{}, err
+			return Outcome{}, err
 		}
 		s.Chunk(ctx, "Hel")
 		s.ToolCall(ctx, "call_1", "memory__search", &yes)
@@ -45,25 +45,25 @@ func (a *scripted) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, erro
 		s.ToolCall(ctx, "call_2", "web__fetch", nil)
 		s.ToolCallUpdate(ctx, "call_2", ToolFailed, nil)
 		s.Chunk(ctx, "lo")
-		return Answer{StopReason: StopEndTurn}, nil
+		return Outcome{StopReason: StopEndTurn}, nil
 	case "lazy":
 		// Chunks without saying taken: Serve says it first.
 		s.Chunk(ctx, "ok")
-		return Answer{}, nil
+		return Outcome{}, nil
 	case "steer":
 		s.Taken(ctx)
-		return Answer{StopReason: StopEndTurn, Steered: true}, nil
+		return Outcome{StopReason: StopEndTurn, Steered: true}, nil
 	case "fail":
-		return Answer{}, errors.New("model: the provider is down")
+		return Outcome{}, errors.New("model: the provider is down")
 	case "rule":
-		return Answer{}, &contract.RuleError{Field: "model", Rule: "no such model alias"}
+		return Outcome{}, &contract.RuleError{Field: "model", Rule: "no such model alias"}
 	case "block":
 		// Runs until cancelled, and says so as ACP asks: by error here,
 		// which Serve turns into stopReason cancelled.
 		s.Taken(ctx)
 		a.started <- struct{}{}
 		<-ctx.Done()
-		return Answer{}, ctx.Err()
+		return Outcome{}, ctx.Err()
 	case "wait":
 		// Keeps the turn going after its caller left.
 		s.Taken(ctx)
@@ -74,11 +74,11 @@ func (a *scripted) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, erro
 		a.streamErrs = append(a.streamErrs, err)
 		a.mu.Unlock()
 		a.done <- struct{}{}
-		return Answer{StopReason: StopEndTurn}, nil
+		return Outcome{StopReason: StopEndTurn}, nil
 	}
 	s.Taken(ctx)
 	s.Chunk(ctx, "echo: "+TextOf(p.Blocks))
-	return Answer{StopReason: StopEndTurn}, nil
+	return Outcome{StopReason: StopEndTurn}, nil
 }
 
 func (a *scripted) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {

@@ -22,13 +22,13 @@ type heldAgent struct {
 	scripted
 }
 
-func (a *heldAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, error) {
+func (a *heldAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Outcome, error) {
 	a.mu.Lock()
 	a.prompts = append(a.prompts, p)
 	a.mu.Unlock()
 	a.started <- struct{}{}
 	<-a.release
-	return Answer{StopReason: StopEndTurn}, nil
+	return Outcome{StopReason: StopEndTurn}, nil
 }
 
 // budgetServer serves a over real WebSockets with prompts in flight bounded

@@ -18,7 +18,7 @@ type canceller struct {
 	cancelled chan bool
 }
 
-func (a *canceller) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, error) {
+func (a *canceller) Prompt(ctx context.Context, p Prompt, s Stream) (Outcome, error) {
 	if TextOf(p.Blocks) != "block" {
 		return a.scripted.Prompt(ctx, p, s)
 	}
@@ -28,7 +28,7 @@ func (a *canceller) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, err
 	a.cancelled <- IsCancelled(ctx)
 	// The caller still waits: what streams now reaches it.
 	s.Chunk(context.WithoutCancel(ctx), "stopped")
-	return Answer{StopReason: StopCancelled}, nil
+	return Outcome{StopReason: StopCancelled}, nil
 }
 
 func (a *canceller) Cancel(ctx context.Context, agent, thread string) error {

@@ -10,7 +10,7 @@ import (
 	"github.com/lnk-dev/link/internal/testwait"
 )
 
-// deliveredAgent answers each prompt with an Answer whose Delivered notes the
+// deliveredAgent answers each prompt with an Outcome whose Delivered notes the
 // call; "wait" holds its answer until release is closed.
 type deliveredAgent struct {
 	stream    Stream // the "wait" prompt's, set before started is sent
@@ -19,7 +19,7 @@ type deliveredAgent struct {
 	delivered chan string
 }
 
-func (a *deliveredAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Answer, error) {
+func (a *deliveredAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Outcome, error) {
 	s.Taken(ctx)
 	text := TextOf(p.Blocks)
 	if text == "wait" {
@@ -27,7 +27,7 @@ func (a *deliveredAgent) Prompt(ctx context.Context, p Prompt, s Stream) (Answer
 		a.started <- struct{}{}
 		<-a.release
 	}
-	return Answer{StopReason: StopEndTurn, Delivered: func() { a.delivered <- text }}, nil
+	return Outcome{StopReason: StopEndTurn, Delivered: func() { a.delivered <- text }}, nil
 }
 
 func (a *deliveredAgent) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {

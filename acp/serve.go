@@ -241,7 +241,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 		cancelled := t.cancelled
 		s.mu.Unlock()
 		if err != nil && cancelled && errors.Is(err, context.Canceled) {
-			ans, err = Answer{StopReason: StopCancelled}, nil
+			ans, err = Outcome{StopReason: StopCancelled}, nil
 		}
 		// Writes run under the connection's life, never the turn's context.
 		wctx := context.WithoutCancel(tctx)

@@ -67,10 +67,10 @@ func BenchmarkMessage(b *testing.B) {
 // instant answers every prompt at once with one chunk.
 type instant struct{}
 
-func (instant) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+func (instant) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
 	s.Taken(ctx)
 	s.Chunk(ctx, "ok")
-	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+	return acp.Outcome{StopReason: acp.StopEndTurn}, nil
 }
 
 func (instant) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {

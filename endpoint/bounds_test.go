@@ -81,15 +81,15 @@ type gate struct {
 	turn time.Duration
 }
 
-func (g *gate) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+func (g *gate) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
 	s.Taken(ctx)
 	select {
 	case <-time.After(g.turn):
 	case <-ctx.Done():
-		return acp.Answer{}, ctx.Err()
+		return acp.Outcome{}, ctx.Err()
 	}
 	s.Chunk(ctx, "done")
-	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+	return acp.Outcome{StopReason: acp.StopEndTurn}, nil
 }
 
 // ended is a Handler that says when each connection's serving ended.
@@ -242,13 +242,13 @@ type held struct {
 	release chan struct{}
 }
 
-func (h *held) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+func (h *held) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
 	h.mu.Lock()
 	h.prompts = append(h.prompts, p)
 	h.mu.Unlock()
 	h.started <- struct{}{}
 	<-h.release
-	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+	return acp.Outcome{StopReason: acp.StopEndTurn}, nil
 }
 
 // TestPromptBytesBounded: past MaxPromptBytes of prompts in flight for

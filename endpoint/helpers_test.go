@@ -21,13 +21,13 @@ type echo struct {
 	health  error
 }
 
-func (a *echo) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+func (a *echo) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
 	a.mu.Lock()
 	a.prompts = append(a.prompts, p)
 	a.mu.Unlock()
 	s.Taken(ctx)
 	s.Chunk(ctx, "echo: "+acp.TextOf(p.Blocks))
-	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+	return acp.Outcome{StopReason: acp.StopEndTurn}, nil
 }
 
 func (a *echo) Recover(ctx context.Context, agent string, p contract.RecoverParams) (contract.RecoverResult, error) {

@@ -136,17 +136,17 @@ func (h *Harness) resolveModel(c *conv, asked string) (name, provider string, er
 // chat_set); a bare /model:set changes nothing and stores nothing. It is
 // answered at once with one agent_message_chunk saying what holds now,
 // and end_turn.
-func (h *Harness) command(ctx context.Context, c *conv, cmd *command, s acp.Stream) (acp.Answer, error) {
+func (h *Harness) command(ctx context.Context, c *conv, cmd *command, s acp.Stream) (acp.Outcome, error) {
 	text, err := h.runCommand(ctx, c, cmd)
 	if err != nil {
-		return acp.Answer{}, err
+		return acp.Outcome{}, err
 	}
 	s.Taken(ctx)
 	s.Chunk(ctx, text)
 	if r, ok := s.(acp.Reporter); ok && r.Reporting() && cmd.name == cmdModelSet && cmd.model != "" {
 		r.ConfigOptions(ctx, h.modelOption(c, cmd.model)) // the editor's model picker (sessions.go)
 	}
-	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+	return acp.Outcome{StopReason: acp.StopEndTurn}, nil
 }
 
 // runCommand does cmd under the conversation's lease, as command says,

@@ -17,16 +17,16 @@ import (
 // harness's own life, not the caller's: a caller gone leaves it running,
 // and its answer is kept for _link/recover. An answer to a caller still
 // there is held, from just before its event is stored, until Serve has
-// written the response (acp.Answer.Delivered lets it go), so a kill in
+// written the response (acp.Outcome.Delivered lets it go), so a kill in
 // between loses nothing (store/delivery).
-func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+func (h *Harness) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
 	ans, err := h.prompt(ctx, p, s)
 	return ans, h.callerError(ctx, p, err)
 }
 
-func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
 	if !h.begin() {
-		return acp.Answer{}, ErrClosing
+		return acp.Outcome{}, ErrClosing
 	}
 	defer h.end()
 	t, ans, err := h.steerOrBegin(ctx, p, s)
@@ -56,14 +56,14 @@ func (h *Harness) prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.A
 // not sent to the model (commands.go), the same way. Else it holds the
 // conversation's lease and returns the turn begun, noted running for
 // Cancel from before its message is stored.
-func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) (t *turn, ans acp.Answer, err error) {
+func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) (t *turn, ans acp.Outcome, err error) {
 	once, err := messageOnce(p) // once.go
 	if err != nil {
-		return nil, acp.Answer{}, err
+		return nil, acp.Outcome{}, err
 	}
 	c, cmd, err := h.prepare(ctx, p, once)
 	if err != nil {
-		return nil, acp.Answer{}, err
+		return nil, acp.Outcome{}, err
 	}
 	if cmd != nil {
 		ans, err := h.command(ctx, c, cmd, s) // commands.go
@@ -74,7 +74,7 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 		msg.MessageID = once.ID
 	}
 	if err := h.waitCompacted(ctx, c); err != nil { // window_after.go
-		return nil, acp.Answer{}, err
+		return nil, acp.Outcome{}, err
 	}
 	holder := h.holder()
 	err = c.lease(ctx, holder, h.cfg.LeaseTTL)
@@ -82,7 +82,7 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 		return h.steer(ctx, c, msg, s, once)
 	}
 	if err != nil {
-		return nil, acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
+		return nil, acp.Outcome{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
 	t = h.newTurn(c, holder)
 	t.answerFirst = true
@@ -90,11 +90,11 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 	if err := t.store(ctx, msg, once); err != nil {
 		h.ran(t)
 		c.release(context.WithoutCancel(ctx), holder)
-		return nil, acp.Answer{}, err
+		return nil, acp.Outcome{}, err
 	}
 	s.Taken(ctx)
 	t.out = answerFor(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose, once) // once.go
-	return t, acp.Answer{}, nil
+	return t, acp.Outcome{}, nil
 }
 
 // steer stores msg, which came while a turn of c runs, as steered, so
@@ -107,11 +107,11 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 // turn of its own, t, streamed to its caller as any other, unless a turn
 // answered it meanwhile. A message sent once whose id c holds already is
 // refused, nothing stored (once.go).
-func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Stream, once *contract.MessageOnce) (t *turn, ans acp.Answer, err error) {
+func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Stream, once *contract.MessageOnce) (t *turn, ans acp.Outcome, err error) {
 	msg.Steered = true
 	ev, err := h.appendMessage(ctx, c, msg, once) // once.go
 	if err != nil {
-		return nil, acp.Answer{}, err
+		return nil, acp.Outcome{}, err
 	}
 	holder := h.holder()
 	if err := c.lease(ctx, holder, h.cfg.LeaseTTL); err == nil {
@@ -124,22 +124,22 @@ func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Str
 				t.start, t.current = ev.Seq, true
 				s.Taken(ctx)
 				t.out = answerFor(ctx, s, h.cfg.MaxAnswer, c.settings.Verbose, once)
-				return t, acp.Answer{}, nil
+				return t, acp.Outcome{}, nil
 			}
 		}
 		h.ran(t)
 		c.release(context.WithoutCancel(ctx), holder)
 		if err != nil {
-			return nil, acp.Answer{}, err
+			return nil, acp.Outcome{}, err
 		}
 	} else if !errors.Is(err, store.ErrLeaseHeld) {
-		return nil, acp.Answer{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
+		return nil, acp.Outcome{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
 	if isLink(c.thread) {
 		h.coverAsync(c, ev.Seq)
 	}
 	s.Taken(ctx)
-	return nil, acp.Answer{StopReason: acp.StopEndTurn, Steered: true}, nil
+	return nil, acp.Outcome{StopReason: acp.StopEndTurn, Steered: true}, nil
 }
 
 // prepare opens the prompt's conversation and does what a prompt asks of

@@ -191,7 +191,7 @@ func TestHeldLiveElsewhere(t *testing.T) {
 	reached, release := other.HoldNext()
 	defer release()
 	type result struct {
-		ans acp.Answer
+		ans acp.Outcome
 		err error
 	}
 	done := make(chan result, 1)
@@ -240,7 +240,7 @@ func TestHeldNamesItsEvent(t *testing.T) {
 	reached, release := r.HoldNext()
 	defer release()
 	type result struct {
-		ans acp.Answer
+		ans acp.Outcome
 		err error
 	}
 	done := make(chan result, 1)

@@ -485,21 +485,21 @@ func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
 // deliver ends a turn its caller asked for: a turn that failed fails the
 // prompt, unless the caller went; else its answer goes on its way
 // (delivery.Turn.End) and the prompt is answered with how the turn ended.
-func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Answer, error) {
+func (t *turn) deliver(ctx context.Context, final finished, err error) (acp.Outcome, error) {
 	if err != nil {
 		t.with.log.LogAttrs(ctx, slog.LevelWarn, "turn failed", slog.String("agent", t.c.agent), slog.String("thread", t.c.thread), slog.String("err", err.Error()))
 		t.delivery.Failed()
 		if !t.out.callerGone() {
-			return acp.Answer{}, err
+			return acp.Outcome{}, err
 		}
-		return acp.Answer{StopReason: acp.StopEndTurn}, nil
+		return acp.Outcome{StopReason: acp.StopEndTurn}, nil
 	}
 	t.report(ctx) // sessions.go
 	delivered := t.keepAnswer(ctx, final)
 	if t.summaryDue == nil { // else kept after the summary (Harness.afterAnswer)
 		t.keep(t.with.clock.now)
 	}
-	return acp.Answer{StopReason: final.stop, Delivered: delivered}, nil
+	return acp.Outcome{StopReason: final.stop, Delivered: delivered}, nil
 }
 
 // keepAnswer ends the answer's part of the turn (delivery.Turn.End): kept

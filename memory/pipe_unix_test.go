@@ -38,7 +38,7 @@ func TestSearchConversationNamedPipe(t *testing.T) {
 	if err := unix.Mkfifo(tail, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan memory.Answer, 1)
+	done := make(chan memory.Found, 1)
 	go func() {
 		a, err := m.Search(context.Background(), "bike", 10)
 		if err != nil {

@@ -34,9 +34,9 @@ type Result struct {
 	matched int // how many of the query's words its text holds
 }
 
-// Answer is a search's answer: the results, best first, how they were
+// Found is what a search found: the results, best first, how they were
 // ranked, and how fresh the index was.
-type Answer struct {
+type Found struct {
 	Results []Result
 	Ranking string
 	Fresh   Freshness
@@ -46,13 +46,13 @@ type Answer struct {
 // ranked by BM25 over the full text, and with an Embedder by both BM25
 // and the embeddings' similarity (reciprocal rank fusion). The index is
 // brought up to date first, within the SyncBudget.
-func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error) {
+func (m *Memory) Search(ctx context.Context, query string, n int) (Found, error) {
 	query = strings.TrimSpace(query)
 	if query == "" {
-		return Answer{}, fmt.Errorf("search needs some words to look for: %w", ErrRefused)
+		return Found{}, fmt.Errorf("search needs some words to look for: %w", ErrRefused)
 	}
 	if len(query) > 1000 {
-		return Answer{}, fmt.Errorf("a query is at most 1,000 bytes: %w", ErrRefused)
+		return Found{}, fmt.Errorf("a query is at most 1,000 bytes: %w", ErrRefused)
 	}
 	if n <= 0 {
 		n = DefaultResults
@@ -60,7 +60,7 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 	n = min(n, MaxResults)
 	fresh, err := m.Sync(ctx, m.cfg.SyncBudget)
 	if err != nil {
-		return Answer{}, fmt.Errorf("search: bring the index up to date: %w", err)
+		return Found{}, fmt.Errorf("search: bring the index up to date: %w", err)
 	}
 	want := n
 	if m.cfg.Embedder != nil {
@@ -68,7 +68,7 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 	}
 	found, err := m.idx.Search(ctx, query, want)
 	if err != nil {
-		return Answer{}, fmt.Errorf("search: %w", err)
+		return Found{}, fmt.Errorf("search: %w", err)
 	}
 	terms := queryTerms(query)
 	results := make([]Result, 0, len(found))
@@ -90,7 +90,7 @@ func (m *Memory) Search(ctx context.Context, query string, n int) (Answer, error
 		})
 		texts = append(texts, text)
 	}
-	a := Answer{Results: results, Ranking: "full text (BM25)", Fresh: fresh}
+	a := Found{Results: results, Ranking: "full text (BM25)", Fresh: fresh}
 	if m.cfg.Embedder != nil && len(results) > 0 {
 		ranked, err := m.hybrid(ctx, query, results, texts)
 		if err != nil {

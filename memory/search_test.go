@@ -20,7 +20,7 @@ import (
 	"github.com/lnk-dev/link/store/sqlite"
 )
 
-func search(tb testing.TB, m *memory.Memory, q string) memory.Answer {
+func search(tb testing.TB, m *memory.Memory, q string) memory.Found {
 	tb.Helper()
 	a, err := m.Search(context.Background(), q, 10)
 	if err != nil {
@@ -29,7 +29,7 @@ func search(tb testing.TB, m *memory.Memory, q string) memory.Answer {
 	return a
 }
 
-func sources(a memory.Answer) []string {
+func sources(a memory.Found) []string {
 	var out []string
 	for _, r := range a.Results {
 		out = append(out, fmt.Sprintf("%s:%d", r.Source, r.Line))

@@ -55,12 +55,12 @@ func NewAgent() *Agent {
 
 // prompt answers one prompt of a connection; gone is closed once that
 // connection has ended.
-func (a *Agent) prompt(ctx context.Context, p acp.Prompt, s acp.Stream, gone <-chan struct{}) (acp.Answer, error) {
+func (a *Agent) prompt(ctx context.Context, p acp.Prompt, s acp.Stream, gone <-chan struct{}) (acp.Outcome, error) {
 	text := textOf(p.Blocks)
 	offered := a.narrow(p)
 	a.record(p, text, offered)
 	if err := s.Taken(ctx); err != nil {
-		return acp.Answer{}, err
+		return acp.Outcome{}, err
 	}
 	var answer string
 	switch {
@@ -68,7 +68,7 @@ func (a *Agent) prompt(ctx context.Context, p acp.Prompt, s acp.Stream, gone <-c
 		select {
 		case <-gone:
 		case <-ctx.Done():
-			return acp.Answer{}, ctx.Err()
+			return acp.Outcome{}, ctx.Err()
 		case <-time.After(callerWait):
 		}
 		answer = "answered once its caller had gone"
@@ -92,7 +92,7 @@ func (a *Agent) prompt(ctx context.Context, p acp.Prompt, s acp.Stream, gone <-c
 			a.keep(p.Agent, p.Thread, answer)
 		}
 	}
-	return acp.Answer{StopReason: "end_turn"}, nil
+	return acp.Outcome{StopReason: "end_turn"}, nil
 }
 
 // narrow keeps the conversation's tools, narrowed by the message's list,
@@ -183,7 +183,7 @@ type connAgent struct {
 	gone <-chan struct{}
 }
 
-func (c connAgent) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
+func (c connAgent) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
 	return c.a.prompt(ctx, p, s, c.gone)
 }
 

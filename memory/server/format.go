@@ -21,7 +21,7 @@ func (c calls) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchIn) 
 // formatSearch is a search's answer as the model reads it: how it was
 // ranked, whether the index was behind, then each result with where it
 // came from and its snippet.
-func formatSearch(q string, a memory.Answer) string {
+func formatSearch(q string, a memory.Found) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Ranked by %s.\n", a.Ranking)
 	if a.Fresh.Pending > 0 {

@@ -31,8 +31,8 @@ const envMemoryChild = "LNK_TEST_MEMORY_CHILD"
 // answered is the decode child's agent: it answers each prompt at once.
 type answered struct{}
 
-func (answered) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Answer, error) {
-	return acp.Answer{StopReason: acp.StopEndTurn}, nil
+func (answered) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
+	return acp.Outcome{StopReason: acp.StopEndTurn}, nil
 }
 
 func (answered) Recover(context.Context, string, contract.RecoverParams) (contract.RecoverResult, error) {
