@@ -28,7 +28,10 @@ figure the median of its runs:
   prompt answered between: p50 and p99 of --messages messages, in
   conversations already begun (warm) and each the first of its own (cold);
   turns a second with 1, 8 and 64 conversations at once (--turns in all,
-  each conversation begun first, untimed, so every timed turn is warm);
+  each conversation begun first, untimed, so every timed turn is warm),
+  and beside each the CPU a timed turn cost the server's process, user
+  and system (from /proc, in ticks of 10 ms: a steadier figure than
+  times on a shared machine);
   a blank unit (serve --blank), from the line that binds it to its first
   answer;
   the cached prefix share, once: --prefix-turns messages in one

@@ -105,14 +105,15 @@ func percentilesOf(times []time.Duration) percentiles {
 
 // turnsPerSecond runs conc conversations at once, each sending its
 // messages one after another, turns messages in all (at least 2 each),
-// and gives the turns answered a second. Each conversation is begun
+// and gives the turns answered a second, and the CPU a timed turn cost
+// the server whose process is pid (-1 where the system doesn't say). Each conversation is begun
 // first, untimed, its first message answered (as
 // BenchmarkMessagesAtOnce does): the timed turns are all warm at every
 // concurrency, where otherwise a quarter of 64's would be a
 // conversation's first (256 turns, 4 each) against one in 256 at 1, and
 // the ratio of the two would weigh a cold message's cost, which the
 // cold figure gives, rather than turns at once.
-func turnsPerSecond(ctx context.Context, a *agentConn, name string, conc, turns int) (float64, error) {
+func turnsPerSecond(ctx context.Context, a *agentConn, name string, conc, turns, pid int) (float64, time.Duration, error) {
 	each := max(2, turns/conc)
 	thread := func(g int) string {
 		return "link:conc-" + name + "-" + strconv.Itoa(conc) + "-" + strconv.Itoa(g)
@@ -128,8 +129,9 @@ func turnsPerSecond(ctx context.Context, a *agentConn, name string, conc, turns 
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	cpu0, ok0 := processCPU(pid)
 	began := time.Now()
 	for g := range conc {
 		wg.Go(func() {
@@ -143,10 +145,15 @@ func turnsPerSecond(ctx context.Context, a *agentConn, name string, conc, turns 
 	}
 	wg.Wait()
 	elapsed := time.Since(began)
+	cpu1, ok1 := processCPU(pid)
 	if err := errors.Join(errs...); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return float64(conc*each) / elapsed.Seconds(), nil
+	used := time.Duration(-1)
+	if ok0 && ok1 {
+		used = (cpu1 - cpu0) / time.Duration(conc*each)
+	}
+	return float64(conc*each) / elapsed.Seconds(), used, nil
 }
 
 // nearestRank is the pth percentile of sorted, by nearest rank.

@@ -86,6 +86,7 @@ const (
 	figExtra = "idle RSS per agent past the first"
 	figGain  = "turns/s, %d at once over 1 at once"
 	figBind  = "blank unit, bind to first answer"
+	figCPU   = "CPU a turn, %d at once"
 )
 
 // derived are the figures made of others: memory per agent past the
@@ -241,12 +242,20 @@ func measureServers(ctx context.Context, o measureOptions, run string) (floor, h
 		f.add(figCold+"p99", "ms", ms(cold[i].p99))
 	}
 	for _, c := range o.concs {
+		var cpu [2]time.Duration
+		cpuOK := true
 		for i, a := range conns {
-			tps, err := turnsPerSecond(ctx, a, run, c, o.turns)
+			tps, used, err := turnsPerSecond(ctx, a, run, c, o.turns, servers[i].p.pid())
 			if err != nil {
 				return floor, harness, err
 			}
 			figs[i].add(fmt.Sprintf(figTurns, c), "turns/s", tps)
+			cpu[i], cpuOK = used, cpuOK && used >= 0
+		}
+		if cpuOK {
+			for i := range figs {
+				figs[i].add(fmt.Sprintf(figCPU, c), "µs", float64(cpu[i])/float64(time.Microsecond))
+			}
 		}
 	}
 	return *figs[0], *figs[1], nil

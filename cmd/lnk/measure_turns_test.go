@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lnk-dev/link/contract"
 )
@@ -80,4 +81,31 @@ func TestTurnsTargets(t *testing.T) {
 			t.Errorf("%s at %.2f: target %q met %v", c.name, c.ratio, f.Target, f.Met)
 		}
 	}
+}
+
+// parseStat reads a process's user and system time from its
+// /proc/<pid>/stat, a command name with spaces and parentheses in it
+// too, and refuses what isn't one.
+func TestParseStat(t *testing.T) {
+	stat := "4242 (lnk (x) y) S 1 4242 4242 0 -1 4194560 120 0 0 0 250 31 0 0 20 0 9 0 100 0 0\n"
+	if d, err := parseStat([]byte(stat)); err != nil || d != 2810*time.Millisecond {
+		t.Fatalf("%v, %v", d, err)
+	}
+	for _, bad := range []string{"", "4242 lnk S 1", "1 (a) S 1 2 3 4 5 6 7 8 9 10 x 31", "1 (a) S 1 2 3 4 5 6 7 8 9 10 -5 31"} {
+		if _, err := parseStat([]byte(bad)); err == nil {
+			t.Errorf("accepted %q", bad)
+		}
+	}
+}
+
+// FuzzParseStat proves the reader of /proc/<pid>/stat never panics and
+// gives no negative time.
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("4242 (lnk) S 1 4242 4242 0 -1 4194560 120 0 0 0 250 31 0 0\n"))
+	f.Add([]byte("1 ()) S"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if d, err := parseStat(b); err == nil && d < 0 {
+			t.Fatalf("%v", d)
+		}
+	})
 }
