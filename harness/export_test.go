@@ -14,19 +14,19 @@ const (
 // harness still has to answer.
 var Waiting = waiting
 
-// Compacting is the channel closed once the summary after an answer in
+// Summarizing is the channel closed once the summary after an answer in
 // agent's thread ends; false when none is under way.
-func (h *Harness) Compacting(agent, thread string) (<-chan struct{}, bool) {
-	v, ok := h.compacting.Load(turnKey(agent, thread))
+func (h *Harness) Summarizing(agent, thread string) (<-chan struct{}, bool) {
+	v, ok := h.summarizing.Load(turnKey(agent, thread))
 	if !ok {
 		return nil, false
 	}
 	return v.(chan struct{}), true
 }
 
-// SetOnWaitCompacted has f called as a message begins to wait for a
+// SetOnWaitSummarized has f called as a message begins to wait for a
 // summary. Set before any message comes.
-func (h *Harness) SetOnWaitCompacted(f func()) { h.onWaitCompacted = f }
+func (h *Harness) SetOnWaitSummarized(f func()) { h.onWaitSummarized = f }
 
 // HistoryLen is how many conversations' events the harness keeps.
 func (h *Harness) HistoryLen() int { return h.hist.len() }

@@ -51,18 +51,18 @@ type Harness struct {
 	hist  *history  // events kept between turns, a cache
 	turns sync.Map  // the turn running here of each conversation, for Cancel
 	wakes wakes     // steered messages watched here, woken as a turn lets go (steered.go)
-	// compacting holds, by conversation, a channel closed once the turn
+	// summarizing holds, by conversation, a channel closed once the turn
 	// summarizing it after its answer lets its lease go: a message that
 	// comes meanwhile waits for it, for a turn of its own.
-	compacting sync.Map
-	// onWaitCompacted, when set (by a test), is called as a message begins
+	summarizing sync.Map
+	// onWaitSummarized, when set (by a test), is called as a message begins
 	// to wait for a summary.
-	onWaitCompacted func()
-	idle            idle       // gives free memory back once nothing runs
-	healthLook      healthLook // Health's last look at the home
-	seen            sweepSeen  // conversations a sweep found nothing waiting in, a saving
-	prompts         *prompt.Composer
-	with            *collaborators // what its turns work with (turn.go)
+	onWaitSummarized func()
+	idle             idle       // gives free memory back once nothing runs
+	healthLook       healthLook // Health's last look at the home
+	seen             sweepSeen  // conversations a sweep found nothing waiting in, a saving
+	prompts          *prompt.Composer
+	with             *collaborators // what its turns work with (turn.go)
 }
 
 var _ acp.Agent = (*Harness)(nil)

@@ -73,7 +73,7 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 	if once != nil {
 		msg.MessageID = once.ID
 	}
-	if err := h.waitCompacted(ctx, c); err != nil { // window_after.go
+	if err := h.waitSummarized(ctx, c); err != nil { // window_after.go
 		return nil, acp.Outcome{}, err
 	}
 	holder := h.holder()

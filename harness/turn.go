@@ -184,13 +184,13 @@ func (t *turn) run(ctx context.Context) (finished, error) {
 		f, err := t.held(ctx)
 		if err == nil {
 			t.addCopy(ctx)
-			if next, ok := t.compactDue(); ok { // window_turn.go
+			if next, ok := t.summaryNeeded(); ok { // window_turn.go
 				if t.answerFirst {
 					t.summaryDue = &next
 					return f, nil // its lease held: summarized once its caller has the answer (afterAnswer)
 				}
 				stop := t.renew(ctx)
-				t.compact(ctx, next)
+				t.summarizeAfter(ctx, next)
 				stop()
 			}
 		}
@@ -535,7 +535,7 @@ func (t *turn) hold(ctx context.Context) appendHook {
 // the window at its next drop point (t.summaryDue), still under the
 // turn's lease, renewed; then lets the lease go and answers, nobody
 // waiting, a message another process wrote meanwhile (one that comes
-// here waits for the lease to go, for a turn of its own: waitCompacted).
+// here waits for the lease to go, for a turn of its own: waitSummarized).
 // A crash before the summary is written loses only the summary: the
 // window stays where it was, and the next turn summarizes after its
 // answer.
@@ -544,9 +544,9 @@ func (h *Harness) afterAnswer(t *turn) {
 	t.summaryDue = nil
 	k := turnKey(t.c.agent, t.c.thread)
 	done := make(chan struct{})
-	h.compacting.Store(k, done)
+	h.summarizing.Store(k, done)
 	finish := func() {
-		h.compacting.CompareAndDelete(k, done)
+		h.summarizing.CompareAndDelete(k, done)
 		close(done)
 	}
 	if !h.begin() {
@@ -558,7 +558,7 @@ func (h *Harness) afterAnswer(t *turn) {
 		defer h.end()
 		ctx := h.life
 		stop := t.renew(ctx)
-		t.compact(ctx, next)
+		t.summarizeAfter(ctx, next)
 		stop()
 		t.answerFirst = false
 		t.out = newAnswer(nil, nil, t.with.maxAnswer, nil) // its caller gone

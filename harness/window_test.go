@@ -116,10 +116,10 @@ func small() window.Settings {
 	return window.Settings{Max: 1400, MaxSet: true, CompactAt: 0.75, Answer: 0.05, Margin: 0.01}
 }
 
-// waitCompacted waits for a summary after an answer in thread to end.
-func (r *rig) waitCompacted(thread string) {
+// waitSummarized waits for a summary after an answer in thread to end.
+func (r *rig) waitSummarized(thread string) {
 	r.T.Helper()
-	if done, ok := r.Harness.Compacting(testAgent, thread); ok {
+	if done, ok := r.Harness.Summarizing(testAgent, thread); ok {
 		select {
 		case <-done:
 		case <-time.After(20 * time.Second):
@@ -134,7 +134,7 @@ func (r *rig) talk(thread string, from, n int) {
 	r.T.Helper()
 	for i := from; i < from+n; i++ {
 		r.sayOK(thread, fmt.Sprintf("message %d %s", i, strings.Repeat("m", 200)))
-		r.waitCompacted(thread)
+		r.waitSummarized(thread)
 	}
 }
 
@@ -146,13 +146,13 @@ func msgJSON(t *testing.T, m any) string {
 	return string(b)
 }
 
-// TestCompactAfterAnswer: past compact_at the turn answers with the
+// TestSummaryAfterAnswer: past compact_at the turn answers with the
 // window it last sent, then asks for the summary as a continuation of
 // that same request; the summary is an event, written once, that heads
 // the window from the drop point on and never reaches the copy for
 // people; between drop points each request's messages are a prefix of
 // the next's.
-func TestCompactAfterAnswer(t *testing.T) {
+func TestSummaryAfterAnswer(t *testing.T) {
 	w := &winModel{}
 	r := winRig(t, w, small())
 	const thread = "telegram:50"
@@ -234,10 +234,10 @@ func TestCompactAfterAnswer(t *testing.T) {
 	}
 }
 
-// TestCompactNever: compact_at "never" lets the oldest turns leave
+// TestSummaryNever: compact_at "never" lets the oldest turns leave
 // unsummarized, half the window at a time, and the window then starts
 // with the owner's message.
-func TestCompactNever(t *testing.T) {
+func TestSummaryNever(t *testing.T) {
 	w := &winModel{}
 	set := small()
 	set.Never = true
@@ -430,7 +430,7 @@ func TestNoNotesFromOthers(t *testing.T) {
 		if _, _, err := r.Say(thread, fmt.Sprintf("report %d %s", i, strings.Repeat("r", 200)), meta); err != nil {
 			t.Fatal(err)
 		}
-		r.waitCompacted(thread)
+		r.waitSummarized(thread)
 	}
 	asks := 0
 	for _, q := range w.requests() {
@@ -464,7 +464,7 @@ func TestMessageWhileSummarizing(t *testing.T) {
 			t.Fatal("no summary due in 10 turns")
 		}
 		r.sayOK(thread, fmt.Sprintf("message %d %s", i, strings.Repeat("m", 200)))
-		if _, ok := r.Harness.Compacting(testAgent, thread); ok {
+		if _, ok := r.Harness.Summarizing(testAgent, thread); ok {
 			break
 		}
 	}
@@ -478,7 +478,7 @@ func TestMessageWhileSummarizing(t *testing.T) {
 		err     error
 	}
 	got := make(chan said, 1)
-	r.Harness.SetOnWaitCompacted(func() { close(w.hold) }) // the summary ends once the message waits for it
+	r.Harness.SetOnWaitSummarized(func() { close(w.hold) }) // the summary ends once the message waits for it
 	go func() {
 		res, _, err := r.Say(thread, "while it summarizes", nil)
 		got <- said{res.Steered(), err}

@@ -136,10 +136,10 @@ var errNothingFits = errors.New("nothing of what leaves fits the room a summary 
 // errSummaryCut: the summary reached its bound, so it isn't kept.
 var errSummaryCut = errors.New("the summary was cut short")
 
-// compactDue says whether the window the turn answered with, its answer
-// now in it, fills enough of its room to be compacted at its next drop
+// summaryNeeded says whether the window the turn answered with, its answer
+// now in it, fills enough of its room to be summarized at its next drop
 // point; the window must have one.
-func (t *turn) compactDue() (store.Checkpoint, bool) {
+func (t *turn) summaryNeeded() (store.Checkpoint, bool) {
 	set := t.c.settings.Window
 	if t.last == nil || set.Never || t.room <= 0 {
 		return store.Checkpoint{}, false
@@ -151,11 +151,11 @@ func (t *turn) compactDue() (store.Checkpoint, bool) {
 	return window.Next(t.events, t.cp, t.room)
 }
 
-// compact summarizes, after the turn's answer, what leaves the window at
+// summarizeAfter summarizes, after the turn's answer, what leaves the window at
 // its next drop point: as a continuation of the request the answer
 // answered, so the provider's cache holds for all of it. A summary that
 // fails leaves the window where it was, for the next turn to try again.
-func (t *turn) compact(ctx context.Context, next store.Checkpoint) {
+func (t *turn) summarizeAfter(ctx context.Context, next store.Checkpoint) {
 	last := *t.last
 	final := t.events[len(t.events)-1]
 	if final.Kind != store.KindAnswer {
