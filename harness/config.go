@@ -70,8 +70,9 @@ func (s Settings) Alias(name string) string {
 	return name
 }
 
-// Config is what a Harness is made of. Home, Drivers, Settings and
-// Provider are needed; the rest have defaults.
+// Config is a Harness's settings and collaborators: where the home is,
+// how conversations are kept, the model and the tools. Home, Drivers,
+// Settings and Provider are needed; the rest have defaults.
 type Config struct {
 	// Home is the Link home: every path of an agent is store.For(Home,
 	// agent).

@@ -26,8 +26,10 @@ import (
 // ErrClosing: the harness is closing and takes no new turn.
 var ErrClosing = errors.New("the harness is closing")
 
-// Harness is Link Harness: an acp.Agent for the agents it serves. It
-// holds only what can be made again: each agent's open drivers, the turns
+// Harness is Link Harness, the agent behind an endpoint: an acp.Agent
+// that answers each prompt in a turn of the model and its tools, stored
+// in the agent's conversation, for every agent under its home. It holds
+// only what can be made again: each agent's open drivers, the turns
 // running now, and, for a while, the events of conversations that had a
 // turn lately (history), read again from the store whenever they aren't
 // what it keeps.
@@ -76,7 +78,8 @@ type agentStore struct {
 	answers *delivery.Answers
 }
 
-// New makes a harness of cfg, checked.
+// New returns a Harness for cfg, or the error of a cfg that doesn't
+// validate. It starts nothing: Start begins the sweeps.
 func New(cfg Config) (*Harness, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err

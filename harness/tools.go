@@ -38,12 +38,13 @@ type ThreadEnder interface {
 	EndThreadTurn(ctx context.Context, agent, thread string)
 }
 
-// NoTools offers nothing; a call to it is answered as a tool there isn't.
+// NoTools is a Tools with none: it offers no tool, and answers any call
+// as one of a tool there isn't.
 type NoTools struct{}
 
 var _ Tools = NoTools{}
 
-// Offer offers nothing.
+// Offer returns no tools.
 func (NoTools) Offer(context.Context, string, *[]string) ([]model.Tool, error) { return nil, nil }
 
 // Call answers that there is no such tool.
@@ -51,7 +52,7 @@ func (NoTools) Call(_ context.Context, _ string, call model.ToolCall, _ contract
 	return noSuchTool(call.Name), true
 }
 
-// EndTurn does nothing.
+// EndTurn has no session to end.
 func (NoTools) EndTurn(context.Context, string) {}
 
 func noSuchTool(name string) string {

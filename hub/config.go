@@ -10,7 +10,8 @@ import (
 	"github.com/lnk-dev/link/acp"
 )
 
-// Config is what a Hub serves and how.
+// Config is a Hub's settings: the harness program it runs, where it
+// keeps its files, and its bounds in time and size.
 type Config struct {
 	// Command runs the harness: its program and arguments.
 	Command []string

@@ -41,7 +41,8 @@ type Hub struct {
 
 var _ endpoint.Handler = (*Hub)(nil)
 
-// New makes a hub of cfg. Nothing is started until the first message (or
+// New returns a Hub for cfg, or the error of a cfg that doesn't
+// validate. Nothing is started until the first message (or
 // /health). On Linux the process becomes a child subreaper, so what a
 // harness leaves behind is reaped when its process group is ended.
 func New(cfg Config) (*Hub, error) {

@@ -192,8 +192,9 @@ func (k *pendingAnswers) Kept(context.Context) ([]recovery.Answer, error) {
 	return out, nil
 }
 
-// Remove lets the answers with ids go, in the file before it returns,
-// and returns those it let go: recovery's Store.
+// Remove is a done: it deletes the answers with ids from the hub's
+// answers.json, written before it returns, and returns those it
+// deleted (recovery's Store).
 func (k *pendingAnswers) Remove(_ context.Context, ids []string) ([]recovery.Answer, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

@@ -66,8 +66,9 @@ func same(a, b string) bool {
 	return erra == nil && errb == nil && os.SameFile(ia, ib)
 }
 
-// Fail is err of f's, what was done ("read", "write") and f's name
-// before it; the path a file's error holds is left out.
+// Fail wraps err, an error of reading or writing f, in one that says
+// what was done ("read", "write") to which file by its name, leaving out
+// the path a file's error holds.
 func (f SettingsFile) Fail(what string, err error) error {
 	var pe *fs.PathError
 	switch {

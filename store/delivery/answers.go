@@ -105,16 +105,17 @@ func NewID(thread string) (string, error) {
 	return name + idSep + randomHex(12), nil
 }
 
-// Keep keeps an answer of thread nobody took as pending, kept at at (the
-// zero time is now) with its event's number when it has one, and returns
-// its id. The file is on the disk before Keep returns.
+// Keep adds an answer nobody took to thread's answers.json, pending for
+// _link/recover, and returns the id it is handed over by. at is when it
+// was kept (the zero time means now) and seq the number of its event (0
+// when it has none). The file is synced before Keep returns.
 func (a *Answers) Keep(ctx context.Context, thread, text string, at time.Time, seq int64) (string, error) {
 	return a.keep(ctx, thread, text, at, seq, false)
 }
 
-// KeepForChat keeps an answer of thread for lnk agent chat, which asks
-// for that thread's own (a two-phase recover): a single-phase recover
-// leaves it, since the bridge that asks one sends what it takes to a
+// KeepForChat adds an answer to thread's answers.json as Keep does,
+// marked for lnk agent chat, which asks for its thread's own by a
+// two-phase recover: a single-phase recover leaves it, since the bridge that asks one sends what it takes to a
 // chat, and a link:<name> thread's answers go to no chat. A two-phase
 // recover hands it over like any other, and a done lets it go.
 func (a *Answers) KeepForChat(ctx context.Context, thread, text string, at time.Time, seq int64) (string, error) {
@@ -254,7 +255,9 @@ func (f folders) Kept(ctx context.Context) ([]recovery.Answer, error) {
 	return out, err
 }
 
-// Remove lets the answers with ids go.
+// Remove is a done: it deletes the answers with ids, pending in their
+// answers.json or held in chats/sending, and returns those it deleted
+// from answers.json.
 func (f folders) Remove(ctx context.Context, ids []string) ([]recovery.Answer, error) {
 	gone, err := f.a.done(ctx, ids)
 	out := make([]recovery.Answer, len(gone))

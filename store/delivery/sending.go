@@ -29,8 +29,9 @@ const SendingDir = "sending"
 // other whose turn is gone.
 const Grace = 10 * time.Second
 
-// Hold keeps k as sending, in a small file of its own made with O_EXCL
-// and synced nowhere: it survives the process's kill, as the page cache
+// Hold writes k to chats/sending/<id>.json while it is sent to a caller
+// who waits: a small file of its own, made with O_EXCL (or written into a
+// spare) and synced nowhere: it survives the process's kill, as the page cache
 // keeps it, not a machine's stop, which loses at worst this one. k.ID is
 // from NewID; k.Seq and k.EventTime name the event its answer is about to
 // be stored as; k.ForChat, when the answer is kept for lnk agent chat
@@ -254,7 +255,9 @@ type Turn struct {
 	size   int    // how long its file is
 }
 
-// Begin begins the delivery of a turn's answer in thread.
+// Begin returns the Turn that carries one turn's answer in thread to its
+// caller: its Hook holds the answer as its event is stored, and its End
+// lets the hold go or keeps the answer pending.
 func (a *Answers) Begin(thread string) *Turn { return &Turn{a: a, thread: thread} }
 
 // Hook is told of the append of the event of an answer that ends a round
@@ -305,7 +308,7 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 	}
 }
 
-// End ends the turn's part of its answer's way, text its whole answer and
+// End is called once the turn is over, with text its whole answer and
 // seq its event's number. An answer whose caller went is kept pending,
 // and one a message of lnk agent chat send joined (forChat) is kept for
 // that message; either way its sending file goes once the pending one is
@@ -349,8 +352,9 @@ func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forC
 	return nil, err
 }
 
-// Failed ends a turn that failed: its caller got an error, not the
-// answer, so one held is left for a recover to settle.
+// Failed is called in place of End when the turn failed: its caller got
+// an error, not the answer, so a hold is left in chats/sending for a
+// recover to settle.
 func (t *Turn) Failed() {
 	if t.id != "" {
 		t.a.sending.Delete(t.id)
