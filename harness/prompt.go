@@ -46,42 +46,8 @@ func buildRequest(events []store.Event, apiModel string, system []model.Section,
 // may have come between); a call without a result is answered as
 // unanswered. With no tools offered, calls and their answers go as text.
 func messages(events []store.Event, withTools bool) []model.Message {
-	var results map[string]*store.Event // made at the first result
-	for i := range events {
-		e := &events[i]
-		if e.Kind == store.KindToolResult {
-			if results == nil {
-				results = map[string]*store.Event{}
-			}
-			if _, ok := results[e.CallID]; !ok {
-				results[e.CallID] = e
-			}
-		}
-	}
-	// A message that joined the turn while the model answered (written
-	// after what the answer saw, before the answer) is read after that
-	// answer and its calls' results, where the model first met it.
-	var after map[int64][]*store.Event // made at the first such message
-	var held map[int64]bool
-	for i := range events {
-		e := &events[i]
-		if e.Kind != store.KindMessage {
-			continue
-		}
-		for j := i + 1; j < len(events); j++ {
-			a := &events[j]
-			if a.Kind == store.KindAnswer {
-				if a.Seen > 0 && a.Seen < e.Seq {
-					if after == nil {
-						after, held = map[int64][]*store.Event{}, map[int64]bool{}
-					}
-					after[a.Seq] = append(after[a.Seq], e)
-					held[e.Seq] = true
-				}
-				break
-			}
-		}
-	}
+	results := resultsOf(events)
+	after, held := joinedAfter(events)
 	out := make([]model.Message, 0, len(events))
 	add := func(role model.Role, parts ...model.Part) {
 		if len(parts) == 0 {
@@ -101,30 +67,7 @@ func messages(events []store.Event, withTools bool) []model.Message {
 				add(model.RoleUser, messageParts(e)...)
 			}
 		case store.KindAnswer:
-			parts := make([]model.Part, 0, len(e.Thinking)+1+len(e.Calls))
-			for _, t := range e.Thinking {
-				parts = append(parts, model.ThinkingPart(model.Thinking{Text: t.Text, Signature: t.Signature, Redacted: t.Redacted}))
-			}
-			if e.Text != "" {
-				parts = append(parts, model.Text(e.Text))
-			}
-			var answers []model.Part
-			for _, c := range e.Calls {
-				text, isErr := unanswered, true
-				if r := results[c.ID]; r != nil {
-					text, isErr = r.Text, r.IsError
-				}
-				if withTools {
-					parts = append(parts, model.ToolUse(c.ID, c.Name, c.Input))
-					answers = append(answers, model.ToolResult(c.ID, text, isErr))
-				} else {
-					parts = append(parts, model.Text("[Called "+c.Name+" with "+c.Input+"]"))
-					answers = append(answers, model.Text("[The answer of "+c.Name+": "+text+"]"))
-				}
-			}
-			if len(parts) == 0 {
-				parts = append(parts, model.Text(""))
-			}
+			parts, answers := answerParts(e, results, withTools)
 			add(model.RoleAssistant, parts...)
 			add(model.RoleUser, answers...)
 			for _, m := range after[e.Seq] {
@@ -135,6 +78,83 @@ func messages(events []store.Event, withTools bool) []model.Message {
 		}
 	}
 	return out
+}
+
+// resultsOf is each call's first result among events, by the call's id;
+// nil when there is none.
+func resultsOf(events []store.Event) map[string]*store.Event {
+	var results map[string]*store.Event // made at the first result
+	for i := range events {
+		e := &events[i]
+		if e.Kind == store.KindToolResult {
+			if results == nil {
+				results = map[string]*store.Event{}
+			}
+			if _, ok := results[e.CallID]; !ok {
+				results[e.CallID] = e
+			}
+		}
+	}
+	return results
+}
+
+// joinedAfter finds each message that joined the turn while the model
+// answered (written after what the answer saw, before the answer): it
+// is read after that answer and its calls' results, where the model
+// first met it. after holds them by the answer's number, held by their
+// own; both nil when there is none.
+func joinedAfter(events []store.Event) (after map[int64][]*store.Event, held map[int64]bool) {
+	for i := range events {
+		e := &events[i]
+		if e.Kind != store.KindMessage {
+			continue
+		}
+		for j := i + 1; j < len(events); j++ {
+			a := &events[j]
+			if a.Kind == store.KindAnswer {
+				if a.Seen > 0 && a.Seen < e.Seq {
+					if after == nil {
+						after, held = map[int64][]*store.Event{}, map[int64]bool{}
+					}
+					after[a.Seq] = append(after[a.Seq], e)
+					held[e.Seq] = true
+				}
+				break
+			}
+		}
+	}
+	return after, held
+}
+
+// answerParts is an answer as the model sees it (its thinking, its text,
+// its calls: never no part at all) and the answers to its calls, from
+// results, as the next user message begins; as text with no tools
+// offered.
+func answerParts(e *store.Event, results map[string]*store.Event, withTools bool) (parts, answers []model.Part) {
+	parts = make([]model.Part, 0, len(e.Thinking)+1+len(e.Calls))
+	for _, t := range e.Thinking {
+		parts = append(parts, model.ThinkingPart(model.Thinking{Text: t.Text, Signature: t.Signature, Redacted: t.Redacted}))
+	}
+	if e.Text != "" {
+		parts = append(parts, model.Text(e.Text))
+	}
+	for _, c := range e.Calls {
+		text, isErr := unanswered, true
+		if r := results[c.ID]; r != nil {
+			text, isErr = r.Text, r.IsError
+		}
+		if withTools {
+			parts = append(parts, model.ToolUse(c.ID, c.Name, c.Input))
+			answers = append(answers, model.ToolResult(c.ID, text, isErr))
+		} else {
+			parts = append(parts, model.Text("[Called "+c.Name+" with "+c.Input+"]"))
+			answers = append(answers, model.Text("[The answer of "+c.Name+": "+text+"]"))
+		}
+	}
+	if len(parts) == 0 {
+		parts = append(parts, model.Text(""))
+	}
+	return parts, answers
 }
 
 // messageParts is a message as the model sees it: its header, its text

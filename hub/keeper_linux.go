@@ -84,10 +84,22 @@ func keep(v string, command []string) int {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGUSR1, syscall.SIGCHLD, syscall.SIGINT, syscall.SIGHUP)
 	unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	first, code := startKept(command)
+	if code != 0 {
+		return code
+	}
+	return watchKept(hub, first, grace, sigs)
+}
+
+// startKept starts command, the harness, as the keeper's child, the
+// keeper's variable left out of its environment, and gives its pipes to
+// it alone: first is its pid, code not 0 the keeper's exit when it could
+// not start.
+func startKept(command []string) (first, code int) {
 	path, err := exec.LookPath(command[0])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 127
+		return 0, 127
 	}
 	var env []string
 	for _, kv := range os.Environ() {
@@ -95,10 +107,10 @@ func keep(v string, command []string) int {
 			env = append(env, kv)
 		}
 	}
-	first, err := syscall.ForkExec(path, command, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
+	first, err = syscall.ForkExec(path, command, &syscall.ProcAttr{Env: env, Files: []uintptr{0, 1, 2}})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "start %s: %v\n", command[0], err)
-		return 127
+		return 0, 127
 	}
 	// Its pipes are the harness's alone now: they end when it and what
 	// it started let them go.
@@ -108,6 +120,14 @@ func keep(v string, command []string) int {
 		}
 		syscall.Close(null)
 	}
+	return first, 0
+}
+
+// watchKept reaps every process the keeper holds until none is left,
+// exiting as the first, first: once it ended, or SIGTERM came, all are
+// sent SIGTERM, and SIGKILL after grace (at once on SIGUSR1, or when
+// hub, the keeper's parent, went before its signal was set).
+func watchKept(hub, first int, grace time.Duration, sigs <-chan os.Signal) int {
 	var (
 		status   syscall.WaitStatus
 		ended    bool // the first process was reaped

@@ -249,81 +249,12 @@ func (m *Main) Run(ctx context.Context) error {
 		return err
 	}
 	logger := slog.New(slog.NewTextHandler(m.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	acts := actions.Chat()
-	for _, p := range m.Actions {
-		a, err := actions.Load(p)
-		if err != nil {
-			return err
-		}
-		acts = append(acts, a...)
-	}
-	// A Link-owned action's route is a call of one of Link's tools, as
-	// Link Harness names it (task__list), given the text after the
-	// command.
-	folder, err := agentFolder(m.Home, m.Agent)
-	if err != nil {
-		return err
-	}
-	// Link's tools: those lnk-acp configure kept, under those the
-	// environment names.
-	menv, err := withKeptTools(m.Env, folder)
-	if err != nil {
-		return err
-	}
-	tl, err := mcptools.ForHome(m.Home, menv, logger)
+	cfg, tl, err := m.hubConfig(logger)
 	if err != nil {
 		return err
 	}
 	defer tl.Close()
-	route := func(ctx context.Context, route, thread, args string) (string, error) {
-		input, _ := json.Marshal(map[string]string{"text": args})
-		text, failed := tl.Call(ctx, m.Agent, model.ToolCall{ID: "action", Name: route, Input: string(input)}, contract.CallMeta{Thread: thread})
-		if failed {
-			return "", errors.New(text)
-		}
-		return text, nil
-	}
-	var linkTools []hub.Tool
-	for _, s := range mcptools.Servers(menv) {
-		linkTools = append(linkTools, hub.Tool{Name: s.Name, URL: s.Addr})
-	}
-	store := m.Store
-	if store == nil {
-		if store, err = presetStore(m.Preset, menv, m.Dir); err != nil {
-			return err
-		}
-	}
-	env := make([]string, 0, len(menv))
-	for k, v := range menv {
-		env = append(env, k+"="+v)
-	}
-	for k, v := range presetEnv[m.Preset] {
-		if _, ok := menv[k]; !ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	hb, err := hub.New(hub.Config{
-		Command:  m.Command,
-		Env:      env,
-		Dir:      m.Dir,
-		Sessions: m.sessionsFile(),
-		Answers:  m.answersFile(),
-		Store:    store,
-		Tools:    linkTools,
-		// A harness that takes no MCP server over HTTP has them written
-		// into its settings, where its preset knows them.
-		ToolSettings: presetSettings(m.Preset, menv),
-		Actions:      acts,
-		Route:        route,
-		Logger:       logger,
-		CallTimeout:  m.CallTimeout,
-		TurnTimeout:  m.TurnTimeout,
-		IdleClose:    m.IdleClose,
-		// A harness may write its own files a little after it answers
-		// (Claude Code drains its transcript's queue every 100 ms): agent
-		// state waits a second after the last turn for them.
-		StateQuiet: time.Second,
-	})
+	hb, err := hub.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -357,6 +288,96 @@ func (m *Main) Run(ctx context.Context) error {
 	// connections, which wait for them, end; within its grace.
 	hb.Close()
 	return srv.Close()
+}
+
+// hubConfig is the hub's config for the harness Main runs: the chat's
+// actions and those of m.Actions, Link's tools (those lnk-acp configure
+// kept, under the environment's) given to each session and called by a
+// Link-owned action's route, the preset's store of agent state and its
+// environment. tl is the tools' client the routes call, the caller's to
+// close.
+func (m *Main) hubConfig(logger *slog.Logger) (_ hub.Config, tl *mcptools.Tools, _ error) {
+	acts := actions.Chat()
+	for _, p := range m.Actions {
+		a, err := actions.Load(p)
+		if err != nil {
+			return hub.Config{}, nil, err
+		}
+		acts = append(acts, a...)
+	}
+	// A Link-owned action's route is a call of one of Link's tools, as
+	// Link Harness names it (task__list), given the text after the
+	// command.
+	folder, err := agentFolder(m.Home, m.Agent)
+	if err != nil {
+		return hub.Config{}, nil, err
+	}
+	// Link's tools: those lnk-acp configure kept, under those the
+	// environment names.
+	menv, err := withKeptTools(m.Env, folder)
+	if err != nil {
+		return hub.Config{}, nil, err
+	}
+	tl, err = mcptools.ForHome(m.Home, menv, logger)
+	if err != nil {
+		return hub.Config{}, nil, err
+	}
+	route := func(ctx context.Context, route, thread, args string) (string, error) {
+		input, _ := json.Marshal(map[string]string{"text": args})
+		text, failed := tl.Call(ctx, m.Agent, model.ToolCall{ID: "action", Name: route, Input: string(input)}, contract.CallMeta{Thread: thread})
+		if failed {
+			return "", errors.New(text)
+		}
+		return text, nil
+	}
+	var linkTools []hub.Tool
+	for _, s := range mcptools.Servers(menv) {
+		linkTools = append(linkTools, hub.Tool{Name: s.Name, URL: s.Addr})
+	}
+	store := m.Store
+	if store == nil {
+		if store, err = presetStore(m.Preset, menv, m.Dir); err != nil {
+			tl.Close()
+			return hub.Config{}, nil, err
+		}
+	}
+	return hub.Config{
+		Command:  m.Command,
+		Env:      m.harnessEnv(menv),
+		Dir:      m.Dir,
+		Sessions: m.sessionsFile(),
+		Answers:  m.answersFile(),
+		Store:    store,
+		Tools:    linkTools,
+		// A harness that takes no MCP server over HTTP has them written
+		// into its settings, where its preset knows them.
+		ToolSettings: presetSettings(m.Preset, menv),
+		Actions:      acts,
+		Route:        route,
+		Logger:       logger,
+		CallTimeout:  m.CallTimeout,
+		TurnTimeout:  m.TurnTimeout,
+		IdleClose:    m.IdleClose,
+		// A harness may write its own files a little after it answers
+		// (Claude Code drains its transcript's queue every 100 ms): agent
+		// state waits a second after the last turn for them.
+		StateQuiet: time.Second,
+	}, tl, nil
+}
+
+// harnessEnv is the harness's environment: menv, and the preset's
+// (presetEnv) where menv doesn't set it.
+func (m *Main) harnessEnv(menv map[string]string) []string {
+	env := make([]string, 0, len(menv))
+	for k, v := range menv {
+		env = append(env, k+"="+v)
+	}
+	for k, v := range presetEnv[m.Preset] {
+		if _, ok := menv[k]; !ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }
 
 // Ready is closed once the endpoint listens.

@@ -246,91 +246,129 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 	if lastAnswer == 0 {
 		return nil // nothing said since the transcript's last answer is final yet
 	}
-	// One open for reading its end and adding to it; none made till
-	// there is something to add.
-	path := filepath.Join(dir, File)
-	end, ok := int64(0), true
-	f, err := fsx.Open(path, os.O_RDWR|os.O_APPEND, 0)
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		f = nil // no transcript yet
-	case errors.Is(err, fs.ErrPermission):
-		// Not to be written: its end read as ever, the append below
-		// refused as it was.
-		f = nil
-		if end, ok, err = End(path); err != nil {
-			return err
-		}
-	default:
+	c, err := openCopy(filepath.Join(dir, File))
+	if err != nil {
 		return err
 	}
-	closeF := func() error {
-		if f == nil {
-			return nil
-		}
-		err := f.Close()
-		f = nil
-		return err
-	}
-	defer closeF()
-	if f != nil {
-		if end, ok, err = endOf(f); err != nil {
-			return err
-		}
-	}
-	if ok && end == lastAnswer {
+	defer c.close()
+	if c.ok && c.end == lastAnswer {
 		return nil // already added
 	}
-	if ok && end > lastAnswer {
-		ok = false // a transcript ahead of its conversation is another's
-	}
-	if ok && end > 0 {
-		if e, held := find(turn, end); held && !store.FinalAnswer(e) {
-			ok = false // it ends with what isn't an answer of this conversation
-		}
+	since, ok, err := c.since(ctx, conv, thread, turn, lastAnswer)
+	if err != nil {
+		return err
 	}
 	if !ok {
-		closeF() // closed before it is replaced (Windows renames over no open file)
+		c.close() // closed before it is replaced (Windows renames over no open file)
 		return Make(ctx, p, conv, thread)
-	}
-	since := after(turn, end)
-	if since == nil {
-		// The turn doesn't hold every event since the transcript's end.
-		read, err := conv.Read(ctx, thread, max(end, 1))
-		if err != nil {
-			return err
-		}
-		if end > 0 {
-			if len(read) == 0 || read[0].Seq != end || !store.FinalAnswer(read[0]) {
-				closeF()
-				return Make(ctx, p, conv, thread)
-			}
-			read = read[1:]
-		}
-		since = read
 	}
 	if lastFinal(since) < 0 {
 		return nil
 	}
-	if f == nil {
-		if f, err = fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); err != nil {
-			f = nil
+	return c.add(since)
+}
+
+// copyFile is a conversation's transcript as an append finds it: open
+// for reading its end and adding to it (f nil: none yet, or not to be
+// written), and the number of the event it ends with (end), ok when
+// that was read.
+type copyFile struct {
+	path string
+	f    *os.File
+	end  int64
+	ok   bool
+}
+
+// openCopy opens the transcript at path, one open for reading its end
+// and adding to it; none made till there is something to add.
+func openCopy(path string) (*copyFile, error) {
+	c := &copyFile{path: path, ok: true}
+	f, err := fsx.Open(path, os.O_RDWR|os.O_APPEND, 0)
+	switch {
+	case err == nil:
+		c.f = f
+		if c.end, c.ok, err = endOf(f); err != nil {
+			c.close()
+			return nil, err
+		}
+	case errors.Is(err, fs.ErrNotExist):
+		// no transcript yet
+	case errors.Is(err, fs.ErrPermission):
+		// Not to be written: its end read as ever, the append
+		// refused as it was.
+		if c.end, c.ok, err = End(path); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, err
+	}
+	return c, nil
+}
+
+// since is the events to add after the transcript's end, up to the
+// turn's last answer: from turn when it holds every one, else read from
+// conv. ok false: the transcript doesn't continue this conversation (it
+// ends past the answer, or with what isn't one of its answers), and is
+// made again.
+func (c *copyFile) since(ctx context.Context, conv store.Conversations, thread string, turn []store.Event, lastAnswer int64) (_ []store.Event, ok bool, _ error) {
+	end := c.end
+	if !c.ok || end > lastAnswer {
+		return nil, false, nil // a transcript ahead of its conversation is another's
+	}
+	if end > 0 {
+		if e, held := find(turn, end); held && !store.FinalAnswer(e) {
+			return nil, false, nil // it ends with what isn't an answer of this conversation
+		}
+	}
+	if since := after(turn, end); since != nil {
+		return since, true, nil
+	}
+	// The turn doesn't hold every event since the transcript's end.
+	read, err := conv.Read(ctx, thread, max(end, 1))
+	if err != nil {
+		return nil, false, err
+	}
+	if end > 0 {
+		if len(read) == 0 || read[0].Seq != end || !store.FinalAnswer(read[0]) {
+			return nil, false, nil
+		}
+		read = read[1:]
+	}
+	return read, true, nil
+}
+
+// add writes since at the transcript's end, making it if there is none,
+// and closes it.
+func (c *copyFile) add(since []store.Event) error {
+	if c.f == nil {
+		f, err := fsx.Open(c.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
 			return err
 		}
+		c.f = f
 	}
 	// Written through bufio, a message's text longer than its buffer goes
 	// to the file as it is, not copied; the buffer is reused across
 	// appends, not made at each.
 	w := writers.Get().(*bufio.Writer)
-	w.Reset(f)
+	w.Reset(c.f)
 	render(w, since)
-	err = w.Flush()
+	err := w.Flush()
 	w.Reset(nil)
 	writers.Put(w)
-	if cerr := closeF(); err == nil {
+	if cerr := c.close(); err == nil {
 		err = cerr
 	}
+	return err
+}
+
+// close closes the transcript, once.
+func (c *copyFile) close() error {
+	if c.f == nil {
+		return nil
+	}
+	err := c.f.Close()
+	c.f = nil
 	return err
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
@@ -57,17 +58,41 @@ func Supervise(args []string, build Builder) int {
 		report.Close()
 		return 1
 	}
+	job, cmd, r, err := startJob(dir, build)
+	if err != nil {
+		return failed(err)
+	}
+	fmt.Fprintf(report, "started\n")
+	report.Close()
+
+	out := &outputWriter{dir: dir, keep: max(job.KeepOutput, segments)}
+	copied := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(out, r)
+		copied <- err
+	}()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	werr := waitStopped(stop, waited, cmd.Process.Pid, job.grace())
+	return ended(dir, cmd, werr, r, out, copied)
+}
+
+// startJob starts the job kept in dir, as build makes its command: in a
+// process group of its own, killed with its supervisor, its output read
+// from r; its pid kept (procFile) once it started. The supervisor's
+// goroutine is locked to its thread from here (Pdeathsig).
+func startJob(dir string, build Builder) (Job, *exec.Cmd, *os.File, error) {
 	var job Job
 	if err := readJSON(filepath.Join(dir, jobFile), &job); err != nil {
-		return failed(err)
+		return job, nil, nil, err
 	}
 	cmd, err := build(job.Spec)
 	if err != nil {
-		return failed(err)
+		return job, nil, nil, err
 	}
 	r, w, err := os.Pipe()
 	if err != nil {
-		return failed(err)
+		return job, nil, nil, err
 	}
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = w, w
@@ -85,7 +110,7 @@ func Supervise(args []string, build Builder) int {
 	if err := cmd.Start(); err != nil {
 		w.Close()
 		r.Close()
-		return failed(err)
+		return job, nil, nil, err
 	}
 	w.Close()
 	pid := cmd.Process.Pid
@@ -93,35 +118,37 @@ func Supervise(args []string, build Builder) int {
 	if err := replaceJSON(filepath.Join(dir, procFile), Proc{Supervisor: os.Getpid(), PID: pid}, false); err != nil {
 		syscall.Kill(-pid, syscall.SIGKILL)
 		cmd.Wait()
-		return failed(err)
+		return job, nil, nil, err
 	}
-	fmt.Fprintf(report, "started\n")
-	report.Close()
+	return job, cmd, r, nil
+}
 
-	out := &outputWriter{dir: dir, keep: max(job.KeepOutput, segments)}
-	copied := make(chan error, 1)
-	go func() {
-		_, err := io.Copy(out, r)
-		copied <- err
-	}()
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+// waitStopped waits for the command, pid, to end (waited): a stop sends
+// its group SIGTERM, and SIGKILL once grace has passed. It returns how
+// the command's Wait ended.
+func waitStopped(stop <-chan os.Signal, waited <-chan error, pid int, grace time.Duration) error {
 	var kill <-chan time.Time
-	var werr error
-wait:
 	for {
 		select {
 		case <-stop:
 			if kill == nil {
 				syscall.Kill(-pid, syscall.SIGTERM)
-				kill = time.After(job.grace())
+				kill = time.After(grace)
 			}
 		case <-kill:
 			syscall.Kill(-pid, syscall.SIGKILL)
-		case werr = <-waited:
-			break wait
+		case werr := <-waited:
+			return werr
 		}
 	}
+}
+
+// ended ends what the command left (its group, every process it left,
+// each now the supervisor's child) and keeps how it ended (endFile):
+// its exit, its output's length, whether it was stopped. It returns the
+// supervisor's exit.
+func ended(dir string, cmd *exec.Cmd, werr error, r *os.File, out *outputWriter, copied <-chan error) int {
+	pid := cmd.Process.Pid
 	// The command ended: its group, and every process it left (each now
 	// this one's child), ends with it.
 	syscall.Kill(-pid, syscall.SIGKILL)
