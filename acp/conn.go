@@ -141,8 +141,8 @@ type Conn struct {
 	ids    *atomic.Int64       // the ids of its requests, maybe shared
 	budget *Budget             // charged as each message is read (nil: none)
 
-	mu      sync.Mutex
-	pending map[string]chan *Message
+	mu       sync.Mutex
+	awaiting map[string]chan *Message
 	// unanswered are the peer's requests not answered yet, by id, for
 	// its $/cancel_request.
 	unanswered map[string]*Request
@@ -166,7 +166,7 @@ func NewConn(f Framer, h Handler) *Conn {
 		}
 	}
 	life, stop := context.WithCancel(context.Background())
-	return &Conn{f: f, handler: h, ids: new(atomic.Int64), wsem: make(chan struct{}, 1), pending: map[string]chan *Message{}, unanswered: map[string]*Request{}, done: make(chan struct{}), life: life, stop: stop}
+	return &Conn{f: f, handler: h, ids: new(atomic.Int64), wsem: make(chan struct{}, 1), awaiting: map[string]chan *Message{}, unanswered: map[string]*Request{}, done: make(chan struct{}), life: life, stop: stop}
 }
 
 // SetLogger has what the peer sends wrong (a message that isn't one, a
@@ -232,9 +232,9 @@ func (c *Conn) Run(ctx context.Context) error {
 	err := c.read(ctx)
 	c.mu.Lock()
 	c.runErr = err
-	for id, ch := range c.pending {
+	for id, ch := range c.awaiting {
 		close(ch)
-		delete(c.pending, id)
+		delete(c.awaiting, id)
 	}
 	c.mu.Unlock()
 	c.stop()
@@ -329,8 +329,8 @@ func (c *Conn) refusePast(ctx context.Context, past *pastBound) error {
 // was.
 func (c *Conn) deliver(m *Message) bool {
 	c.mu.Lock()
-	ch, ok := c.pending[string(m.ID)]
-	delete(c.pending, string(m.ID))
+	ch, ok := c.awaiting[string(m.ID)]
+	delete(c.awaiting, string(m.ID))
 	c.mu.Unlock()
 	if ok {
 		ch <- m
@@ -364,7 +364,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 		return nil, fmt.Errorf("call %s: %w", method, ErrClosed)
 	}
 	id := json.RawMessage(strconv.FormatInt(c.ids.Add(1), 10))
-	c.pending[string(id)] = ch
+	c.awaiting[string(id)] = ch
 	c.mu.Unlock()
 	if err := c.send(ctx, &Message{ID: id, Method: method, Params: raw, parts: parts}); err != nil {
 		c.forget(id)
@@ -388,7 +388,7 @@ func (c *Conn) Call(ctx context.Context, method string, params any) (json.RawMes
 
 func (c *Conn) forget(id json.RawMessage) {
 	c.mu.Lock()
-	delete(c.pending, string(id))
+	delete(c.awaiting, string(id))
 	c.mu.Unlock()
 }
 

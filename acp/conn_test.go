@@ -97,7 +97,7 @@ func TestCallEnds(t *testing.T) {
 	testwait.For(t, 5*time.Second, "the call to be pending", func() bool {
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		return len(a.pending) == 1
+		return len(a.awaiting) == 1
 	})
 	b.Close()
 	if err := <-pending; !errors.Is(err, ErrClosed) {

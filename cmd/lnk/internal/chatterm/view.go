@@ -25,14 +25,14 @@ type View struct {
 	now   func() time.Time
 	tick  time.Duration
 
-	rows    int           // rows the live part takes, the cursor below them
-	waiting bool          // no word nor tool call yet since since
-	since   time.Time     // when the wait began
-	pending string        // Markdown of the block still being written
-	shown   int           // blocks of the answer shown so far
-	calls   []*call       // tool calls running, in the order they began
-	stop    chan struct{} // closed to stop the ticker
-	stopped chan struct{} // closed once the ticker stopped
+	rows       int           // rows the live part takes, the cursor below them
+	waiting    bool          // no word nor tool call yet since since
+	since      time.Time     // when the wait began
+	unrendered string        // Markdown of the block still being written
+	shown      int           // blocks of the answer shown so far
+	calls      []*call       // tool calls running, in the order they began
+	stop       chan struct{} // closed to stop the ticker
+	stopped    chan struct{} // closed once the ticker stopped
 }
 
 // call is a tool call while it runs.
@@ -82,7 +82,7 @@ func (v *View) Begin() {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.waiting, v.since = true, v.now()
-	v.pending, v.shown, v.calls = "", 0, nil
+	v.unrendered, v.shown, v.calls = "", 0, nil
 	if v.stop == nil {
 		v.stop, v.stopped = make(chan struct{}), make(chan struct{})
 		go v.ticker(v.stop, v.stopped)
@@ -115,20 +115,20 @@ func (v *View) Chunk(text string) {
 	text = printable(text)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if v.shown == 0 && v.pending == "" {
+	if v.shown == 0 && v.unrendered == "" {
 		text = strings.TrimLeft(text, "\n")
 	}
 	if text == "" {
 		return
 	}
 	v.waiting = false
-	v.pending += text
-	done, rest := splitDone(v.pending)
+	v.unrendered += text
+	done, rest := splitDone(v.unrendered)
 	if done == "" {
 		v.draw("")
 		return
 	}
-	v.pending = rest
+	v.unrendered = rest
 	v.draw(v.block(done))
 }
 
@@ -148,8 +148,8 @@ func (v *View) block(done string) string {
 // flush renders the block still being written, whole or not: its text
 // ends there (a tool call, the answer's end).
 func (v *View) flush() string {
-	p := v.pending
-	v.pending = ""
+	p := v.unrendered
+	v.unrendered = ""
 	if strings.TrimSpace(p) == "" {
 		return ""
 	}
@@ -251,7 +251,7 @@ func (v *View) live() []string {
 	for _, c := range v.calls {
 		lines = append(lines, v.fit(fmt.Sprintf("⚙ %s … %s", c.title, seconds(now.Sub(c.began)))))
 	}
-	if p := strings.TrimRight(v.pending, "\n"); p != "" {
+	if p := strings.TrimRight(v.unrendered, "\n"); p != "" {
 		wrapped := ansi.Hardwrap(ansi.Wrap(ansi.Strip(p), v.cols()-1, ""), v.cols()-1, true)
 		lines = append(lines, strings.Split(wrapped, "\n")...)
 	}
