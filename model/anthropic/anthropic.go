@@ -173,24 +173,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 		if err := msg.add(&ev); err != nil {
 			return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, err)
 		}
-		var d model.Delta
-		switch ev.Type {
-		case "content_block_start":
-			if ev.ContentBlock.Type == "text" {
-				if texts > 0 && text.Len() > 0 {
-					d.Text = "\n\n"
-				}
-				texts++
-				d.Text += ev.ContentBlock.Text
-			}
-		case "content_block_delta":
-			switch ev.Delta.Type {
-			case "text_delta":
-				d.Text = ev.Delta.Text
-			case "thinking_delta":
-				d.Thinking = ev.Delta.Thinking
-			}
-		}
+		d := delta(&ev, &texts, text.Len())
 		if d == (model.Delta{}) {
 			continue
 		}
@@ -208,21 +191,52 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	if msg.id == "" {
 		return model.Response{}, fmt.Errorf("stream anthropic %s: %w", req.Model, model.ClassifyError(0, "the stream ended before its message began"))
 	}
-	resp := model.Response{
-		Text:       text.String(),
-		StopReason: model.NormalizeStop(msg.stopReason),
-		Model:      msg.model,
-		Provider:   Name,
-		ID:         msg.id,
-		Usage: model.Usage{
-			In:         msg.usage.InputTokens,
-			Out:        msg.usage.OutputTokens,
-			CacheRead:  msg.usage.CacheReadInputTokens,
-			CacheWrite: msg.usage.CacheCreationInputTokens,
-		},
-		Latency: p.now().Sub(start),
+	return msg.response(text.String(), p.now().Sub(start)), nil
+}
+
+// delta is what a stream's event adds to the answer streamed: its text
+// (a text block after one with text begins on a new paragraph; texts
+// counts those begun, streamed the bytes of text so far) or thinking.
+func delta(ev *event, texts *int, streamed int) model.Delta {
+	var d model.Delta
+	switch ev.Type {
+	case "content_block_start":
+		if ev.ContentBlock.Type == "text" {
+			if *texts > 0 && streamed > 0 {
+				d.Text = "\n\n"
+			}
+			*texts++
+			d.Text += ev.ContentBlock.Text
+		}
+	case "content_block_delta":
+		switch ev.Delta.Type {
+		case "text_delta":
+			d.Text = ev.Delta.Text
+		case "thinking_delta":
+			d.Thinking = ev.Delta.Thinking
+		}
 	}
-	for _, b := range msg.blocks {
+	return d
+}
+
+// response is the message a stream gave, with text, its text as
+// streamed: its stop, usage, thinking and calls.
+func (a *answer) response(text string, latency time.Duration) model.Response {
+	resp := model.Response{
+		Text:       text,
+		StopReason: model.NormalizeStop(a.stopReason),
+		Model:      a.model,
+		Provider:   Name,
+		ID:         a.id,
+		Usage: model.Usage{
+			In:         a.usage.InputTokens,
+			Out:        a.usage.OutputTokens,
+			CacheRead:  a.usage.CacheReadInputTokens,
+			CacheWrite: a.usage.CacheCreationInputTokens,
+		},
+		Latency: latency,
+	}
+	for _, b := range a.blocks {
 		switch b.Type {
 		case "thinking":
 			resp.Thinking = append(resp.Thinking, model.Thinking{Text: b.thinking.String(), Signature: b.signature.String()})
@@ -232,7 +246,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 			resp.Calls = append(resp.Calls, model.ToolCall{ID: b.ID, Name: b.Name, Input: Input(string(b.Input))})
 		}
 	}
-	return resp, nil
+	return resp
 }
 
 // post sends req's call, its large strings quoted into the body as it is

@@ -205,16 +205,23 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	if !a.begun {
 		return model.Response{}, fmt.Errorf("stream %s %s: %w", p.name, req.Model, model.ClassifyError(0, "the stream ended without an answer"))
 	}
+	return a.response(p.name, thinking.String(), p.now().Sub(start)), nil
+}
+
+// response is the answer a stream gave, of provider's, with its
+// thinking as streamed: its stop (a round of calls ended "stop" by some
+// compatible servers taken as one of calls), calls, usage and cost.
+func (a *answer) response(provider, thinking string, latency time.Duration) model.Response {
 	resp := model.Response{
 		Text:       a.text.String(),
 		StopReason: model.NormalizeStop(a.finish),
 		Model:      a.model,
-		Provider:   p.name,
+		Provider:   provider,
 		ID:         a.id,
-		Latency:    p.now().Sub(start),
+		Latency:    latency,
 	}
-	if thinking.Len() > 0 {
-		resp.Thinking = []model.Thinking{{Text: thinking.String()}}
+	if thinking != "" {
+		resp.Thinking = []model.Thinking{{Text: thinking}}
 	}
 	for i, c := range a.calls {
 		id := c.id
@@ -238,7 +245,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 			resp.CostUSD = *u.Cost
 		}
 	}
-	return resp, nil
+	return resp
 }
 
 // post sends req's call, its large strings quoted into the body as it is

@@ -50,37 +50,8 @@ func decode(method, uri string, body []byte) (call, error) {
 		return call{}, fmt.Errorf("%w: %v", errBadRequest, err)
 	}
 	c := call{path: u.Path}
-	want := map[string]string{
-		pathAppend: http.MethodPost, pathRead: http.MethodGet, pathLatest: http.MethodGet,
-		pathLease: http.MethodPost, pathRelease: http.MethodPost, pathPing: http.MethodGet,
-		pathTools: http.MethodGet, pathNarrow: http.MethodPost, pathForget: http.MethodPost,
-	}[c.path]
-	if want == "" {
-		return call{}, fmt.Errorf("%w: no call %q", errBadRequest, c.path)
-	}
-	if method != want {
-		return call{}, fmt.Errorf("%w: %s takes %s, not %s", errBadRequest, c.path, want, method)
-	}
-	args := map[string][]string{
-		pathAppend: {"thread"}, pathRead: {"thread", "from"}, pathLatest: {"thread", "n"},
-		pathLease: {"thread", "holder", "ttl"}, pathRelease: {"thread", "holder"}, pathPing: nil,
-		pathTools: {"thread"}, pathNarrow: {"thread"}, pathForget: {"thread"},
-	}[c.path]
-	for k, v := range q {
-		if !contains(args, k) {
-			return call{}, fmt.Errorf("%w: %s takes no %q", errBadRequest, c.path, k)
-		}
-		if len(v) != 1 {
-			return call{}, fmt.Errorf("%w: %q given %d times", errBadRequest, k, len(v))
-		}
-	}
-	for _, k := range args {
-		if _, ok := q[k]; !ok {
-			return call{}, fmt.Errorf("%w: %s needs %q", errBadRequest, c.path, k)
-		}
-	}
-	if c.path != pathAppend && c.path != pathNarrow && len(body) > 0 {
-		return call{}, fmt.Errorf("%w: %s takes no body", errBadRequest, c.path)
+	if err := checkCall(c.path, method, q, body); err != nil {
+		return call{}, err
 	}
 	if c.path == pathPing {
 		return c, nil
@@ -89,44 +60,94 @@ func decode(method, uri string, body []byte) (call, error) {
 	if err := contract.CheckThread(c.thread); err != nil {
 		return call{}, fmt.Errorf("%w: %v", errBadRequest, err)
 	}
+	if err := c.readArgs(q, body); err != nil {
+		return call{}, err
+	}
+	return c, nil
+}
+
+// checkCall checks a call's shape: path is a call's, taking method, q
+// holds its arguments, each once, and nothing else, and only an append
+// or a narrowing has a body.
+func checkCall(path, method string, q url.Values, body []byte) error {
+	want := map[string]string{
+		pathAppend: http.MethodPost, pathRead: http.MethodGet, pathLatest: http.MethodGet,
+		pathLease: http.MethodPost, pathRelease: http.MethodPost, pathPing: http.MethodGet,
+		pathTools: http.MethodGet, pathNarrow: http.MethodPost, pathForget: http.MethodPost,
+	}[path]
+	if want == "" {
+		return fmt.Errorf("%w: no call %q", errBadRequest, path)
+	}
+	if method != want {
+		return fmt.Errorf("%w: %s takes %s, not %s", errBadRequest, path, want, method)
+	}
+	args := map[string][]string{
+		pathAppend: {"thread"}, pathRead: {"thread", "from"}, pathLatest: {"thread", "n"},
+		pathLease: {"thread", "holder", "ttl"}, pathRelease: {"thread", "holder"}, pathPing: nil,
+		pathTools: {"thread"}, pathNarrow: {"thread"}, pathForget: {"thread"},
+	}[path]
+	for k, v := range q {
+		if !contains(args, k) {
+			return fmt.Errorf("%w: %s takes no %q", errBadRequest, path, k)
+		}
+		if len(v) != 1 {
+			return fmt.Errorf("%w: %q given %d times", errBadRequest, k, len(v))
+		}
+	}
+	for _, k := range args {
+		if _, ok := q[k]; !ok {
+			return fmt.Errorf("%w: %s needs %q", errBadRequest, path, k)
+		}
+	}
+	if path != pathAppend && path != pathNarrow && len(body) > 0 {
+		return fmt.Errorf("%w: %s takes no body", errBadRequest, path)
+	}
+	return nil
+}
+
+// readArgs reads what the call at c.path takes of its arguments q and its
+// body, each checked: an append's event, a read's first number, latest's
+// count, a narrowing's tools, a lease's holder and time.
+func (c *call) readArgs(q url.Values, body []byte) error {
+	var err error
 	switch c.path {
 	case pathAppend:
 		if len(body) == 0 || body[len(body)-1] != '\n' || bytes.IndexByte(body, '\n') != len(body)-1 {
-			return call{}, fmt.Errorf("%w: an append's body is one event's line", errBadRequest)
+			return fmt.Errorf("%w: an append's body is one event's line", errBadRequest)
 		}
 		e, err := store.ParseLine(body)
 		if err != nil {
-			return call{}, fmt.Errorf("%w: %v", errBadRequest, err)
+			return fmt.Errorf("%w: %v", errBadRequest, err)
 		}
 		c.event = e
 	case pathRead:
 		if c.from, err = parseInt(q.Get("from"), 0, 1<<62); err != nil {
-			return call{}, fmt.Errorf("%w: from: %v", errBadRequest, err)
+			return fmt.Errorf("%w: from: %v", errBadRequest, err)
 		}
 	case pathLatest:
 		n, err := parseInt(q.Get("n"), 0, maxLatest)
 		if err != nil {
-			return call{}, fmt.Errorf("%w: n: %v", errBadRequest, err)
+			return fmt.Errorf("%w: n: %v", errBadRequest, err)
 		}
 		c.n = int(n)
 	case pathNarrow:
 		if c.tools, err = decodeTools(body); err != nil {
-			return call{}, fmt.Errorf("%w: %v", errBadRequest, err)
+			return fmt.Errorf("%w: %v", errBadRequest, err)
 		}
 	case pathLease, pathRelease:
 		c.holder = q.Get("holder")
 		if c.holder == "" || len(c.holder) > maxHolder || !utf8.ValidString(c.holder) {
-			return call{}, fmt.Errorf("%w: a holder is 1 to %d bytes of UTF-8", errBadRequest, maxHolder)
+			return fmt.Errorf("%w: a holder is 1 to %d bytes of UTF-8", errBadRequest, maxHolder)
 		}
 		if c.path == pathLease {
 			ttl, err := parseInt(q.Get("ttl"), 1, int64(maxTTL))
 			if err != nil {
-				return call{}, fmt.Errorf("%w: ttl: %v", errBadRequest, err)
+				return fmt.Errorf("%w: ttl: %v", errBadRequest, err)
 			}
 			c.ttl = time.Duration(ttl)
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // parseInt reads a decimal integer from lo to hi, bounds included.
