@@ -86,7 +86,7 @@ func (m *Memory) fullLook(ctx context.Context) error {
 		return err
 	}
 	m.srcs, m.skipped, m.lastFull = srcs, skipped, m.now()
-	m.settleAll = true
+	m.syncAll = true
 	return nil
 }
 
@@ -187,10 +187,10 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 // not, and why it couldn't be read when it couldn't (its index then
 // kept as it was).
 func (m *Memory) set(name string, s Source, ok bool, why string) {
-	if m.unsettled == nil {
-		m.unsettled = map[string]bool{}
+	if m.unsynced == nil {
+		m.unsynced = map[string]bool{}
 	}
-	m.unsettled[name] = true
+	m.unsynced[name] = true
 	delete(m.skipped, name)
 	switch {
 	case ok:

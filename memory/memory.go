@@ -88,12 +88,12 @@ type Memory struct {
 	}
 	large     map[string]int64 // the files past maxFile, not indexed: their sizes
 	fullLooks int              // how many looks were at every source, for tests
-	// unsettled are the sources looked at again since they last matched
+	// unsynced are the sources looked at again since they last matched
 	// the index, compared with it at the next sync; all of them when
-	// settleAll, or when the index's stamps are of another generation
+	// syncAll, or when the index's stamps are of another generation
 	// than stampsGen.
-	unsettled map[string]bool
-	settleAll bool
+	unsynced  map[string]bool
+	syncAll   bool
 	stampsGen uint64
 }
 

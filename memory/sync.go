@@ -64,8 +64,8 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 	// What to compare with the index: every source after a full look or
 	// when the index was written by another process (or made again),
 	// else only those looked at again since they last matched it.
-	names := m.unsettled
-	if m.settleAll || gen != m.stampsGen {
+	names := m.unsynced
+	if m.syncAll || gen != m.stampsGen {
 		names = make(map[string]bool, len(m.srcs)+len(stamps))
 		for n := range m.srcs {
 			names[n] = true
@@ -74,7 +74,7 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 			names[n] = true
 		}
 	}
-	m.settleAll, m.stampsGen = true, gen // until this sync is done
+	m.syncAll, m.stampsGen = true, gen // until this sync is done
 	var changed []Source
 	var gone []string
 	for name := range names {
@@ -107,12 +107,12 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		f.NotIndexed = append(f.NotIndexed, fmt.Sprintf("%s (%s bytes)", name, comma(int(size))))
 	}
 	slices.Sort(f.NotIndexed)
-	unsettled := map[string]bool{}
+	unsynced := map[string]bool{}
 	for i := 0; i < len(changed); {
 		if budget > 0 && time.Since(start) > budget || ctx.Err() != nil {
 			f.Pending = len(changed) - i
 			for _, s := range changed[i:] {
-				unsettled[s.Name] = true
+				unsynced[s.Name] = true
 			}
 			break
 		}
@@ -122,14 +122,14 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		f.Skipped = append(f.Skipped, bad...)
 		if len(bad) > 0 {
 			for _, s := range batch {
-				unsettled[s.Name] = true // those not read are tried again
+				unsynced[s.Name] = true // those not read are tried again
 			}
 		}
 		if err := m.idx.Put(ctx, docs); err != nil {
 			return f, err
 		}
 	}
-	m.unsettled, m.settleAll = unsettled, false
+	m.unsynced, m.syncAll = unsynced, false
 	return f, nil
 }
 

@@ -246,7 +246,7 @@ func (d *Deliverer) send(t Target, m Message, recorded <-chan error) {
 		}
 	}
 	if d.ctx.Err() != nil && err == d.ctx.Err() {
-		d.settle(m.ID, false)
+		d.finish(m.ID, false)
 		return
 	}
 	var e *Error
@@ -255,7 +255,7 @@ func (d *Deliverer) send(t Target, m Message, recorded <-chan error) {
 		if d.ctx.Err() == nil {
 			d.log("send message "+m.ID+" to "+m.Thread+": tried again later", err)
 		}
-		d.settle(m.ID, false)
+		d.finish(m.ID, false)
 		return
 	}
 	if err != nil {
@@ -266,18 +266,18 @@ func (d *Deliverer) send(t Target, m Message, recorded <-chan error) {
 	if derr := d.Outbox.Done(m.ID); derr != nil {
 		// Sent again later, and answered already received then.
 		d.log("forget a message sent", derr)
-		d.settle(m.ID, false)
+		d.finish(m.ID, false)
 		return
 	}
 	if d.OnSent != nil {
 		d.OnSent(m, r, err)
 	}
-	d.settle(m.ID, true)
+	d.finish(m.ID, true)
 }
 
-// settle ends message id's send: done, or to be tried again after a
+// finish ends message id's send: done, or to be tried again after a
 // pause.
-func (d *Deliverer) settle(id string, done bool) {
+func (d *Deliverer) finish(id string, done bool) {
 	d.mu.Lock()
 	delete(d.sending, id)
 	if done {

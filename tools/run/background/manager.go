@@ -174,7 +174,7 @@ func (m *Manager) sweep(ctx context.Context) {
 		if _, ok := m.told.Load(id); ok {
 			continue
 		}
-		if err := m.settle(ctx, id); err != nil && ctx.Err() == nil {
+		if err := m.tellIfEnded(ctx, id); err != nil && ctx.Err() == nil {
 			m.opts.Logger.Warn("background: tell an end", "id", id, "err", err)
 		}
 	}
@@ -228,10 +228,10 @@ func (m *Manager) removeUnmade() {
 // dir is command id's folder.
 func (m *Manager) dir(id string) string { return filepath.Join(m.opts.Dir, id) }
 
-// settle tells command id's end if it ended and wasn't told: under its
+// tellIfEnded tells command id's end if it ended and wasn't told: under its
 // lock, which a living supervisor holds (then there is nothing to do) and
 // which keeps another server from telling it at once.
-func (m *Manager) settle(ctx context.Context, id string) error {
+func (m *Manager) tellIfEnded(ctx context.Context, id string) error {
 	dir := m.dir(id)
 	if exists(filepath.Join(dir, toldFile)) {
 		m.told.Store(id, true)
