@@ -24,8 +24,6 @@ var longFuncs = map[string]bool{
 	"memory/look.go:Memory.apply":            true,
 	"memory/sync.go:Memory.sync":             true,
 	"tools/file/read.go:Workspace.read":      true,
-	"tools/file/write.go:Workspace.editIn":   true,
-	"tools/send/send.go:Send":                true,
 }
 
 // TestFuncLength fails naming each function outside tests and fakes

@@ -97,44 +97,8 @@ func (w *Workspace) read(ctx context.Context, p string, from, n int) (Lines, err
 		out.Binary = true
 		return out, nil
 	}
-	size := 0
-	var done int64 = -1 // where the lines asked were had
-	for line := 1; ; line++ {
-		if line%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return Lines{}, err
-			}
-		}
-		text, clipped, crlf, err := r.next()
-		if errors.Is(err, io.EOF) {
-			out.Total = line - 1
-			break
-		}
-		if errors.Is(err, errScanned) {
-			break
-		}
-		if err != nil {
-			return Lines{}, describe(name, err)
-		}
-		out.CRLF = out.CRLF || crlf
-		if done < 0 && (len(out.Text) == n || out.Cut) {
-			done = r.read
-		}
-		if done >= 0 && r.read-done > countScan {
-			break
-		}
-		if line < from || done >= 0 {
-			continue
-		}
-		if size+len(text) > MaxReadBytes && len(out.Text) > 0 {
-			out.Cut = true
-			continue
-		}
-		size += len(text) + 1
-		out.Text = append(out.Text, string(text))
-		if clipped {
-			out.Clipped++
-		}
+	if err := out.scan(ctx, r, name, n); err != nil {
+		return Lines{}, err
 	}
 	out.Scanned = r.read
 	if len(out.Text) == 0 && from > 1 {
@@ -144,6 +108,52 @@ func (w *Workspace) read(ctx context.Context, p string, from, n int) (Lines, err
 		return Lines{}, refuse("%s: line %d is past the first %d MiB, as far as a read looks; the file is %d bytes", name, from, MaxScan>>20, out.Size)
 	}
 	return out, nil
+}
+
+// scan reads the file's lines through r: the n from line l.From kept
+// (cut at MaxReadBytes), then, as far as a read looks past them
+// (countScan), its lines counted.
+func (l *Lines) scan(ctx context.Context, r *lineReader, name string, n int) error {
+	size := 0
+	var done int64 = -1 // where the lines asked were had
+	for line := 1; ; line++ {
+		if line%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		text, clipped, crlf, err := r.next()
+		if errors.Is(err, io.EOF) {
+			l.Total = line - 1
+			break
+		}
+		if errors.Is(err, errScanned) {
+			break
+		}
+		if err != nil {
+			return describe(name, err)
+		}
+		l.CRLF = l.CRLF || crlf
+		if done < 0 && (len(l.Text) == n || l.Cut) {
+			done = r.read
+		}
+		if done >= 0 && r.read-done > countScan {
+			break
+		}
+		if line < l.From || done >= 0 {
+			continue
+		}
+		if size+len(text) > MaxReadBytes && len(l.Text) > 0 {
+			l.Cut = true
+			continue
+		}
+		size += len(text) + 1
+		l.Text = append(l.Text, string(text))
+		if clipped {
+			l.Clipped++
+		}
+	}
+	return nil
 }
 
 // errScanned: a read looked through MaxScan bytes.

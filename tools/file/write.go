@@ -203,6 +203,17 @@ func (w *Workspace) editIn(ctx context.Context, name string, mk bool, change fun
 	if err != nil {
 		return err
 	}
+	var perm fs.FileMode
+	if had {
+		perm = fi.Mode().Perm()
+	}
+	return replaceFile(dir, name, base, content, had, perm)
+}
+
+// replaceFile writes content as dir's file base (name, the workspace's
+// path) in one rename over it: written to a temporary file, synced and
+// its folder synced after, with perm, the file's mode, when it had one.
+func replaceFile(dir folder, name, base string, content []byte, had bool, perm fs.FileMode) error {
 	tmp := tempName(base)
 	dir.remove(tmp) // one a killed write left
 	f, err := dir.create(tmp)
@@ -211,7 +222,7 @@ func (w *Workspace) editIn(ctx context.Context, name string, mk bool, change fun
 	}
 	err = writeHalves(f, content)
 	if err == nil && had {
-		err = f.Chmod(fi.Mode().Perm())
+		err = f.Chmod(perm)
 	}
 	if err == nil {
 		err = f.Sync()

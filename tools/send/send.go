@@ -179,38 +179,9 @@ func Send(ctx context.Context, t Target, m Message) (Result, error) {
 		refused := errors.As(err, &de) && (errors.Is(err, endpoint.ErrUnknownAgent) || errors.Is(err, endpoint.ErrAgentShared) || errors.Is(err, endpoint.ErrUnauthorized) || errors.Is(err, endpoint.ErrBadProof))
 		return Result{}, &Error{Refused: refused, Err: err}
 	}
-	var (
-		mu     sync.Mutex
-		answer strings.Builder
-		over   bool
-	)
-	taken := make(chan struct{})
-	var takenOnce sync.Once
-	c := acp.NewClient(ctx, conn, func(method string, params json.RawMessage) {
-		switch method {
-		case contract.MethodTaken:
-			takenOnce.Do(func() { close(taken) })
-		case acp.MethodSessionUpdate:
-			if !m.Wait {
-				return
-			}
-			var n acp.Notification
-			var u acp.Update
-			if json.Unmarshal(params, &n) != nil || json.Unmarshal(n.Update, &u) != nil {
-				return
-			}
-			if u.SessionUpdate != acp.UpdateMessageChunk || u.Content == nil {
-				return
-			}
-			mu.Lock()
-			defer mu.Unlock()
-			if answer.Len()+len(u.Content.Text) > MaxAnswer {
-				over = true
-				return
-			}
-			answer.WriteString(u.Content.Text)
-		}
-	})
+	h := &heard{wait: m.Wait, taken: make(chan struct{})}
+	taken := h.taken
+	c := acp.NewClient(ctx, conn, h.notify)
 	defer c.Close()
 	if _, err := c.Initialize(ctx); err != nil {
 		return Result{}, sendErr(err, false)
@@ -243,13 +214,52 @@ func Send(ctx context.Context, t Target, m Message) (Result, error) {
 	}
 	p := <-done
 	res, err := result(p.res, p.err, isClosed(taken))
-	mu.Lock()
-	defer mu.Unlock()
-	if err == nil && over {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err == nil && h.over {
 		return res, &Error{Taken: true, Err: fmt.Errorf("the answer passed %d MiB, the most read of one", MaxAnswer>>20)}
 	}
-	res.Answer = answer.String()
+	res.Answer = h.answer.String()
 	return res, err
+}
+
+// heard is what a send hears of its turn: the message taken (taken
+// closed), and, when it waits for the answer (wait), its text as
+// streamed, up to MaxAnswer (over: past it).
+type heard struct {
+	wait      bool
+	taken     chan struct{}
+	takenOnce sync.Once
+	mu        sync.Mutex
+	answer    strings.Builder
+	over      bool
+}
+
+// notify takes one of the harness's notifications.
+func (h *heard) notify(method string, params json.RawMessage) {
+	switch method {
+	case contract.MethodTaken:
+		h.takenOnce.Do(func() { close(h.taken) })
+	case acp.MethodSessionUpdate:
+		if !h.wait {
+			return
+		}
+		var n acp.Notification
+		var u acp.Update
+		if json.Unmarshal(params, &n) != nil || json.Unmarshal(n.Update, &u) != nil {
+			return
+		}
+		if u.SessionUpdate != acp.UpdateMessageChunk || u.Content == nil {
+			return
+		}
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if h.answer.Len()+len(u.Content.Text) > MaxAnswer {
+			h.over = true
+			return
+		}
+		h.answer.WriteString(u.Content.Text)
+	}
 }
 
 // result is what came of the prompt's answer res, or err.
