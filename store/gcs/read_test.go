@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsouza/fake-gcs-server/fakestorage"
+
 	"github.com/lnk-dev/link/store"
 )
 
@@ -67,15 +69,10 @@ func TestCorruptLease(t *testing.T) {
 	}
 }
 
-// Latest finds the last number by probing, not by reading every object:
-// a Driver that has never seen a conversation of 300 asks about a few
-// dozen names and reads only the n it returns; one that has, asks about
-// one.
-func TestLatestReadsFew(t *testing.T) {
-	srv := newFake(t)
-	const n = 300
-	es := appendN(t, openDriver(t, srv), "default", n, "a")
-	var gets, lists atomic.Int64
+// countingDriver is a Driver on srv whose requests are counted: the
+// objects listed and the objects read or asked about.
+func countingDriver(t *testing.T, srv *fakestorage.Server) (d *Driver, gets, lists *atomic.Int64) {
+	gets, lists = new(atomic.Int64), new(atomic.Int64)
 	count := &faults{match: func(r *http.Request) bool {
 		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/o") {
 			lists.Add(1)
@@ -84,7 +81,18 @@ func TestLatestReadsFew(t *testing.T) {
 		}
 		return false
 	}}
-	d := Open(newClient(t, srv, count), testBucket, testPrefix)
+	return Open(newClient(t, srv, count), testBucket, testPrefix), gets, lists
+}
+
+// Latest finds the last number by probing, not by reading every object:
+// a Driver that has never seen a conversation of 300 asks about a few
+// dozen names and reads only the n it returns; one that has, asks about
+// one.
+func TestLatestReadsFew(t *testing.T) {
+	srv := newFake(t)
+	const n = 300
+	es := appendN(t, openDriver(t, srv), "default", n, "a")
+	d, gets, lists := countingDriver(t, srv)
 	for _, tc := range []struct {
 		name     string
 		maxCalls int64
@@ -126,16 +134,7 @@ func TestReadSinceListsNothing(t *testing.T) {
 	srv := newFake(t)
 	const n = 300
 	es := appendN(t, openDriver(t, srv), "default", n, "a")
-	var gets, lists atomic.Int64
-	count := &faults{match: func(r *http.Request) bool {
-		if r.Method == http.MethodGet && strings.HasSuffix(r.URL.Path, "/o") {
-			lists.Add(1)
-		} else if r.Method == http.MethodGet {
-			gets.Add(1)
-		}
-		return false
-	}}
-	d := Open(newClient(t, srv, count), testBucket, testPrefix)
+	d, gets, lists := countingDriver(t, srv)
 	if _, err := d.Latest(context.Background(), "default", 1); err != nil { // up to date
 		t.Fatal(err)
 	}
