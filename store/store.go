@@ -31,8 +31,10 @@ var (
 	ErrCorrupt = errors.New("corrupt")
 )
 
-// Conversations keeps the conversations of one agent. Threads are named by
-// their contract thread id (telegram:42); the driver chooses where.
+// Conversations is the seam every driver implements: one agent's
+// conversations, each an append-only list of numbered events under its
+// thread id (telegram:42), and the lease a turn takes to run in one. The
+// driver chooses where they are kept.
 type Conversations interface {
 	// Append writes e as event e.Seq of thread if that number is free and
 	// the next (1 for the first); ErrSeqTaken otherwise. Once Append
@@ -63,7 +65,8 @@ type LatestReader interface {
 	Latest(ctx context.Context, thread string, n int) ([]Event, error)
 }
 
-// Closer is implemented by drivers holding files or connections.
+// Closer is the optional capability of a driver that holds files or
+// connections, to let them go.
 type Closer interface {
 	Close() error
 }
