@@ -93,61 +93,11 @@ type turn struct {
 func (s *server) handle(ctx context.Context, r *Request) {
 	switch r.Method {
 	case MethodInitialize:
-		s.mu.Lock()
-		s.initialized = true
-		s.mu.Unlock()
-		meta := &InitializeMeta{}
-		meta.Link.Threads = true
-		_, meta.Link.State = s.a.(StateKeeper)
-		caps := SessionCapabilities{Resume: &struct{}{}}
-		if s.opt.Editor {
-			caps.Close = &struct{}{}
-			if _, ok := s.a.(SessionLister); ok {
-				caps.List = &struct{}{}
-			}
-		}
-		r.Reply(ctx, InitializeResult{
-			Meta:            meta,
-			ProtocolVersion: ProtocolVersion,
-			AgentCapabilities: AgentCapabilities{
-				LoadSession:         true,
-				PromptCapabilities:  PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
-				SessionCapabilities: caps,
-			},
-			AuthMethods: []json.RawMessage{},
-		})
+		s.initialize(ctx, r)
 	case MethodSessionResume, MethodSessionLoad:
-		thread, err := s.open(r.Params)
-		if err != nil {
-			r.Fail(ctx, err)
-			return
-		}
-		opts, err := s.configOptions(ctx, thread)
-		if err != nil {
-			r.Fail(ctx, err)
-			return
-		}
-		if rp, ok := s.a.(Replayer); ok && s.opt.Editor && r.Method == MethodSessionLoad {
-			s.loadSession(r, thread, opts, rp)
-			return
-		}
-		// Nothing of the thread's history is replayed: a bridge sends the
-		// message alone, and the harness holds the rest.
-		s.opened(ctx, r, OpenSessionResult{ConfigOptions: opts}, thread)
+		s.resume(ctx, r)
 	case MethodSessionNew:
-		if err := s.needInit(); err != nil {
-			r.Fail(ctx, err)
-			return
-		}
-		opts, err := s.configOptions(ctx, contract.DefaultThread)
-		if err != nil {
-			r.Fail(ctx, err)
-			return
-		}
-		s.mu.Lock()
-		s.sessions[contract.DefaultThread] = true
-		s.mu.Unlock()
-		s.opened(ctx, r, NewSessionResult{SessionID: contract.DefaultThread, ConfigOptions: opts}, contract.DefaultThread)
+		s.newSession(ctx, r)
 	case MethodSessionList:
 		s.listSessions(ctx, r)
 	case MethodSessionClose:
@@ -170,6 +120,74 @@ func (s *server) handle(ctx context.Context, r *Request) {
 	default:
 		r.Fail(ctx, Errorf(CodeMethodNotFound, "method %q not found", truncate(r.Method, 64)))
 	}
+}
+
+// initialize answers initialize: Link's threads, agent state when the
+// agent keeps it, and, for an editor, closing and listing sessions.
+func (s *server) initialize(ctx context.Context, r *Request) {
+	s.mu.Lock()
+	s.initialized = true
+	s.mu.Unlock()
+	meta := &InitializeMeta{}
+	meta.Link.Threads = true
+	_, meta.Link.State = s.a.(StateKeeper)
+	caps := SessionCapabilities{Resume: &struct{}{}}
+	if s.opt.Editor {
+		caps.Close = &struct{}{}
+		if _, ok := s.a.(SessionLister); ok {
+			caps.List = &struct{}{}
+		}
+	}
+	r.Reply(ctx, InitializeResult{
+		Meta:            meta,
+		ProtocolVersion: ProtocolVersion,
+		AgentCapabilities: AgentCapabilities{
+			LoadSession:         true,
+			PromptCapabilities:  PromptCapabilities{Image: true, Audio: true, EmbeddedContext: true},
+			SessionCapabilities: caps,
+		},
+		AuthMethods: []json.RawMessage{},
+	})
+}
+
+// resume answers session/resume and session/load: the thread opened, its
+// config options, and, for an editor loading it, its window replayed.
+func (s *server) resume(ctx context.Context, r *Request) {
+	thread, err := s.open(r.Params)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	opts, err := s.configOptions(ctx, thread)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	if rp, ok := s.a.(Replayer); ok && s.opt.Editor && r.Method == MethodSessionLoad {
+		s.loadSession(r, thread, opts, rp)
+		return
+	}
+	// Nothing of the thread's history is replayed: a bridge sends the
+	// message alone, and the harness holds the rest.
+	s.opened(ctx, r, OpenSessionResult{ConfigOptions: opts}, thread)
+}
+
+// newSession answers session/new: the default thread opened, with its
+// config options.
+func (s *server) newSession(ctx context.Context, r *Request) {
+	if err := s.needInit(); err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	opts, err := s.configOptions(ctx, contract.DefaultThread)
+	if err != nil {
+		r.Fail(ctx, err)
+		return
+	}
+	s.mu.Lock()
+	s.sessions[contract.DefaultThread] = true
+	s.mu.Unlock()
+	s.opened(ctx, r, NewSessionResult{SessionID: contract.DefaultThread, ConfigOptions: opts}, contract.DefaultThread)
 }
 
 func (s *server) needInit() error {

@@ -119,30 +119,11 @@ func conformanceMain(ctx context.Context, fs *pflag.FlagSet, o conformanceOption
 		target = e.Target()
 		fmt.Fprintf(stdout, "reference endpoint at %s (agent %s, process %d)\n", e.URL, target.Agent, target.PID)
 	} else {
-		switch {
-		case o.endpointURL == "":
-			return bad("--endpoint or --reference is needed")
-		case o.keyFile == "":
-			return bad("--key-file is needed")
-		case o.agent == "":
-			return bad("--agent is needed")
-		case (o.toolPrompt == "") != (o.tool == ""):
-			return bad("--tool-prompt and --tool go together")
-		}
-		key, err := contract.ReadKeyFile(o.keyFile)
+		t, err := o.target()
 		if err != nil {
-			return bad("%v", err)
+			return err
 		}
-		target = conformance.Target{
-			URL: o.endpointURL, Key: key, Agent: o.agent, AgentID: o.agentID,
-			Nameless: o.nameless, Shared: o.shared, PID: o.pid,
-		}
-		if o.toolPrompt != "" {
-			target.ToolCall = &conformance.ToolCall{Prompt: o.toolPrompt, Tool: o.tool}
-		}
-		if o.recoverMsg != "" {
-			target.Recover = &conformance.Recover{Prompt: o.recoverMsg}
-		}
+		target = t
 	}
 	target.Timeout = o.timeout
 
@@ -174,4 +155,35 @@ func conformanceMain(ctx context.Context, fs *pflag.FlagSet, o conformanceOption
 		return status(exitIncomplete)
 	}
 	return nil
+}
+
+// target is the endpoint the options name (--endpoint, --key-file,
+// --agent and what it offers), checked.
+func (o conformanceOptions) target() (conformance.Target, error) {
+	bad := badUsage
+	switch {
+	case o.endpointURL == "":
+		return conformance.Target{}, bad("--endpoint or --reference is needed")
+	case o.keyFile == "":
+		return conformance.Target{}, bad("--key-file is needed")
+	case o.agent == "":
+		return conformance.Target{}, bad("--agent is needed")
+	case (o.toolPrompt == "") != (o.tool == ""):
+		return conformance.Target{}, bad("--tool-prompt and --tool go together")
+	}
+	key, err := contract.ReadKeyFile(o.keyFile)
+	if err != nil {
+		return conformance.Target{}, bad("%v", err)
+	}
+	target := conformance.Target{
+		URL: o.endpointURL, Key: key, Agent: o.agent, AgentID: o.agentID,
+		Nameless: o.nameless, Shared: o.shared, PID: o.pid,
+	}
+	if o.toolPrompt != "" {
+		target.ToolCall = &conformance.ToolCall{Prompt: o.toolPrompt, Tool: o.tool}
+	}
+	if o.recoverMsg != "" {
+		target.Recover = &conformance.Recover{Prompt: o.recoverMsg}
+	}
+	return target, nil
 }
