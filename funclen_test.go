@@ -15,16 +15,6 @@ import (
 // where its phases part.
 const maxFuncLines = 80
 
-// longFuncs are the functions still past maxFuncLines, each to be split
-// by its phases; the list only shrinks.
-var longFuncs = map[string]bool{
-	"acp/serve.go:server.handle":        true,
-	"memory/fts/fts.go:Index.Put":       true,
-	"memory/look.go:Memory.apply":       true,
-	"memory/sync.go:Memory.sync":        true,
-	"tools/file/read.go:Workspace.read": true,
-}
-
 // TestFuncLength fails naming each function outside tests and fakes
 // (model/fakeprovider, internal/stdioagent, testdata, a package whose
 // name ends in "test") longer than maxFuncLines, with its length.
@@ -54,7 +44,7 @@ func TestFuncLength(t *testing.T) {
 			}
 			n := fset.Position(fn.End()).Line - fset.Position(fn.Pos()).Line + 1
 			name := filepath.ToSlash(path) + ":" + funcName(fn)
-			if n > maxFuncLines && !longFuncs[name] {
+			if n > maxFuncLines {
 				t.Errorf("%s is %d lines, past %d: split it where its phases part", name, n, maxFuncLines)
 			}
 		}

@@ -94,9 +94,30 @@ func (m *Memory) fullLook(ctx context.Context) error {
 // conversations kept off the machine. A change it can't follow name by
 // name is errFullLook.
 func (m *Memory) apply(ctx context.Context, changes []change) error {
-	var notes bool
-	files := map[string]bool{}
-	threads := map[string]bool{}
+	notes, files, threads, err := m.touched(changes)
+	if err != nil {
+		return err
+	}
+	if notes {
+		s, ok, err := m.notesSource()
+		if err != nil {
+			return err
+		}
+		m.set(NotesName, s, ok, "")
+	}
+	for name := range files {
+		m.lookFile(name)
+	}
+	return m.lookChats(ctx, threads)
+}
+
+// touched is what changes touched of the sources: the notes, files of
+// the files folder by their names, and conversations by their threads
+// (with those off the machine, looked at again each time); errFullLook
+// when a change can only be taken by a full look.
+func (m *Memory) touched(changes []change) (notes bool, files, threads map[string]bool, _ error) {
+	files = map[string]bool{}
+	threads = map[string]bool{}
 	for th := range m.offMachine {
 		threads[th] = true
 	}
@@ -104,18 +125,18 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 		switch {
 		case c.dir == "":
 			if c.self {
-				return errFullLook
+				return false, nil, nil, errFullLook
 			}
 			switch c.name {
 			case AreaFiles, AreaSkills, AreaChats, "memory":
-				return errFullLook
+				return false, nil, nil, errFullLook
 			}
 		case c.dir == "memory":
 			notes = notes || c.name == "notes.md"
 		case c.dir == AreaChats:
 			switch {
 			case c.self:
-				return errFullLook
+				return false, nil, nil, errFullLook
 			default:
 				if th, ok := folderThread(c.name); ok {
 					threads[th] = true
@@ -128,38 +149,40 @@ func (m *Memory) apply(ctx context.Context, changes []change) error {
 		case inFiles(c.dir):
 			switch {
 			case c.self:
-				return errFullLook
+				return false, nil, nil, errFullLook
 			case c.isDir && !strings.HasPrefix(c.name, "."):
-				return errFullLook
+				return false, nil, nil, errFullLook
 			case !c.isDir:
 				files[c.dir+"/"+c.name] = true
 			}
 		}
 	}
-	if notes {
-		s, ok, err := m.notesSource()
-		if err != nil {
-			return err
-		}
-		m.set(NotesName, s, ok, "")
+	return notes, files, threads, nil
+}
+
+// lookFile sets the file source name as it is now: gone, too large, or
+// a regular file of its stamp.
+func (m *Memory) lookFile(name string) {
+	info, err := os.Lstat(filepath.Join(m.paths.Root, filepath.FromSlash(name)))
+	ok := err == nil && info.Mode().IsRegular() && info.Size() <= maxFile
+	delete(m.large, name)
+	if err == nil && info.Mode().IsRegular() && info.Size() > maxFile {
+		m.large[name] = info.Size()
 	}
-	for name := range files {
-		info, err := os.Lstat(filepath.Join(m.paths.Root, filepath.FromSlash(name)))
-		ok := err == nil && info.Mode().IsRegular() && info.Size() <= maxFile
-		delete(m.large, name)
-		if err == nil && info.Mode().IsRegular() && info.Size() > maxFile {
-			m.large[name] = info.Size()
-		}
-		var s Source
-		if ok {
-			s = Source{Name: name, Kind: KindFile, File: name, Stamp: stamp(info)}
-		}
-		why := ""
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			why = err.Error()
-		}
-		m.set(name, s, ok, why)
+	var s Source
+	if ok {
+		s = Source{Name: name, Kind: KindFile, File: name, Stamp: stamp(info)}
 	}
+	why := ""
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		why = err.Error()
+	}
+	m.set(name, s, ok, why)
+}
+
+// lookChats sets each conversation of threads as it is now, reading the
+// chats folder once.
+func (m *Memory) lookChats(ctx context.Context, threads map[string]bool) error {
 	if len(threads) == 0 {
 		return nil
 	}

@@ -75,38 +75,14 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 		}
 	}
 	m.syncAll, m.stampsGen = true, gen // until this sync is done
-	var changed []Source
-	var gone []string
-	for name := range names {
-		s, ok := m.srcs[name]
-		if _, skipped := m.skipped[name]; !ok && skipped {
-			continue
-		}
-		indexed, had := stamps[name]
-		switch {
-		case ok && indexed != s.Stamp:
-			changed = append(changed, s)
-		case !ok && had:
-			gone = append(gone, name)
-		}
-	}
-	slices.SortFunc(changed, func(a, b Source) int { return strings.Compare(a.Name, b.Name) })
-	slices.Sort(gone)
+	changed, gone := m.differs(names, stamps)
 	if len(gone) > 0 {
 		if err := m.idx.Remove(ctx, gone); err != nil {
 			return Freshness{}, err
 		}
 		m.dropCopies(gone)
 	}
-	f := Freshness{}
-	for name, why := range m.skipped {
-		f.Skipped = append(f.Skipped, name+": "+why)
-	}
-	slices.Sort(f.Skipped)
-	for name, size := range m.large {
-		f.NotIndexed = append(f.NotIndexed, fmt.Sprintf("%s (%s bytes)", name, comma(int(size))))
-	}
-	slices.Sort(f.NotIndexed)
+	f := m.unindexed()
 	unsynced := map[string]bool{}
 	for i := 0; i < len(changed); {
 		if budget > 0 && time.Since(start) > budget || ctx.Err() != nil {
@@ -131,6 +107,43 @@ func (m *Memory) sync(ctx context.Context, budget time.Duration) (Freshness, err
 	}
 	m.unsynced, m.syncAll = unsynced, false
 	return f, nil
+}
+
+// differs is what of names differs from the index's stamps: the
+// sources changed (by name), and the names of those gone; a source
+// skipped is neither.
+func (m *Memory) differs(names map[string]bool, stamps map[string]string) (changed []Source, gone []string) {
+	for name := range names {
+		s, ok := m.srcs[name]
+		if _, skipped := m.skipped[name]; !ok && skipped {
+			continue
+		}
+		indexed, had := stamps[name]
+		switch {
+		case ok && indexed != s.Stamp:
+			changed = append(changed, s)
+		case !ok && had:
+			gone = append(gone, name)
+		}
+	}
+	slices.SortFunc(changed, func(a, b Source) int { return strings.Compare(a.Name, b.Name) })
+	slices.Sort(gone)
+	return changed, gone
+}
+
+// unindexed is a freshness saying what isn't indexed: the sources
+// skipped, with why, and the files too large, with their sizes.
+func (m *Memory) unindexed() Freshness {
+	f := Freshness{}
+	for name, why := range m.skipped {
+		f.Skipped = append(f.Skipped, name+": "+why)
+	}
+	slices.Sort(f.Skipped)
+	for name, size := range m.large {
+		f.NotIndexed = append(f.NotIndexed, fmt.Sprintf("%s (%s bytes)", name, comma(int(size))))
+	}
+	slices.Sort(f.NotIndexed)
+	return f
 }
 
 // take indexes srcs, or forgets them when gone.

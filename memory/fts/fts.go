@@ -338,14 +338,27 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 			}
 		}
 	}
+	if err := putText(ctx, tx, old, rows); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	x.noted(docs, nil, added-int64(len(old)))
+	return nil
+}
+
+// putText deletes the rows of text of the chunks old and adds those of
+// the chunks added, rows, within tx. The rows go in JSON, a statement
+// for as many as come to textGroup bytes: few statements, and what is
+// held at once stays small.
+func putText(ctx context.Context, tx *sql.Tx, old []int64, rows []textRow) error {
 	if len(old) > 0 {
 		ids, _ := json.Marshal(old)
 		if _, err := tx.ExecContext(ctx, "DELETE FROM text WHERE rowid IN (SELECT value FROM json_each(?))", string(ids)); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 	}
-	// The rows go in JSON, a statement for as many as come to textGroup
-	// bytes: few statements, and what is held at once stays small.
 	for len(rows) > 0 {
 		n, size := 0, 0
 		for n < len(rows) && (n == 0 || size+len(rows[n].Body) <= textGroup) {
@@ -361,10 +374,6 @@ func (x *Index) Put(ctx context.Context, docs []memory.Doc) error {
 		}
 		rows = rows[n:]
 	}
-	if err := tx.Commit(); err != nil {
-		return err
-	}
-	x.noted(docs, nil, added-int64(len(old)))
 	return nil
 }
 
