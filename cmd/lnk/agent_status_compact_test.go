@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/lnk-dev/link/store"
 )
 
@@ -22,7 +24,9 @@ func TestStatusLongCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
-	write := func(thread string, n int) {
+	// write writes thread's n events as a log, or as compact keeps them:
+	// a zstd frame of their lines in events.zst (the folder's sign).
+	write := func(thread string, n int, compact bool) {
 		dir, err := p.Conversation(thread)
 		if err != nil {
 			t.Fatal(err)
@@ -42,23 +46,29 @@ func TestStatusLongCompact(t *testing.T) {
 			}
 			b = append(b, line...)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "events.jsonl"), b, 0o600); err != nil {
+		name := "events.jsonl"
+		if compact {
+			enc, err := zstd.NewWriter(nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, name = enc.EncodeAll(b, nil), "events.zst"
+			enc.Close()
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write("telegram:1", 10_001)
-	write("telegram:2", 10_000)
-	if code, out, errOut := chatRun("agent", "chat", "convert", "--home", home, "--to", "compact"); code != 0 {
-		t.Fatalf("convert: %d %q %q", code, out, errOut)
-	}
-	write("telegram:3", 20_000) // a log
+	write("telegram:1", 10_001, true)
+	write("telegram:2", 10_000, true)
+	write("telegram:3", 20_000, false) // a log
 	env := map[string]string{"LNK_HOME": home, "LNK_PORT": "1"}
 	var out, errb safeBuffer
 	if code := NewMain(&out, &errb, env).Run(t.Context(), []string{"agent", "status"}); code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	text := out.String()
-	for _, want := range []string{"telegram:1 is compact and 10001 events long", "about 30 ms here", "lnk agent chat convert --to log"} {
+	for _, want := range []string{"telegram:1 is compact and 10001 events long", "about 30 ms on two cores", "lnk agent chat convert --to log"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("status lacks %q:\n%s", want, text)
 		}
