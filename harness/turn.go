@@ -106,6 +106,7 @@ type collaborators struct {
 type eventWriter interface {
 	append(ctx context.Context, c *conv, e store.Event, hook ...appendHook) (store.Event, error)
 	appendMessage(ctx context.Context, c *conv, msg store.Event, once *contract.MessageOnce) (store.Event, error)
+	appendAnswer(ctx context.Context, c *conv, e store.Event, events []store.Event, hook appendHook) (store.Event, error)
 }
 
 // models is where a turn's model calls go: the route and provider of a
@@ -431,11 +432,13 @@ func (t *turn) answered(ctx context.Context, r reply, choice model.ToolChoice) (
 	ev.Seen = r.seen
 	sent := t.sent
 	ev.Window = &sent
-	var tell appendHook
-	if len(ev.Calls) == 0 {
-		tell = t.hold(ctx) // the answer that ends the turn, held as it's stored
+	if len(ev.Calls) > 0 {
+		ev, err := t.with.store.append(ctx, t.c, ev)
+		return ev, r.capped, err
 	}
-	ev, err := t.with.store.append(ctx, t.c, ev, tell)
+	// The answer that ends the turn, held as it's stored, unless another
+	// turn answered what it saw (fence.go).
+	ev, err := t.with.store.appendAnswer(ctx, t.c, ev, t.events, t.hold(ctx))
 	return ev, r.capped, err
 }
 

@@ -42,7 +42,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	if capped {
 		text = sent + cutNote
 	}
-	ev, err := t.with.store.append(ctx, t.c, store.Event{Kind: store.KindFailure, Text: text, Seen: t.lastSeq()}, t.hold(ctx))
+	ev, err := t.with.store.appendAnswer(ctx, t.c, store.Event{Kind: store.KindFailure, Text: text, Seen: t.lastSeq()}, t.events, t.hold(ctx))
 	return ev, capped, err
 }
 
