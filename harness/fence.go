@@ -18,8 +18,9 @@ var errAnswered = errors.New("answered already by another turn: this turn's leas
 // already answers msg, the last message it saw: one among the events the
 // turn read (events, those up to e.Seen), or one written since. Its first
 // try takes the number after e.Seen, which holds only when nothing was
-// written since; refused that, it reads what was, and tries the number
-// after it, so the read and the write are one step of the driver's
+// written since (unless this process knows something was: it reads
+// first); refused that, it reads what was, and tries the number after
+// it, so the read and the write are one step of the driver's
 // append-if-next. The refusal is errAnswered, nothing written.
 func (h *Harness) appendAnswer(ctx context.Context, c *conv, e store.Event, events []store.Event, hook appendHook) (ev store.Event, err error) {
 	msg := lastMessage(events)
@@ -35,7 +36,20 @@ func (h *Harness) appendAnswer(ctx context.Context, c *conv, e store.Event, even
 	defer h.locks.lock(c.agent, c.thread)()
 	keeper := c.keeper()
 	next := e.Seen + 1
+	read := c.next.Load() > next // written since, here: a message that joined
 	for range maxAppendTries {
+		if read {
+			since, rerr := c.reader().Read(ctx, c.thread, next)
+			if rerr != nil {
+				return e, fmt.Errorf("append %s to %s: %w", e.Kind, c.thread, rerr)
+			}
+			if i := answerOf(since, msg); i >= 0 {
+				return e, fmt.Errorf("answer to %s#%d: %w, as #%d", c.thread, msg, errAnswered, since[i].Seq)
+			}
+			if n := len(since); n > 0 {
+				next = since[n-1].Seq + 1
+			}
+		}
 		e.Seq = next
 		e.Time = h.cfg.Now().UTC()
 		if hook != nil {
@@ -44,16 +58,7 @@ func (h *Harness) appendAnswer(ctx context.Context, c *conv, e store.Event, even
 		if err = keeper.Append(ctx, c.thread, e); !errors.Is(err, store.ErrSeqTaken) {
 			break
 		}
-		since, rerr := c.reader().Read(ctx, c.thread, next)
-		if rerr != nil {
-			return e, fmt.Errorf("append %s to %s: %w", e.Kind, c.thread, rerr)
-		}
-		if i := answerOf(since, msg); i >= 0 {
-			return e, fmt.Errorf("answer to %s#%d: %w, as #%d", c.thread, msg, errAnswered, since[i].Seq)
-		}
-		if n := len(since); n > 0 {
-			next = since[n-1].Seq + 1
-		}
+		read = true
 	}
 	if err != nil {
 		return e, fmt.Errorf("append %s to %s: %w", e.Kind, c.thread, err)
