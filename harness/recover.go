@@ -240,6 +240,7 @@ func (h *Harness) finish(ctx context.Context, c *conv, holder string) {
 	defer h.ran(t)
 	f, err := t.run(ctx)
 	if err != nil {
+		t.delivery.Failed() // an answer held is a recover's to settle
 		h.cfg.Logger.LogAttrs(ctx, slog.LevelWarn, "finish a turn", slog.String("thread", c.thread), slog.String("err", err.Error()))
 		return
 	}

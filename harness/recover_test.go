@@ -2,14 +2,18 @@ package harness_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
+	"github.com/lnk-dev/link/store/folder"
 	"github.com/lnk-dev/link/store/log"
 )
 
@@ -100,5 +104,46 @@ func TestSweepLeavesHeld(t *testing.T) {
 	}
 	if n := len(r.Model.Requests()); n != 0 {
 		t.Fatalf("a turn another process runs was taken: %d calls", n)
+	}
+}
+
+// A turn finished after a crash is held as its answer is stored, as a
+// caller's is: a kill between its event's write and the answer's keep
+// (here the keep fails: answers.json can't be read, which leaves the disk
+// as the kill does) loses nothing, and a recover hands the answer over,
+// once. Before, only the event was left, its message answered, so no
+// sweep finished it again and nothing was ever handed over.
+func TestFinishedKeptThroughKill(t *testing.T) {
+	r := newRig(t)
+	thread := "telegram:5"
+	crashed(t, r.Home, thread, store.Event{Kind: store.KindMessage, Header: "[Mon 30 Nov 2026 10:15 UTC, telegram]", Text: "answer after the crash"})
+	p, err := store.For(r.Home, testAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := p.Conversation(thread)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocked := filepath.Join(dir, folder.Answers)
+	if err := os.Mkdir(blocked, 0o700); err != nil { // the keep fails
+		t.Fatal(err)
+	}
+	r.Model.Push(model.Response{Text: "finished after the crash"})
+	if err := r.Harness.Sweep(t.Context(), testAgent); err != nil {
+		t.Fatal(err)
+	}
+	if ev := r.Events(thread); harness.Waiting(ev) {
+		t.Fatalf("the sweep left the message unanswered: %+v", ev)
+	}
+	if err := os.Remove(blocked); err != nil {
+		t.Fatal(err)
+	}
+	got := r.recover(t, map[string]any{}).Answers
+	if len(got) != 1 || got[0].Thread != thread || got[0].Text != "finished after the crash" {
+		t.Fatalf("handed over %+v, want the finished answer once", got)
+	}
+	if again := r.recover(t, map[string]any{}).Answers; len(again) != 0 {
+		t.Fatalf("handed over again: %+v", again)
 	}
 }

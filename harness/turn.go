@@ -522,10 +522,14 @@ func (t *turn) keepAnswer(ctx context.Context, final finished) (delivered func()
 }
 
 // hold is the append hook (appendHook) of an answer that ends a round
-// without calls: it holds the answer streamed so far while a caller waits
-// to be sent it (delivery.Turn.Hook); nil when none does.
+// without calls: it holds the answer streamed so far from just before its
+// event is stored until the caller is sent it or it is kept
+// (delivery.Turn.Hook, End), for a caller there or gone alike: a turn
+// killed between the event and the keep (one finished after a crash,
+// whose caller left) leaves its answer held, for a recover to hand over
+// (delivery.Answers.Settle). nil for an answer keepAnswer keeps nowhere.
 func (t *turn) hold(ctx context.Context) appendHook {
-	if t.out == nil || t.out.callerGone() {
+	if t.out == nil || t.steeredOnly && isLink(t.c.thread) {
 		return nil
 	}
 	return t.delivery.Hook(ctx, t.out.Text())
