@@ -68,6 +68,7 @@ type Answers struct {
 	sending sync.Map   // id → when its turn returned, zero while it runs
 	spares  spares     // sending files let go, for the next holds (spare.go)
 	named   sync.Map   // what's already named in the log
+	read    func()     // called once a listing has read the answers sending (tests)
 
 	once   sync.Once       // sets what follows (init)
 	ledger recovery.Ledger // its Store is folders
@@ -142,7 +143,7 @@ func (a *Answers) keep(ctx context.Context, thread, text string, at time.Time, s
 // of the agent, oldest first, the sending ones with them. A folder whose
 // answers don't read is named in the log and passed over.
 func (a *Answers) Pending(ctx context.Context) ([]Answer, error) {
-	out, err := a.holds()
+	out, err := a.holds(nil)
 	if err != nil {
 		return nil, fmt.Errorf("list answers to hand over: %w", err)
 	}

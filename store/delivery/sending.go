@@ -132,24 +132,29 @@ func (a *Answers) Sending(ctx context.Context) ([]Answer, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	all, err := a.holds()
+	all, err := a.holds(nil)
 	if err != nil {
 		return nil, fmt.Errorf("read answers sending: %w", err)
 	}
 	return all, nil
 }
 
-// holds reads the sending files. One that doesn't read as an answer of its own id is passed over (parseHold): a
-// machine's stop may leave one empty, which never held an answer on the
-// disk, or a spare renamed in with the answer it held before, and a live
-// turn's may be read mid-write. A spare past staleSpare is removed.
-func (a *Answers) holds() ([]Answer, error) {
-	return a.holdsIn(SendingDir, nil)
+// holds reads the sending files but those of an id skip names (nil:
+// none), asked before the file is read: a turn lets its hold go (the
+// file) before this process stops passing it over, so an id skip lets
+// through was let go already, or its turn is gone (a file gone since the
+// folder was listed reads as none). One that doesn't read as an answer
+// of its own id is passed over (parseHold): a machine's stop may
+// leave one empty, which never held an answer on the disk, or a spare
+// renamed in with the answer it held before, and a live turn's may be
+// read mid-write. A spare past staleSpare is removed.
+func (a *Answers) holds(skip func(id string) bool) ([]Answer, error) {
+	return a.holdsIn(SendingDir, nil, skip)
 }
 
 // holdsIn appends to out the answers held in the folder name of the
-// conversations folder, but those of an id out has already.
-func (a *Answers) holdsIn(name string, out []Answer) ([]Answer, error) {
+// conversations folder, but those of an id out has already or skip names.
+func (a *Answers) holdsIn(name string, out []Answer, skip func(id string) bool) ([]Answer, error) {
 	dir := filepath.Join(a.Paths.Chats(), name)
 	d, err := fsx.Open(dir, os.O_RDONLY, 0) // never through a link
 	if errors.Is(err, fs.ErrNotExist) {
@@ -170,7 +175,7 @@ func (a *Answers) holdsIn(name string, out []Answer) ([]Answer, error) {
 			continue
 		}
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || e.IsDir() || slices.ContainsFunc(out[:had], func(k Answer) bool { return k.ID == id }) {
+		if !ok || e.IsDir() || skip != nil && skip(id) || slices.ContainsFunc(out[:had], func(k Answer) bool { return k.ID == id }) {
 			continue
 		}
 		b, err := fsx.ReadLimit(filepath.Join(dir, e.Name()), maxFile)
@@ -183,6 +188,9 @@ func (a *Answers) holdsIn(name string, out []Answer) ([]Answer, error) {
 		if k, ok := parseHold(b, id); ok {
 			out = append(out, k)
 		}
+	}
+	if a.read != nil {
+		a.read()
 	}
 	return out, nil
 }
@@ -197,14 +205,11 @@ func (a *Answers) holdsIn(name string, out []Answer) ([]Answer, error) {
 // kept once. One that fails is named in the log and tried again at the
 // next recover.
 func (a *Answers) adopt(ctx context.Context, skip func(id string) bool) error {
-	all, err := a.holds()
+	all, err := a.holds(skip)
 	if err != nil {
 		return fmt.Errorf("read answers sending: %w", err)
 	}
 	for _, k := range all {
-		if skip(k.ID) {
-			continue
-		}
 		err := a.update(ctx, k.Thread, func(pending []Answer) ([]Answer, bool) {
 			if slices.ContainsFunc(pending, func(o Answer) bool { return o.ID == k.ID || k.Seq > 0 && o.Seq == k.Seq }) {
 				return pending, false
