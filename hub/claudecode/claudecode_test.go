@@ -55,7 +55,7 @@ func TestParseClaudeFile(t *testing.T) {
 
 // TestWriteThenParse: entries written as a session file read back as
 // they were; one from someone other than the owner has who written into
-// its text.
+// its text, and lines of one time are a millisecond apart.
 func TestWriteThenParse(t *testing.T) {
 	now := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	in := []contract.StateEntry{
@@ -72,11 +72,13 @@ func TestWriteThenParse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Lines of one time are written a millisecond apart, in order.
+	now1, now2 := now.Add(time.Millisecond), now.Add(2*time.Millisecond)
 	want := []contract.StateEntry{
 		{Role: "user", Text: in[0].Text, Time: in[0].Time},
 		{Role: "agent", Text: "Two meetings.", Time: &now},
-		{Role: "agent", Text: "And lunch.", Time: &now},
-		{Role: "user", Text: "Message from Ann (person:telegram:7):\n> and Ann's?\n> second line", Time: &now},
+		{Role: "agent", Text: "And lunch.", Time: &now1},
+		{Role: "user", Text: "Message from Ann (person:telegram:7):\n> and Ann's?\n> second line", Time: &now2},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %+v", got)

@@ -54,6 +54,9 @@ func FuzzParse(f *testing.F) {
 			if again[i].Role != want[i].Role || again[i].Text != want[i].Text {
 				t.Fatalf("entry %d read back %+v, was %+v", i, again[i], want[i])
 			}
+			if i > 0 && again[i].Time != nil && again[i-1].Time != nil && !again[i].Time.After(*again[i-1].Time) {
+				t.Fatalf("entry %d written at %v, not after the one before it at %v", i, again[i].Time, again[i-1].Time)
+			}
 		}
 	})
 }

@@ -210,17 +210,26 @@ const importModel = "link-import"
 // session, run in cwd: each a user or assistant line linked to the one
 // before, a user entry from someone other than the owner with who in its
 // text (as the hub writes it into a prompt), an entry with no time at
-// now.
+// now. Each line's time is at least a millisecond after the line's
+// before it: Claude Code, loading a session whose answer had its
+// message's millisecond (as a fast model's can), put "No response
+// requested." in the answer's place.
 func Write(entries []contract.StateEntry, session, cwd string, now time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	var parent any // null for the first
+	var last time.Time
 	for i, e := range entries {
 		t := now
 		if e.Time != nil {
 			t = *e.Time
 		}
+		t = t.Truncate(time.Millisecond)
+		if i > 0 && !t.After(last) {
+			t = last.Add(time.Millisecond)
+		}
+		last = t
 		id := newUUID()
 		l := map[string]any{
 			"parentUuid":  parent,
