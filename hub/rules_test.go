@@ -109,6 +109,10 @@ func TestBigFrames(t *testing.T) {
 	if !errors.As(e.err, &rpcErr) || !strings.Contains(rpcErr.Message, "longer than") {
 		t.Fatalf("a line past the cap was answered %v, want an error saying it was too long", e.err)
 	}
+	// The turn given up on is cancelled: the next is sent once the harness
+	// has the cancel, which an agent handling its messages at once (as
+	// the fake's SDK does) could otherwise apply to the next prompt.
+	testwait.For(t, 10*time.Second, "the harness told of the cancel", func() bool { return len(r.agentLog("cancel ")) == 1 })
 	if got := r.message(ctx, "telegram:2", "next", nil).must(t); got != "echo: next" {
 		t.Errorf("after a line past the cap: %q", got)
 	}
