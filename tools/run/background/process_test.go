@@ -134,14 +134,15 @@ func TestServerKilled(t *testing.T) {
 	if len(ents) != len(want) {
 		t.Errorf("%d ends told, want %d", len(ents), len(want))
 	}
+	// Each supervisor exits just after it writes its command's end: the
+	// test waits for every one to be gone, and fails naming one that stays.
 	for _, id := range append(append(append(quick, stopped...), through...), gated...) {
 		var proc Proc
 		if err := readJSON(filepath.Join(dir, id, procFile), &proc); err != nil {
 			t.Fatal(err)
 		}
-		if alive(proc.Supervisor) || alive(proc.PID) {
-			t.Errorf("command %s left its supervisor (%d) or its process (%d) running", id, proc.Supervisor, proc.PID)
-		}
+		what := fmt.Sprintf("command %s's supervisor (%d) and process (%d) gone", id, proc.Supervisor, proc.PID)
+		testwait.For(t, 10*time.Second, what, func() bool { return !alive(proc.Supervisor) && !alive(proc.PID) })
 	}
 	if left := processesNaming(dir); len(left) > 0 {
 		t.Errorf("processes left naming the commands' folder: %v", left)
