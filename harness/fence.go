@@ -16,13 +16,33 @@ var errAnswered = errors.New("answered already by another turn: this turn's leas
 // appendAnswer appends e, an answer that ends a round (store.FinalAnswer)
 // having seen the events up to e.Seen, as append does, unless an answer
 // already answers msg, the last message it saw: one among the events the
-// turn read (events, those up to e.Seen), or one written since. Its first
+// turn read (events, with those up to e.Seen it didn't read, as a
+// message that joined it), or one written since. Its first
 // try takes the number after e.Seen, which holds only when nothing was
 // written since (unless this process knows something was: it reads
 // first); refused that, it reads what was, and tries the number after
 // it, so the read and the write are one step of the driver's
 // append-if-next. The refusal is errAnswered, nothing written.
 func (h *Harness) appendAnswer(ctx context.Context, c *conv, e store.Event, events []store.Event, hook appendHook) (ev store.Event, err error) {
+	if n := len(events); n > 0 && e.Seen > events[n-1].Seq {
+		// Messages that joined the turn after its read, and its own
+		// rounds' answers: the answer saw them, so its message is the
+		// last of them.
+		more, err := c.reader().Read(ctx, c.thread, events[n-1].Seq+1)
+		if err != nil {
+			err = fmt.Errorf("append %s to %s: %w", e.Kind, c.thread, err)
+			if hook != nil {
+				hook(e, true, err)
+			}
+			return e, err
+		}
+		events = events[:n:n]
+		for _, m := range more {
+			if m.Seq <= e.Seen {
+				events = append(events, m)
+			}
+		}
+	}
 	msg := lastMessage(events)
 	if msg == 0 || e.Seen == 0 {
 		return h.append(ctx, c, e, hook)
