@@ -153,7 +153,13 @@ func stored(tb testing.TB, t *Team) int {
 	}
 	n := 0
 	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue // a job's file being written, renamed into place or gone next
+		}
 		b, err := os.ReadFile(filepath.Join(t.jobs.dir, e.Name()))
+		if errors.Is(err, os.ErrNotExist) {
+			continue // removed since the listing: the job ended
+		}
 		if err != nil {
 			tb.Fatal(err)
 		}

@@ -264,6 +264,9 @@ func (s jobs) load() (all []*job, bad []error, err error) {
 		}
 		path := filepath.Join(s.dir, name)
 		b, err := fsx.ReadLimit(path, maxJobFile)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // ended and removed since the listing
+		}
 		var j *job
 		if err == nil {
 			j, err = parseJob(b)
