@@ -1,3 +1,7 @@
+//go:build !race
+
+// Allocation counts are the race detector's own under -race: this runs without it.
+
 package harness
 
 import (
