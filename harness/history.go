@@ -33,42 +33,49 @@ type history struct {
 type histKey struct{ agent, thread string }
 
 type histEntry struct {
+	kept
+	size int
+	used time.Time
+}
+
+// kept is what a turn keeps of its conversation for the next turn here:
+// the events read, from the window's start, the window counts of the
+// first of them (reader.counts) and the window among them (windowView).
+type kept struct {
 	events []store.Event
-	counts []int // the first of events' window counts (reader.counts)
-	size   int
-	used   time.Time
+	counts []int
+	win    windowView
 }
 
 func newHistory(max int) *history {
 	return &history{kept: map[histKey]*histEntry{}, max: max}
 }
 
-// take hands over the events kept of thread, and the window counts of
-// the first of them, forgetting them, so only one turn has them; nil
-// when none are.
-func (hs *history) take(agent, thread string) ([]store.Event, []int) {
+// take hands over what is kept of thread, forgetting it, so only one
+// turn has it; its events are nil when none are.
+func (hs *history) take(agent, thread string) kept {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	k := histKey{agent, thread}
 	e := hs.kept[k]
 	if e == nil {
-		return nil, nil
+		return kept{}
 	}
 	delete(hs.kept, k)
 	hs.size -= e.size
-	return e.events, e.counts
+	return e.kept
 }
 
-// put keeps events (read from the store, in order from the window's
+// put keeps k's events (read from the store, in order from the window's
 // start) of thread as of now, with the window counts of the first of
-// them (counts[i] is window.Count(events[i])), letting the least lately
-// used go past max.
-func (hs *history) put(agent, thread string, events []store.Event, counts []int, now time.Time) {
-	if len(events) == 0 || hs.max <= 0 {
+// them (counts[i] is window.Count(events[i])) and the window among them,
+// letting the least lately used go past max.
+func (hs *history) put(agent, thread string, k kept, now time.Time) {
+	if len(k.events) == 0 || hs.max <= 0 {
 		return
 	}
 	size := 0
-	for _, e := range events {
+	for _, e := range k.events {
 		size += eventSize(e)
 	}
 	if size > hs.max {
@@ -76,11 +83,12 @@ func (hs *history) put(agent, thread string, events []store.Event, counts []int,
 	}
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	k := histKey{agent, thread}
-	if old := hs.kept[k]; old != nil {
+	k.counts = k.counts[:min(len(k.counts), len(k.events))]
+	key := histKey{agent, thread}
+	if old := hs.kept[key]; old != nil {
 		hs.size -= old.size
 	}
-	hs.kept[k] = &histEntry{events: events, counts: counts[:min(len(counts), len(events))], size: size, used: now}
+	hs.kept[key] = &histEntry{kept: k, size: size, used: now}
 	hs.size += size
 	for hs.size > hs.max {
 		var oldest histKey

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -22,34 +21,33 @@ func TestHistoryBound(t *testing.T) {
 	}
 	one := eventSize(conv(1, "x")[0])
 	take := func(hs *history, thread string) []store.Event {
-		es, _ := hs.take("main", thread)
-		return es
+		return hs.take("main", thread).events
 	}
 	hs := newHistory(10 * one)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	hs.put("main", "a", conv(4, "x"), nil, at)
-	hs.put("main", "b", conv(4, "x"), nil, at.Add(time.Second))
-	hs.put("main", "c", conv(4, "x"), nil, at.Add(2*time.Second)) // past the bound: a goes
+	hs.put("main", "a", kept{events: conv(4, "x")}, at)
+	hs.put("main", "b", kept{events: conv(4, "x")}, at.Add(time.Second))
+	hs.put("main", "c", kept{events: conv(4, "x")}, at.Add(2*time.Second)) // past the bound: a goes
 	if take(hs, "a") != nil || hs.len() != 2 {
 		t.Fatalf("the least lately used kept past the bound; %d kept", hs.len())
 	}
-	hs.put("main", "big", conv(11, "x"), nil, at) // over the bound alone: not kept
+	hs.put("main", "big", kept{events: conv(11, "x")}, at) // over the bound alone: not kept
 	if take(hs, "big") != nil {
 		t.Fatal("a conversation over the bound kept")
 	}
-	hs.put("main", "d", conv(2, "x")[1:], nil, at) // from a window's start, not the first
+	hs.put("main", "d", kept{events: conv(2, "x")[1:]}, at) // from a window's start, not the first
 	if got := take(hs, "d"); len(got) != 1 || got[0].Seq != 2 {
 		t.Fatalf("events from a window's start: took %v", got)
 	}
 	if got := take(hs, "b"); len(got) != 4 || take(hs, "b") != nil {
 		t.Fatalf("took %d events, then again", len(got))
 	}
-	hs.put("main", "b", conv(4, "x"), nil, at.Add(time.Second))
+	hs.put("main", "b", kept{events: conv(4, "x")}, at.Add(time.Second))
 	hs.expire(at.Add(2 * time.Second)) // b unused since before: goes; c stays
 	if hs.len() != 1 || take(hs, "c") == nil || hs.size != 0 {
 		t.Fatalf("after expiry: %d kept, %d bytes", hs.len(), hs.size)
 	}
-	if none := newHistory(-1); func() bool { none.put("main", "a", conv(1, "x"), nil, at); return none.len() != 0 }() {
+	if none := newHistory(-1); func() bool { none.put("main", "a", kept{events: conv(1, "x")}, at); return none.len() != 0 }() {
 		t.Fatal("a history of no bytes kept one")
 	}
 }
@@ -60,13 +58,13 @@ func TestHistoryCounts(t *testing.T) {
 	es := []store.Event{{Seq: 1, Kind: store.KindMessage, Text: "one"}, {Seq: 2, Kind: store.KindAnswer, Text: "two"}}
 	hs := newHistory(1 << 20)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	hs.put("main", "a", es, []int{5}, at)
-	if got, counts := hs.take("main", "a"); len(got) != 2 || len(counts) != 1 || counts[0] != 5 {
-		t.Fatalf("took %d events, counts %v", len(got), counts)
+	hs.put("main", "a", kept{events: es, counts: []int{5}}, at)
+	if k := hs.take("main", "a"); len(k.events) != 2 || len(k.counts) != 1 || k.counts[0] != 5 {
+		t.Fatalf("took %d events, counts %v", len(k.events), k.counts)
 	}
-	hs.put("main", "a", es[1:], []int{7, 8, 9}, at)
-	if got, counts := hs.take("main", "a"); len(got) != 1 || len(counts) != 1 || counts[0] != 7 {
-		t.Fatalf("took %d events, counts %v", len(got), counts)
+	hs.put("main", "a", kept{events: es[1:], counts: []int{7, 8, 9}}, at)
+	if k := hs.take("main", "a"); len(k.events) != 1 || len(k.counts) != 1 || k.counts[0] != 7 {
+		t.Fatalf("took %d events, counts %v", len(k.events), k.counts)
 	}
 }
 
@@ -86,7 +84,7 @@ func TestReaderCountsOnce(t *testing.T) {
 	hs := newHistory(1 << 20)
 	c := &conv{agent: "main", thread: "telegram:1"}
 	r := reader{c: c, hist: hs, events: es, readTo: len(es), cp: store.Checkpoint{Start: 1, StartTime: t0}}
-	if got, want := r.window(r.cp), window.Of(es, r.cp); !reflect.DeepEqual(got, want) {
+	if got, want := asView(&r, r.cp), window.Of(es, r.cp); !sameJSON(got, want) {
 		t.Fatalf("window %+v, want %+v", got, want)
 	}
 	if len(r.counts) != len(es) {
@@ -103,7 +101,7 @@ func TestReaderCountsOnce(t *testing.T) {
 	all := append(append([]store.Event(nil), es...), store.Event{Seq: 7, Time: t0, Kind: store.KindMessage, Text: "and more"})
 	for _, start := range []int64{1, 4} {
 		cp := store.Checkpoint{Start: start, StartTime: t0}
-		if got, want := next.window(cp), window.Of(all, cp); !reflect.DeepEqual(got, want) {
+		if got, want := asView(&next, cp), window.Of(all, cp); !sameJSON(got, want) {
 			t.Fatalf("from %d: window %+v, want %+v", start, got, want)
 		}
 	}

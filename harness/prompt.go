@@ -25,14 +25,26 @@ const left = "[The start of this conversation has left your window.]"
 // one), the tools offered and the choice. takes says which attachments
 // the model takes; the rest are told in text.
 func buildRequest(events []store.Event, apiModel string, system []model.Section, tools []model.Tool, choice model.ToolChoice, maxTokens int, takes func(model.Modality) bool) model.Request {
-	msgs := messages(events, len(tools) > 0)
+	return newRequest(sendable(messages(events, len(tools) > 0), takes), apiModel, system, tools, choice, maxTokens)
+}
+
+// sendable is a window's messages as sent: headed by a user's message
+// when the first is the model's (left), each attachment the model
+// doesn't take told in text (model.Substitute).
+func sendable(msgs []model.Message, takes func(model.Modality) bool) []model.Message {
 	if len(msgs) > 0 && msgs[0].Role != model.RoleUser {
 		msgs = append([]model.Message{{Role: model.RoleUser, Parts: []model.Part{model.Text(left)}}}, msgs...)
 	}
+	return model.Substitute(msgs, takes)
+}
+
+// newRequest is a round's request of msgs, the window's messages as
+// sent.
+func newRequest(msgs []model.Message, apiModel string, system []model.Section, tools []model.Tool, choice model.ToolChoice, maxTokens int) model.Request {
 	return model.Request{
 		Model:      apiModel,
 		System:     system,
-		Messages:   model.Substitute(msgs, takes),
+		Messages:   msgs,
 		Tools:      tools,
 		ToolChoice: choice,
 		MaxTokens:  maxTokens,
@@ -46,54 +58,109 @@ func buildRequest(events []store.Event, apiModel string, system []model.Section,
 // may have come between); a call without a result is answered as
 // unanswered. With no tools offered, calls and their answers go as text.
 func messages(events []store.Event, withTools bool) []model.Message {
-	results := resultsOf(events)
-	after, held := joinedAfter(events)
-	out := make([]model.Message, 0, len(events))
-	add := func(role model.Role, parts ...model.Part) {
-		if len(parts) == 0 {
-			return
-		}
-		if n := len(out); n > 0 && out[n-1].Role == role {
-			out[n-1].Parts = append(out[n-1].Parts, parts...)
-			return
-		}
-		out = append(out, model.Message{Role: role, Parts: parts})
+	w := writer{out: make([]model.Message, 0, len(events)), withTools: withTools, summaries: true, results: callResults{recent: resultsOf(events)}}
+	w.events(events)
+	return w.out
+}
+
+// writer renders events as the model's messages (messages), appending to
+// out, each role's neighbours merged, out's last message with them.
+type writer struct {
+	out       []model.Message
+	withTools bool
+	// summaries: a summary among the events is rendered where it is;
+	// else only the one the window starts with is (summary), and the
+	// others, the model doesn't see, are passed over.
+	summaries bool
+	results   callResults
+}
+
+// add appends parts in role's message: the last one, when it is role's.
+func (w *writer) add(role model.Role, parts ...model.Part) {
+	if len(parts) == 0 {
+		return
 	}
+	if n := len(w.out); n > 0 && w.out[n-1].Role == role {
+		w.out[n-1].Parts = append(w.out[n-1].Parts, parts...)
+		return
+	}
+	w.out = append(w.out, model.Message{Role: role, Parts: parts})
+}
+
+// summary renders e, the summary a window starts with.
+func (w *writer) summary(e *store.Event) {
+	w.add(model.RoleUser, model.Text(window.SummaryHead+e.Text))
+}
+
+// events renders events in order, a message that joined a turn after
+// the answer it joined (joinedAfter); a tool's answer, with the call it
+// answers.
+func (w *writer) events(events []store.Event) {
+	after, held := joinedAfter(events)
 	for i := range events {
 		e := &events[i]
 		switch e.Kind {
 		case store.KindMessage:
 			if !held[e.Seq] {
-				add(model.RoleUser, messageParts(e)...)
+				w.add(model.RoleUser, messageParts(e)...)
 			}
 		case store.KindAnswer:
-			parts, answers := answerParts(e, results, withTools)
-			add(model.RoleAssistant, parts...)
-			add(model.RoleUser, answers...)
+			parts, answers := answerParts(e, w.results, w.withTools)
+			w.add(model.RoleAssistant, parts...)
+			w.add(model.RoleUser, answers...)
 			for _, m := range after[e.Seq] {
-				add(model.RoleUser, messageParts(m)...)
+				w.add(model.RoleUser, messageParts(m)...)
 			}
 		case store.KindSummary:
-			add(model.RoleUser, model.Text(window.SummaryHead+e.Text))
+			if w.summaries {
+				w.summary(e)
+			}
 		}
 	}
-	return out
+}
+
+// callResult is what a call's first result said: its text, whether it
+// is an error, and its event's number.
+type callResult struct {
+	seq   int64
+	text  string
+	isErr bool
+}
+
+// callResults are the first results of calls by the call's id: those of
+// settled events first, then of recent ones; either may be nil.
+type callResults struct{ settled, recent map[string]callResult }
+
+// of is the first result of the call id.
+func (rs callResults) of(id string) (callResult, bool) {
+	if r, ok := rs.settled[id]; ok {
+		return r, true
+	}
+	r, ok := rs.recent[id]
+	return r, ok
 }
 
 // resultsOf is each call's first result among events, by the call's id;
 // nil when there is none.
-func resultsOf(events []store.Event) map[string]*store.Event {
-	var results map[string]*store.Event // made at the first result
+func resultsOf(events []store.Event) map[string]callResult {
+	var results map[string]callResult // made at the first result
 	for i := range events {
-		e := &events[i]
-		if e.Kind == store.KindToolResult {
-			if results == nil {
-				results = map[string]*store.Event{}
-			}
-			if _, ok := results[e.CallID]; !ok {
-				results[e.CallID] = e
-			}
-		}
+		results = addResult(results, &events[i])
+	}
+	return results
+}
+
+// addResult adds e to results when it is a call's result and the first
+// of its call, making results when it is nil; it returns results.
+func addResult(results map[string]callResult, e *store.Event) map[string]callResult {
+	if e.Kind != store.KindToolResult {
+		return results
+	}
+	if results == nil {
+		results = map[string]callResult{}
+	}
+	if _, ok := results[e.CallID]; !ok {
+		results[e.CallID] = callResult{seq: e.Seq, text: e.Text, isErr: e.IsError}
 	}
 	return results
 }
@@ -130,7 +197,7 @@ func joinedAfter(events []store.Event) (after map[int64][]*store.Event, held map
 // its calls: never no part at all) and the answers to its calls, from
 // results, as the next user message begins; as text with no tools
 // offered.
-func answerParts(e *store.Event, results map[string]*store.Event, withTools bool) (parts, answers []model.Part) {
+func answerParts(e *store.Event, results callResults, withTools bool) (parts, answers []model.Part) {
 	parts = make([]model.Part, 0, len(e.Thinking)+1+len(e.Calls))
 	for _, t := range e.Thinking {
 		parts = append(parts, model.ThinkingPart(model.Thinking{Text: t.Text, Signature: t.Signature, Redacted: t.Redacted}))
@@ -140,8 +207,8 @@ func answerParts(e *store.Event, results map[string]*store.Event, withTools bool
 	}
 	for _, c := range e.Calls {
 		text, isErr := unanswered, true
-		if r := results[c.ID]; r != nil {
-			text, isErr = r.Text, r.IsError
+		if r, ok := results.of(c.ID); ok {
+			text, isErr = r.text, r.isErr
 		}
 		if withTools {
 			parts = append(parts, model.ToolUse(c.ID, c.Name, c.Input))

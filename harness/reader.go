@@ -18,8 +18,11 @@ type reader struct {
 
 	events []store.Event // the conversation, as read so far
 	// counts are the events' window counts (window.Count), the first
-	// len(counts) of them, kept with them from turn to turn (window).
+	// len(counts) of them, kept with them from turn to turn (view).
 	counts []int
+	// win is the window among the events as last looked at (view), kept
+	// with them from turn to turn.
+	win windowView
 	// readTo is how many of events, from the first, are as the store
 	// holds them: read from it, or the turn's own, each added right after
 	// those (follows), which a read gives back the same (every driver's
@@ -51,11 +54,12 @@ type reader struct {
 // resume begins the events with those the harness kept of the
 // conversation after its last turn here, if any.
 func (r *reader) resume() {
-	r.events, r.counts = r.hist.take(r.c.agent, r.c.thread)
+	k := r.hist.take(r.c.agent, r.c.thread)
+	r.events, r.counts, r.win = k.events, k.counts, k.win
 	if cp, ok := window.Latest(r.events); ok {
 		r.cp = cp
 	} else {
-		r.events, r.counts = nil, nil
+		r.events, r.counts, r.win = nil, nil, windowView{}
 	}
 	r.readTo = len(r.events)
 	r.anchored = len(r.events) > 0
@@ -70,7 +74,12 @@ func (r *reader) keep(now func() time.Time) {
 		i++
 	}
 	counts := r.counts[:min(len(r.counts), r.readTo)]
-	r.hist.put(r.c.agent, r.c.thread, read[i:], counts[min(i, len(counts)):], now())
+	win := r.win
+	if win.to > r.readTo { // it holds events the next turn reads back, maybe elsewhere
+		win = windowView{}
+	}
+	win.shift(i)
+	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], counts: counts[min(i, len(counts)):], win: win}, now())
 }
 
 // begun notes e, the message that began the turn, just written: when it
@@ -161,6 +170,7 @@ func (r *reader) refresh(ctx context.Context) error {
 			// Not the conversation kept (made again since): read its window
 			// afresh.
 			r.events, r.counts, r.readTo, n = nil, nil, 0, 0
+			r.forgetView()
 			if more, err = r.readWindow(ctx); err != nil {
 				return fmt.Errorf("read %s: %w", r.c.thread, err)
 			}
@@ -206,16 +216,6 @@ func (r *reader) lastSeq() int64 {
 		return r.events[n-1].Seq
 	}
 	return 0
-}
-
-// window is the conversation's window at cp (window.Of), the events'
-// counts kept with them: only those added since they were last counted
-// are counted.
-func (r *reader) window(cp store.Checkpoint) window.View {
-	for i := len(r.counts); i < len(r.events); i++ {
-		r.counts = append(r.counts, window.Count(r.events[i]))
-	}
-	return window.OfCounted(r.events, r.counts, cp)
 }
 
 // waiting says whether the conversation's last message is still to be

@@ -272,7 +272,7 @@ func (t *turn) report(ctx context.Context) {
 	}
 	used := t.lastUsage.In + t.lastUsage.CacheRead + t.lastUsage.CacheWrite + t.lastUsage.Out
 	if used == 0 { // the provider said nothing: the window's rough count
-		used = int64(t.instructions + t.window(t.cp).Tokens)
+		used = int64(t.instructions + t.view(t.cp).tokens())
 	}
 	r.Usage(a.ctx, acp.Usage{Used: used, Size: int64(t.windowSize), CostUSD: t.cost})
 	if title, updated := titleOf(t.events); title != "" {

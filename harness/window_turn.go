@@ -95,8 +95,8 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 	set := t.c.settings.Window
 	sz := t.size(ctx, name, system, tools)
 	t.room, t.windowSize, t.instructions = sz.room, sz.size, sz.instructions
-	v := t.window(t.cp) // reader.window
-	if v.Tokens > sz.room {
+	v := t.view(t.cp) // window_view.go
+	if v.tokens() > sz.room {
 		reserve := 0
 		if !set.Never {
 			reserve = summaryTokens(sz.room)
@@ -113,16 +113,12 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 				}
 			}
 			t.cp = next
-			v = t.window(next)
+			v = t.view(next)
 		}
 	}
 	t.sent = t.cp
-	events := v.Events
-	if v.Summary != nil {
-		events = append([]store.Event{*v.Summary}, events...)
-	}
-	req := buildRequest(events, route.APIModel, system, tools, choice, t.c.settings.MaxTokens, takes)
-	t.sentTokens = v.Tokens
+	req := newRequest(sendable(t.viewMessages(v, len(tools) > 0), takes), route.APIModel, system, tools, choice, t.c.settings.MaxTokens)
+	t.sentTokens = v.tokens()
 	return req
 }
 
@@ -144,8 +140,7 @@ func (t *turn) summaryNeeded() (store.Checkpoint, bool) {
 	if t.last == nil || set.Never || t.room <= 0 {
 		return store.Checkpoint{}, false
 	}
-	v := t.window(t.cp)
-	if !set.Due(v.Tokens, t.room) {
+	if !set.Due(t.view(t.cp).tokens(), t.room) {
 		return store.Checkpoint{}, false
 	}
 	return window.Next(t.events, t.cp, t.room)

@@ -1,0 +1,85 @@
+package harness
+
+import (
+	"github.com/lnk-dev/link/harness/window"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// windowView is a conversation's window at a checkpoint as the events
+// read hold it (window.Of, without its copy of the events): where it
+// begins among them, the summary it starts with and its rough tokens.
+// It is kept with the events, turn after turn (history), and extended as
+// they grow, so a turn looks only at what was added since it last
+// looked.
+type windowView struct {
+	ok        bool
+	start     int64 // the checkpoint's start it is of
+	first     int   // the index of the first event from start
+	to        int   // the events looked at: events[:to]
+	seen      int   // the rough tokens of the events the model sees from start
+	summary   int   // the index of the summary it starts with; -1 none
+	sumTokens int   // the summary's
+}
+
+// tokens is the window's rough tokens, its summary's included
+// (window.View.Tokens).
+func (v *windowView) tokens() int { return v.seen + v.sumTokens }
+
+// shift moves the view to events from which the first n were cut,
+// forgetting it when it began among them.
+func (v *windowView) shift(n int) {
+	if !v.ok || n == 0 {
+		return
+	}
+	if v.first < n || v.summary >= 0 && v.summary < n {
+		*v = windowView{}
+		return
+	}
+	v.first, v.to = v.first-n, v.to-n
+	if v.summary >= 0 {
+		v.summary -= n
+	}
+}
+
+// view is the conversation's window at cp among the events read: the one
+// kept, extended by the events added since, or, at another start, looked
+// for afresh. Each event's count (window.Count) is counted once and kept
+// with the events.
+func (r *reader) view(cp store.Checkpoint) *windowView {
+	for i := len(r.counts); i < len(r.events); i++ {
+		r.counts = append(r.counts, window.Count(r.events[i]))
+	}
+	v := &r.win
+	if !v.ok || v.start != cp.Start || v.to > len(r.events) {
+		*v = windowView{ok: true, start: cp.Start, summary: -1}
+	}
+	for ; v.to < len(r.events); v.to++ {
+		e := &r.events[v.to]
+		if e.Seq < cp.Start {
+			v.first = v.to + 1
+			continue
+		}
+		if e.Kind == store.KindSummary && e.Covers != nil && e.Covers.To+1 == cp.Start {
+			v.summary, v.sumTokens = v.to, window.EventTokens(*e)
+		}
+		v.seen += r.counts[v.to]
+	}
+	return v
+}
+
+// viewMessages are the messages of the window v, its summary first when
+// it starts with one: messages of window.Of's events, rendered from the
+// events read themselves.
+func (r *reader) viewMessages(v *windowView, withTools bool) []model.Message {
+	events := r.events[v.first:v.to]
+	w := writer{out: make([]model.Message, 0, len(events)+1), withTools: withTools, results: callResults{recent: resultsOf(events)}}
+	if v.summary >= 0 {
+		w.summary(&r.events[v.summary])
+	}
+	w.events(events)
+	return w.out
+}
+
+// forgetView forgets the window kept: the events it was of are gone.
+func (r *reader) forgetView() { r.win = windowView{} }

@@ -1,0 +1,203 @@
+package harness
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/harness/window"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// mixedConversation is a conversation of about n events with everything
+// a window meets: the owner's messages and others', steered ones, ones
+// that joined a turn while the model answered, headers, attachments,
+// answers with thinking and calls (their results in order, late, missing
+// or under an id used before), model_set, chat_set, checkpoints,
+// failures, and summaries each moving the window's start (the
+// checkpoint of the answers after it). starts are the window's starts
+// the conversation went through.
+func mixedConversation(seed uint64, n int) (events []store.Event, starts []int64) {
+	rng := rand.New(rand.NewPCG(seed, 29))
+	t0 := time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC)
+	cp := store.Checkpoint{Start: 1, StartTime: t0}
+	starts = []int64{1}
+	add := func(e store.Event) store.Event {
+		e.Seq = int64(len(events) + 1)
+		e.Time = t0.Add(time.Duration(e.Seq) * time.Second)
+		events = append(events, e)
+		return e
+	}
+	word := func() string {
+		return [...]string{"hello", "the plan", "ok", "", "写作", "what did I say?"}[rng.IntN(6)]
+	}
+	message := func(steered bool) store.Event {
+		e := store.Event{Kind: store.KindMessage, Text: word(), Steered: steered}
+		if rng.IntN(4) == 0 {
+			e.Header = "[" + strconv.Itoa(len(events)) + " Link, your owner]"
+		}
+		if rng.IntN(5) == 0 {
+			e.From, e.FromName, e.Hops = "link:ana", "Ana", rng.IntN(3)
+		}
+		switch rng.IntN(10) {
+		case 0:
+			e.Parts = []store.Part{{Type: "image", MimeType: "image/png", Data: "iVBORw0KGgo="}}
+		case 1:
+			e.Parts = []store.Part{{Type: "audio", MimeType: "audio/ogg", Data: "T2dnUw=="}}
+		case 2:
+			e.Parts = []store.Part{{Type: "resource", MimeType: "text/plain", Name: "notes.txt", Text: "a note"}}
+		case 3:
+			e.Parts = []store.Part{{Type: "resource", MimeType: "application/pdf", Name: "a.pdf", Data: "JVBERi0="}}
+		}
+		return add(e)
+	}
+	calls := 0
+	for len(events) < n {
+		first := message(rng.IntN(8) == 0)
+		for round := 0; round < 3; round++ {
+			seen := events[len(events)-1].Seq
+			if rng.IntN(6) == 0 { // a message joins while the model answers
+				message(true)
+			}
+			a := store.Event{Kind: store.KindAnswer, Text: word(), Seen: seen, Window: &store.Checkpoint{Start: cp.Start, StartTime: cp.StartTime}}
+			if rng.IntN(5) == 0 {
+				a.Thinking = []store.Thinking{{Text: "hm", Signature: "sig"}}
+			}
+			if rng.IntN(3) == 0 {
+				for range 1 + rng.IntN(2) {
+					calls++
+					id := "call-" + strconv.Itoa(calls)
+					if rng.IntN(10) == 0 {
+						id = "call-1" // an id used before
+					}
+					a.Calls = append(a.Calls, store.ToolCall{ID: id, Name: "files__read", Input: `{"path":"a"}`})
+				}
+			}
+			a = add(a)
+			for _, c := range a.Calls {
+				switch rng.IntN(6) {
+				case 0: // never answered
+				case 1: // answered after a message that came between
+					message(true)
+					add(store.Event{Kind: store.KindToolResult, CallID: c.ID, Tool: c.Name, Text: "late", IsError: rng.IntN(2) == 0})
+				default:
+					add(store.Event{Kind: store.KindToolResult, CallID: c.ID, Tool: c.Name, Text: "contents " + c.ID})
+				}
+			}
+			if len(a.Calls) == 0 {
+				break
+			}
+		}
+		switch rng.IntN(12) {
+		case 0:
+			add(store.Event{Kind: store.KindModelSet, Model: "fast"})
+		case 1:
+			v := true
+			add(store.Event{Kind: store.KindChatSet, Verbose: &v})
+		case 2:
+			add(store.Event{Kind: store.KindFailure, Text: "[The model couldn't answer: down]", Seen: first.Seq})
+		case 3:
+			add(store.Event{Kind: store.KindCheckpoint, Window: &store.Checkpoint{Start: cp.Start, StartTime: cp.StartTime}})
+		case 4, 5: // the window moves on to a message past its start, summarized
+			var at []store.Event
+			for _, e := range events {
+				if e.Seq > cp.Start && e.Kind == store.KindMessage && !e.Steered {
+					at = append(at, e)
+				}
+			}
+			if len(at) < 2 {
+				break
+			}
+			to := at[len(at)/2]
+			next := store.Checkpoint{Start: to.Seq, StartTime: to.Time, TokensBefore: int64(to.Seq) * 10}
+			add(store.Event{Kind: store.KindSummary, Text: "so far: " + word(), Covers: &store.Range{From: 1, To: to.Seq - 1}, Window: &next})
+			cp = next
+			starts = append(starts, cp.Start)
+		}
+	}
+	return events, starts
+}
+
+// asView is r's window at cp (reader.view) as window.Of gives it.
+func asView(r *reader, cp store.Checkpoint) window.View {
+	v := r.view(cp)
+	out := window.View{Start: cp, Tokens: v.tokens(), Events: []store.Event{}}
+	if v.summary >= 0 {
+		s := r.events[v.summary]
+		out.Summary = &s
+	}
+	for _, e := range r.events[v.first:v.to] {
+		if e.Kind == store.KindMessage || e.Kind == store.KindAnswer || e.Kind == store.KindToolResult {
+			out.Events = append(out.Events, e)
+		}
+	}
+	return out
+}
+
+// builtAsBefore is the request's messages as a turn made them before the
+// window was kept: window.Of's events, its summary copied in front, made
+// into messages (buildRequest).
+func builtAsBefore(events []store.Event, cp store.Checkpoint, withTools bool, takes func(model.Modality) bool) []model.Message {
+	v := window.Of(events, cp)
+	es := v.Events
+	if v.Summary != nil {
+		es = append([]store.Event{*v.Summary}, es...)
+	}
+	var tools []model.Tool
+	if withTools {
+		tools = []model.Tool{{Name: "files__read"}}
+	}
+	return buildRequest(es, "m", nil, tools, model.ToolAuto, 0, takes).Messages
+}
+
+// takesNoAudio is a model that takes images but no audio and no
+// documents.
+func takesNoAudio(m model.Modality) bool { return m == model.ModalityImage }
+
+// The window a turn keeps and extends as events are added is the one
+// window.Of finds afresh, at every length of a conversation with
+// everything in it and at each start it went through; and the messages
+// made from it are those made from window.Of's events, byte for byte.
+func TestViewAsWindowOf(t *testing.T) {
+	for seed := range uint64(4) {
+		events, starts := mixedConversation(seed, 300)
+		for _, start := range []int64{1, starts[len(starts)/2], starts[len(starts)-1], events[len(events)/3].Seq} {
+			cp := store.Checkpoint{Start: start}
+			r := reader{}
+			for i := range events {
+				r.events = append(r.events, events[i])
+				got, want := asView(&r, cp), window.Of(events[:i+1], cp)
+				if got.Tokens != want.Tokens || len(got.Events) != len(want.Events) || (got.Summary == nil) != (want.Summary == nil) || got.Summary != nil && got.Summary.Seq != want.Summary.Seq {
+					t.Fatalf("seed %d, from %d, %d events: view %+v, want %+v", seed, start, i+1, got, want)
+				}
+				if i%7 != 0 && i != len(events)-1 {
+					continue
+				}
+				if !sameJSON(got, want) {
+					t.Fatalf("seed %d, from %d, %d events: view %+v, want %+v", seed, start, i+1, got, want)
+				}
+				for _, withTools := range []bool{true, false} {
+					got := sendable(r.viewMessages(r.view(cp), withTools), takesNoAudio)
+					if want := builtAsBefore(events[:i+1], cp, withTools, takesNoAudio); !sameJSON(got, want) {
+						t.Fatalf("seed %d, from %d, %d events, tools %v: messages\n%s\nwant\n%s", seed, start, i+1, withTools, js(got), js(want))
+					}
+				}
+			}
+		}
+	}
+}
+
+// sameJSON says whether a and b marshal to the same bytes.
+func sameJSON(a, b any) bool { return js(a) == js(b) }
+
+func js(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint("unmarshalable: ", err)
+	}
+	return string(b)
+}
