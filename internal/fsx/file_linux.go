@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -100,6 +101,35 @@ func (f *File) Size() (int64, error) {
 		return end, nil
 	}
 }
+
+// Stamp is f's stamp (statx(2) of its descriptor: one call, which
+// fills no more than it asks).
+func (f *File) Stamp() (Stamp, error) {
+	if f.fd < 0 {
+		return Stamp{}, f.fail("stat", os.ErrClosed)
+	}
+	var st unix.Statx_t
+	for {
+		_, _, errno := unix.Syscall6(unix.SYS_STATX, uintptr(f.fd), uintptr(unsafe.Pointer(&emptyPath[0])),
+			unix.AT_EMPTY_PATH, unix.STATX_INO|unix.STATX_SIZE|unix.STATX_BTIME, uintptr(unsafe.Pointer(&st)), 0)
+		if errno == unix.EINTR {
+			continue
+		}
+		if errno != 0 {
+			return Stamp{}, f.fail("stat", errno)
+		}
+		break
+	}
+	s := Stamp{Dev: unix.Mkdev(st.Dev_major, st.Dev_minor), Ino: st.Ino, Size: int64(st.Size)}
+	if st.Mask&unix.STATX_BTIME != 0 {
+		s.Born = st.Btime.Sec*1e9 + int64(st.Btime.Nsec)
+	}
+	return s, nil
+}
+
+// emptyPath is the name statx(2) is given to stat a descriptor itself,
+// "" ending in its NUL: made once, not at each call.
+var emptyPath = [1]byte{0}
 
 // SameFile says whether f is the file info describes (os.SameFile), info
 // as os.Stat or an *os.File's Stat gave it.

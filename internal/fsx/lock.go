@@ -39,10 +39,16 @@ func Lock(ctx context.Context, f Handle, exclusive bool) error {
 }
 
 // lock takes f's lock (lockFile) on its descriptor.
-func lock(f Handle, exclusive, wait bool) (got bool, err error) {
+func lock(f Handle, exclusive, wait bool) (bool, error) {
 	if fd, ok := descriptor(f); ok {
 		return lockFile(fd, exclusive, wait)
 	}
+	return lockConn(f, exclusive, wait)
+}
+
+// lockConn is lock through f's RawConn: apart, so the results its
+// closure sets are made on the heap only on this way.
+func lockConn(f Handle, exclusive, wait bool) (got bool, err error) {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return false, err

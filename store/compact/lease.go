@@ -41,7 +41,7 @@ func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer c.close()
-	return leasefile.Take(dir, holder, ttl, d.now())
+	return leasefile.Take(fsx.Join(dir, leasefile.File), holder, ttl, d.now())
 }
 
 // Release lets holder's lease of thread go; it is no error if holder
@@ -73,5 +73,5 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 	if err := fsx.Lock(ctx, tail, true); err != nil {
 		return err
 	}
-	return leasefile.Release(dir, holder)
+	return leasefile.Release(fsx.Join(dir, leasefile.File), holder)
 }

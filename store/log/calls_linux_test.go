@@ -5,7 +5,13 @@ package log_test
 import (
 	"bytes"
 	"context"
+	"maps"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,16 +23,41 @@ import (
 
 // A warm turn's calls to the log (the lease taken, the events read, the
 // message and its answer appended, the lease let go, the events read
-// again) open events.jsonl once a call and read the disk once a call:
-// the log's last lines and where its complete lines end in one read,
-// the lease in one. An open or a read a call more fails it: the reads
-// are the kernel's own count (syscr in /proc/self/io).
+// again) open events.jsonl once a call and read the disk three times: the
+// lease at each of its two calls, and the first read's last lines and
+// where its complete lines end in one. An append, and the look after the
+// let-go, find the file as the call before left it (seen.go) and read
+// nothing. An open or a read more fails it: the reads are the kernel's
+// own count (syscr in /proc/self/io).
 func TestWarmTurnCalls(t *testing.T) {
-	ctx := context.Background()
 	d := log.Open(t.TempDir())
+	turn := warmTurn(t, d)
+	for range 3 {
+		turn() // the conversation begun, its files made
+	}
+	opened := log.CountOpens(t)
+	idle := readsSince(t, readCount(t)) // the count's own read
+	for range 5 {
+		before := readCount(t)
+		opens := opened()
+		turn()
+		if reads := readsSince(t, before) - idle; reads != 3 {
+			t.Errorf("a warm turn made %d reads, want 3 (none at an append, nor at the look after the let-go)", reads)
+		}
+		if n := opened() - opens; n != 6 {
+			t.Errorf("a warm turn opened events.jsonl %d times, want 6 (one a call)", n)
+		}
+	}
+}
+
+// warmTurn is a turn's calls to d, as the harness makes them: the lease
+// taken, the events read from the last the turn before wrote, the message
+// and its answer appended, the lease let go, and the events read again.
+func warmTurn(t *testing.T, d *log.Driver) func() {
+	ctx := context.Background()
 	const thread, holder = "link:calls", "h"
 	seq := int64(0)
-	turn := func() {
+	return func() {
 		t.Helper()
 		if _, err := d.Lease(ctx, thread, holder, time.Minute); err != nil {
 			t.Fatal(err)
@@ -43,26 +74,93 @@ func TestWarmTurnCalls(t *testing.T) {
 		if err := d.Release(ctx, thread, holder); err != nil {
 			t.Fatal(err)
 		}
-		if es, err := d.Read(ctx, thread, seq); err != nil || len(es) != 1 {
-			t.Fatalf("read from %d: %d events, %v", seq, len(es), err)
+		if es, err := d.Read(ctx, thread, seq+1); err != nil || len(es) != 0 {
+			t.Fatalf("read from %d: %d events, %v", seq+1, len(es), err)
 		}
 	}
-	for range 3 {
-		turn() // the conversation begun, its files made
-	}
-	opened := log.CountOpens(t)
-	idle := readsSince(t, readCount(t)) // the count's own read
-	for range 5 {
-		before := readCount(t)
-		opens := opened()
-		turn()
-		if reads := readsSince(t, before) - idle; reads != 6 {
-			t.Errorf("a warm turn made %d reads, want 6 (one a call)", reads)
+}
+
+// envTurns is how many warm turns TestWarmTurnSyscalls's process makes.
+const envTurns = "LNK_LOG_TEST_TURNS"
+
+// A warm turn's calls to the log make these file calls, as strace(1)
+// counts them in a process of its own: the counts of a process making 40
+// turns less those of one making 10, over 30. An open lease.json and
+// events.jsonl at the lease and its let-go, events.jsonl at each other
+// call; a lock a call; a stamp (statx) where a call asks what the file
+// holds, and a read only where what it wants isn't known from it: the
+// lease's two, and the read at the turn's start of the event it last
+// wrote; a write a lease and an event. A call more of any fails it.
+func TestWarmTurnSyscalls(t *testing.T) {
+	if n := os.Getenv(envTurns); n != "" {
+		turns, err := strconv.Atoi(n)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if n := opened() - opens; n != 6 {
-			t.Errorf("a warm turn opened events.jsonl %d times, want 6 (one a call)", n)
+		turn := warmTurn(t, log.Open(os.Getenv(envChats)))
+		for range 3 + turns {
+			turn()
+		}
+		return
+	}
+	want := map[string]int{"openat": 8, "flock": 6, "statx": 4, "lseek": 0, "pread64": 3, "pwrite64": 4, "close": 8, "fstat": 0, "newfstatat": 0}
+	few, many := straceTurns(t, 10), straceTurns(t, 40)
+	for _, call := range slices.Sorted(maps.Keys(many)) {
+		if d := many[call] - few[call]; d >= 30 && call != "total" {
+			t.Logf("%s: %.2f a warm turn", call, float64(d)/30)
 		}
 	}
+	for call, n := range want {
+		if got := float64(many[call]-few[call]) / 30; got != float64(n) {
+			t.Errorf("%s: %.2f a warm turn, want %d", call, got, n)
+		}
+	}
+}
+
+// straceTurns counts the calls of a process of this test making turns
+// warm turns, by strace -f -c.
+func straceTurns(t *testing.T, turns int) map[string]int {
+	t.Helper()
+	strace, err := exec.LookPath("strace")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no strace command: .ci/run installs it, and this test needs it in CI")
+		}
+		t.Skip("no strace command (apt-get install strace)")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "calls")
+	cmd := exec.Command(strace, "-f", "-c", "-o", out, exe, "-test.run=^TestWarmTurnSyscalls$", "-test.count=1")
+	// GOMAXPROCS not looked at again as the process runs: the runtime's
+	// reads of the cgroup's limit would be counted with the turns'.
+	cmd.Env = append(os.Environ(), envChats+"="+t.TempDir(), envTurns+"="+strconv.Itoa(turns), "GODEBUG=updatemaxprocs=0")
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("strace: %v\n%s", err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Its table's rows: % time, seconds, usecs/call, calls, [errors,] syscall.
+	counts := map[string]int{}
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 5 || f[0][0] < '0' || f[0][0] > '9' {
+			continue
+		}
+		n, err := strconv.Atoi(f[3])
+		if err != nil {
+			continue
+		}
+		counts[f[len(f)-1]] = n
+	}
+	if len(counts) == 0 {
+		t.Fatalf("no calls counted:\n%s", b)
+	}
+	return counts
 }
 
 // readCount is how many read calls (read, pread64, readv) the process

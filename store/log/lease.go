@@ -24,16 +24,16 @@ func (d *Driver) Lease(ctx context.Context, thread, holder string, ttl time.Dura
 }
 
 func (d *Driver) lease(ctx context.Context, thread, holder string, ttl time.Duration) (store.Lease, error) {
-	dir, err := d.Folder(thread)
+	c, err := d.conv(thread)
 	if err != nil {
 		return store.Lease{}, err
 	}
-	f, err := d.openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
+	f, err := d.openLocked(ctx, c, os.O_RDWR|os.O_CREATE, exclusive)
 	if err != nil {
 		return store.Lease{}, err
 	}
 	defer f.Close()
-	return leasefile.Take(dir, holder, ttl, d.Now())
+	return leasefile.Take(c.lease, holder, ttl, d.Now())
 }
 
 // Release lets holder's lease of the thread go; a lease another holds, or
@@ -48,11 +48,11 @@ func (d *Driver) Release(ctx context.Context, thread, holder string) error {
 }
 
 func (d *Driver) release(ctx context.Context, thread, holder string) error {
-	dir, err := d.Folder(thread)
+	c, err := d.conv(thread)
 	if err != nil {
 		return err
 	}
-	f, err := d.openLocked(ctx, dir, os.O_RDONLY, exclusive)
+	f, err := d.openLocked(ctx, c, os.O_RDONLY, exclusive)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // a conversation not begun has no lease
 	}
@@ -60,5 +60,5 @@ func (d *Driver) release(ctx context.Context, thread, holder string) error {
 		return err
 	}
 	defer f.Close()
-	return leasefile.Release(dir, holder)
+	return leasefile.Release(c.lease, holder)
 }

@@ -7,7 +7,8 @@
 // latest events are read backwards from the file's end, so a turn's read
 // costs the same however long the conversation: each call opens the file
 // once (fsx.File) and reads where its complete lines end and the last of
-// them in one read. The lease that says a turn runs is lease.json beside
+// them in one read, or none when the file is as the driver's last call
+// left it (seen.go). The lease that says a turn runs is lease.json beside
 // the events, changed under the same lock.
 package log
 
@@ -59,6 +60,7 @@ type Driver struct {
 	Now func() time.Time
 
 	ahead *ahead // the folder made ahead (MakeAhead), nil for none
+	convs convs  // the conversations kept between calls (seen.go)
 }
 
 var (
@@ -124,32 +126,16 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 	if size > store.MaxLine {
 		return fmt.Errorf("event of %d bytes is over %d", size, store.MaxLine)
 	}
-	dir, err := d.Folder(thread)
+	c, err := d.conv(thread)
 	if err != nil {
 		return err
 	}
-	f, err := d.openLocked(ctx, dir, os.O_RDWR|os.O_CREATE, exclusive)
+	f, err := d.openLocked(ctx, c, os.O_RDWR|os.O_CREATE, exclusive)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fileSize, err := f.Size()
-	if err != nil {
-		return err
-	}
-	t, err := readTail(f, fileSize, smallBlock)
-	if err != nil {
-		return fmt.Errorf("%s: %w", f.Name(), err)
-	}
-	defer t.release()
-	end := t.end
-	if end < fileSize {
-		// A writer stopped mid-line: its event was never acknowledged.
-		if err := f.Truncate(end); err != nil {
-			return err
-		}
-	}
-	last, err := lastSeq(f, t)
+	st, end, last, err := lastOf(f, c)
 	if err != nil {
 		return err
 	}
@@ -167,16 +153,46 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 		// as durable as the event, synced at once so the file system
 		// commits them together; a folder made ahead by this driver had
 		// its own names synced as it was made.
-		syncs := []func() error{d.ahead.namesSynced(dir, f), func() error { return syncDir(d.chats) }}
+		syncs := []func() error{d.ahead.namesSynced(c.dir, f), func() error { return syncDir(d.chats) }}
 		if syncs[0] == nil {
-			syncs[0] = func() error { return syncDir(dir) }
+			syncs[0] = func() error { return syncDir(c.dir) }
 		}
-		return syncNew(f, syncs...)
+		err = syncNew(f, syncs...)
+	} else if err = datasync(f); err != nil {
+		err = fmt.Errorf("sync %s: %w", f.Name(), err)
 	}
-	if err := datasync(f); err != nil {
-		return fmt.Errorf("sync %s: %w", f.Name(), err)
+	if err != nil {
+		return err
 	}
+	st.Size = end + size
+	c.saw(seen{stamp: st, last: e.Seq})
 	return nil
+}
+
+// lastOf is where f's complete lines end and the number of its last
+// event, f open under the exclusive lock, with its stamp: as c last saw
+// it when f is the file it saw, as it was, its tail not read; else read
+// from its tail, an unfinished final line cut off first (a writer that
+// stopped mid-line: its event was never acknowledged).
+func lastOf(f *fsx.File, c *conv) (st fsx.Stamp, end, last int64, err error) {
+	if st, err = f.Stamp(); err != nil {
+		return st, 0, 0, err
+	}
+	if s := c.lastSeen(); s.holds(st) {
+		return st, st.Size, s.last, nil
+	}
+	t, err := readTail(f, st.Size, smallBlock)
+	if err != nil {
+		return st, 0, 0, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	defer t.release()
+	if t.end < st.Size {
+		if err := f.Truncate(t.end); err != nil {
+			return st, 0, 0, err
+		}
+	}
+	last, err = lastSeq(f, t)
+	return st, t.end, last, err
 }
 
 // syncNew syncs a conversation's first event, f's, and the names of f in
@@ -251,20 +267,20 @@ const (
 	exclusive = true
 )
 
-// openLocked opens dir's events.jsonl with flag and takes its lock,
+// openLocked opens c's events.jsonl with flag and takes its lock,
 // exclusive or shared; a flag with O_CREATE makes the folder first
 // (makeFolder). The lock goes with the file's closing.
-func (d *Driver) openLocked(ctx context.Context, dir string, flag int, exclusive bool) (*fsx.File, error) {
+func (d *Driver) openLocked(ctx context.Context, c *conv, flag int, exclusive bool) (*fsx.File, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	f, err := openFile(fsx.Join(dir, EventsFile), flag, 0o600)
+	f, err := openFile(c.events, flag, 0o600)
 	if errors.Is(err, fs.ErrNotExist) && flag&os.O_CREATE != 0 {
 		// The folder first, at a conversation's first lease or event.
-		if err := d.makeFolder(dir); err != nil {
+		if err := d.makeFolder(c.dir); err != nil {
 			return nil, err
 		}
-		f, err = openFile(fsx.Join(dir, EventsFile), flag, 0o600)
+		f, err = openFile(c.events, flag, 0o600)
 	}
 	if err != nil {
 		return nil, err
@@ -277,43 +293,60 @@ func (d *Driver) openLocked(ctx context.Context, dir string, flag int, exclusive
 }
 
 // reading opens the thread's events for reading under the shared lock
-// and reads their tail, its last first bytes (readTail); a conversation
+// and reads their tail, its last first bytes (readTail), unless the file
+// is as c last saw it and its last event is before from: then there is
+// nothing to read (t.end 0, none read) and none is false. A conversation
 // not begun is nil. The caller releases the tail and closes the file.
-func (d *Driver) reading(ctx context.Context, thread string, first int64) (*fsx.File, tail, error) {
-	dir, err := d.Folder(thread)
-	if err != nil {
-		return nil, tail{}, err
-	}
-	f, err := d.openLocked(ctx, dir, os.O_RDONLY, shared)
+func (d *Driver) reading(ctx context.Context, c *conv, first, from int64) (f *fsx.File, t tail, st fsx.Stamp, none bool, err error) {
+	f, err = d.openLocked(ctx, c, os.O_RDONLY, shared)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, tail{}, nil
+		return nil, tail{}, st, true, nil
 	}
 	if err != nil {
-		return nil, tail{}, err
+		return nil, tail{}, st, false, err
 	}
-	size, err := f.Size()
-	if err != nil {
+	if st, err = f.Stamp(); err != nil {
 		f.Close()
-		return nil, tail{}, err
+		return nil, tail{}, st, false, err
 	}
-	t, err := readTail(f, size, first)
-	if err != nil {
+	if s := c.lastSeen(); s.holds(st) && s.last < from {
 		f.Close()
-		return nil, tail{}, fmt.Errorf("%s: %w", f.Name(), err)
+		return nil, tail{}, st, true, nil
 	}
-	return f, t, nil
+	if t, err = readTail(f, st.Size, first); err != nil {
+		f.Close()
+		return nil, tail{}, st, false, fmt.Errorf("%s: %w", f.Name(), err)
+	}
+	return f, t, st, false, nil
+}
+
+// sawRead notes what a read under the lock of c's file stamped st found:
+// es, its last events through the end of its complete lines t.end.
+func (c *conv) sawRead(st fsx.Stamp, t tail, es []store.Event) {
+	if len(es) > 0 && t.end == st.Size {
+		c.saw(seen{stamp: st, last: es[len(es)-1].Seq})
+	}
 }
 
 // Read returns the thread's events numbered from and after. From the
 // first, it reads the file through; from a later number, it reads
 // backwards from the end only as far as that number.
 func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
-	f, t, err := d.reading(ctx, thread, smallBlock)
+	es, err := d.read(ctx, thread, from)
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", thread, err)
 	}
-	if f == nil {
-		return nil, nil
+	return es, nil
+}
+
+func (d *Driver) read(ctx context.Context, thread string, from int64) ([]store.Event, error) {
+	c, err := d.conv(thread)
+	if err != nil {
+		return nil, err
+	}
+	f, t, st, none, err := d.reading(ctx, c, smallBlock, max(from, 1))
+	if none || err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	defer t.release()
@@ -327,33 +360,38 @@ func (d *Driver) Read(ctx context.Context, thread string, from int64) ([]store.E
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", thread, err)
+		return nil, err
 	}
+	c.sawRead(st, t, es)
 	return es, nil
 }
 
 // Latest returns the thread's last n events, reading backwards from the
 // end of its file only the lines it returns.
 func (d *Driver) Latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
-	if n <= 0 {
-		if _, err := d.Folder(thread); err != nil {
-			return nil, fmt.Errorf("latest %s: %w", thread, err)
-		}
-		return nil, nil
-	}
-	f, t, err := d.reading(ctx, thread, block)
+	es, err := d.latest(ctx, thread, n)
 	if err != nil {
 		return nil, fmt.Errorf("latest %s: %w", thread, err)
 	}
-	if f == nil {
-		return nil, nil
+	return es, nil
+}
+
+func (d *Driver) latest(ctx context.Context, thread string, n int) ([]store.Event, error) {
+	c, err := d.conv(thread)
+	if err != nil || n <= 0 {
+		return nil, err
+	}
+	f, t, st, none, err := d.reading(ctx, c, block, 0)
+	if none || err != nil {
+		return nil, err
 	}
 	defer f.Close()
 	defer t.release()
 	count := 0
 	es, err := lastLines(f, t, block, f.Name(), func(store.Event) bool { count++; return count >= n })
 	if err != nil {
-		return nil, fmt.Errorf("latest %s: %w", thread, err)
+		return nil, err
 	}
+	c.sawRead(st, t, es)
 	return es, nil
 }

@@ -12,7 +12,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/lnk-dev/link/internal/fsx"
@@ -22,14 +21,15 @@ import (
 // File is the lease's file in the conversation's folder.
 const File = "lease.json"
 
-// Take takes the lease in dir for holder until now+ttl, or renews it for
-// the holder that has it; another holder's that hasn't expired is
-// store.ErrLeaseHeld. The caller holds the conversation's lock.
-func Take(dir, holder string, ttl time.Duration, now time.Time) (store.Lease, error) {
+// Take takes the lease kept in name (a conversation's lease.json) for
+// holder until now+ttl, or renews it for the holder that has it; another
+// holder's that hasn't expired is store.ErrLeaseHeld. The caller holds
+// the conversation's lock.
+func Take(name, holder string, ttl time.Duration, now time.Time) (store.Lease, error) {
 	if holder == "" {
 		return store.Lease{}, errors.New("a lease has a holder")
 	}
-	lf, err := fsx.OpenFile(fsx.Join(dir, File), os.O_RDWR|os.O_CREATE, 0o600)
+	lf, err := fsx.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return store.Lease{}, err
 	}
@@ -42,19 +42,19 @@ func Take(dir, holder string, ttl time.Duration, now time.Time) (store.Lease, er
 	if err != nil {
 		return store.Lease{}, err
 	}
-	if err := writeLease(dir, lf, size, l); err != nil {
+	if err := writeLease(name, lf, size, l); err != nil {
 		return store.Lease{}, err
 	}
 	return l, nil
 }
 
-// Release lets holder's lease in dir go; a lease another holds, or none,
-// is left as it is. The caller holds the conversation's lock. It writes
+// Release lets holder's lease kept in name go; a lease another holds, or
+// none, is left as it is. The caller holds the conversation's lock. It writes
 // the lease over as expired, rather than removing the file, so the next
 // turn's lease is a write in place too: no file is made or removed at any
 // turn but a conversation's first.
-func Release(dir, holder string) error {
-	lf, err := fsx.OpenFile(fsx.Join(dir, File), os.O_RDWR, 0o600)
+func Release(name, holder string) error {
+	lf, err := fsx.OpenFile(name, os.O_RDWR, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -66,7 +66,7 @@ func Release(dir, holder string) error {
 	if err != nil || !ok || cur.Holder != holder || cur.Expires.IsZero() {
 		return err
 	}
-	return writeLease(dir, lf, size, store.Lease{Holder: holder})
+	return writeLease(name, lf, size, store.Lease{Holder: holder})
 }
 
 // maxInPlace is the most a lease written in place takes: one write within
@@ -106,7 +106,7 @@ func readLease(f *fsx.File) (l store.Lease, ok bool, size int64, err error) {
 	return l, true, int64(len(b)), nil
 }
 
-// writeLease writes l as dir's lease.json, open as f, size bytes long. A
+// writeLease writes l as the lease kept in name, open as f, size bytes long. A
 // lease that fits is written in place: one write at the file's start,
 // padded with spaces to the file's length, so no byte of a longer lease
 // before it is left after it (JSON reads past the spaces) and a reader,
@@ -114,7 +114,7 @@ func readLease(f *fsx.File) (l store.Lease, ok bool, size int64, err error) {
 // of one. Otherwise it replaces the file whole, by rename. It isn't
 // synced: a lease lost with the machine is a lease nobody holds, as after
 // its holder's end.
-func writeLease(dir string, f *fsx.File, size int64, l store.Lease) error {
+func writeLease(name string, f *fsx.File, size int64, l store.Lease) error {
 	b, err := encode(l)
 	if err != nil {
 		return err
@@ -124,9 +124,9 @@ func writeLease(dir string, f *fsx.File, size int64, l store.Lease) error {
 		_, err := f.WriteAt(append(b, '\n'), 0)
 		return err
 	}
-	tmp := filepath.Join(dir, File+".new")
+	tmp := name + ".new"
 	if err := fsx.WriteFile(tmp, append(b, '\n'), 0o600); err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, File))
+	return os.Rename(tmp, name)
 }
