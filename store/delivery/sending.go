@@ -40,12 +40,15 @@ const Grace = 10 * time.Second
 // at all: the append retried under another number, or the hold marked
 // for chat.
 func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
-	_, err := a.hold(ctx, k, again)
+	h, err := a.hold(ctx, k, again)
+	h.close()
 	return err
 }
 
-// hold is Hold, and says how long the file it wrote is.
-func (a *Answers) hold(ctx context.Context, k Answer, again bool) (int, error) {
+// hold is Hold, and returns the file it wrote as its let-go makes a
+// spare of it: its length, and where a file is kept open (keepOpen) the
+// file itself, unless it was written over again (Replace makes another).
+func (a *Answers) hold(ctx context.Context, k Answer, again bool) (spare, error) {
 	if k.At.IsZero() {
 		k.At = a.now()
 	}
@@ -55,60 +58,57 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (int, error) {
 	}
 	name, err := contract.ThreadFolder(k.Thread)
 	if err != nil {
-		return 0, err
+		return spare{}, err
 	}
 	id := k.ID
 	if !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) || strings.ContainsAny(id, `/\`) {
-		return 0, fmt.Errorf("hold an answer of %s: id %q is not of its folder", k.Thread, id)
+		return spare{}, fmt.Errorf("hold an answer of %s: id %q is not of its folder", k.Thread, id)
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	if err := a.sendingNoLink(); err != nil {
-		return 0, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+		return spare{}, err
 	}
 	path := a.sendingPath(id)
-	if again {
-		b, err := encodeHold(k, 0)
-		if err == nil {
-			err = fsx.Replace(path, b, false)
+	if !again {
+		if sp, ok := a.spares.take(); ok {
+			if h, err := a.holdInto(sp, path, k); err == nil {
+				return h, nil
+			}
 		}
-		if err != nil {
-			return 0, fmt.Errorf("hold an answer of %s again: %w", k.Thread, err)
-		}
-		return len(b), nil
 	}
-	if sp, ok := a.spares.take(); ok {
-		b, err := encodeHold(k, sp.size)
-		if err != nil {
-			return 0, err
-		}
-		if a.holdInto(sp, path, b) == nil {
-			return len(b), nil
-		}
+	if err := a.sendingNoLink(); err != nil {
+		return spare{}, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
 	}
 	b, err := encodeHold(k, 0)
 	if err != nil {
-		return 0, err
+		return spare{}, err
 	}
-	fh, err := fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if again {
+		if err = fsx.Replace(path, b, false); err != nil {
+			return spare{}, fmt.Errorf("hold an answer of %s again: %w", k.Thread, err)
+		}
+		return spare{size: len(b)}, nil
+	}
+	fh, err := openFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(path), 0o700); err == nil {
-			fh, err = fsx.Open(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+			fh, err = openFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 		}
 	}
 	if err != nil {
-		return 0, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+		return spare{}, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
 	}
 	_, err = fh.Write(b)
+	if err == nil && keepOpen {
+		return spare{size: len(b), f: fh}, nil
+	}
 	if cerr := fh.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		os.Remove(path)
-		return 0, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
+		return spare{}, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
 	}
-	return len(b), nil
+	return spare{size: len(b)}, nil
 }
 
 // sendingNoLink refuses the folder of the answers sending when it is a
@@ -116,7 +116,7 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (int, error) {
 // which may be another agent's.
 func (a *Answers) sendingNoLink() error {
 	dir := filepath.Join(a.Paths.Chats(), SendingDir)
-	if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+	if fi, err := lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		return &fs.PathError{Op: "open", Path: dir, Err: fsx.ErrSymlink}
 	}
 	return nil
@@ -257,7 +257,7 @@ type Turn struct {
 	thread string
 	id     string // the sending answer whose event was stored last, "" for none
 	held   Answer // what the hold of id holds
-	size   int    // how long its file is
+	file   spare  // its file, for the spare its let-go makes
 }
 
 // Begin returns the Turn that carries one turn's answer in thread to its
@@ -278,8 +278,8 @@ func (a *Answers) Begin(thread string) *Turn { return &Turn{a: a, thread: thread
 func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done bool, err error) {
 	a := t.a
 	id := ""
-	var k Answer // the last try's hold
-	size := 0    // its file's length
+	var k Answer   // the last try's hold
+	var file spare // its file
 	return func(e store.Event, done bool, err error) {
 		switch {
 		case done && id == "":
@@ -287,11 +287,12 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 			// Stored or not, the event decides at a recover: no longer
 			// passed over.
 			a.sending.Delete(id)
+			file.close()
 		case done:
 			if t.id != "" && t.id != id {
-				t.drop(ctx, t.id, t.size)
+				t.drop(ctx, t.id, t.file)
 			}
-			t.id, t.held, t.size = id, k, size
+			t.id, t.held, t.file = id, k, file
 		default:
 			again := id != ""
 			if !again {
@@ -302,9 +303,14 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 				a.sending.Store(id, time.Time{}) // passed over while the turn runs
 			}
 			k = Answer{ID: id, Thread: t.thread, Text: text, At: a.now(), Seq: e.Seq, EventTime: e.Time}
-			if size, err = a.hold(ctx, k, again); err != nil {
-				t.drop(ctx, id, 0) // what an earlier try held named another number
-				id = ""
+			h, herr := a.hold(ctx, k, again)
+			if herr == nil || !again {
+				file.close() // written over: its name is another file's
+				file = h
+			}
+			if err = herr; err != nil {
+				t.drop(ctx, id, file) // what an earlier try held named another number
+				id, file = "", spare{}
 			}
 		}
 		if err != nil && !done {
@@ -328,9 +334,10 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forChat bool) (delivered func(), err error) {
 	if forChat && !callerGone && t.id != "" && !t.held.ForChat {
 		t.held.ForChat = true
-		size, herr := t.a.hold(ctx, t.held, true)
+		h, herr := t.a.hold(ctx, t.held, true)
 		if herr == nil {
-			t.size = size
+			t.file.close() // written over: its name is another file's
+			t.file = h
 		}
 		if herr != nil {
 			t.a.logger().LogAttrs(ctx, slog.LevelWarn, "mark an answer held for chat", slog.String("thread", t.thread), slog.String("err", herr.Error()))
@@ -342,17 +349,18 @@ func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forC
 	case callerGone:
 		_, err = t.a.Keep(ctx, t.thread, text, time.Time{}, seq)
 	}
-	id, size := t.id, t.size
+	id, file := t.id, t.file
 	switch {
 	case id == "":
 	case !callerGone:
 		t.a.sending.Store(id, t.a.now()) // passed over a while yet
 		wctx := context.WithoutCancel(ctx)
-		return func() { t.drop(wctx, id, size) }, err
+		return func() { t.drop(wctx, id, file) }, err
 	case err == nil:
-		t.drop(ctx, id, size) // pending now, as a caller gone's is
+		t.drop(ctx, id, file) // pending now, as a caller gone's is
 	default:
 		t.a.sending.Delete(id) // left for a recover to adopt
+		file.close()
 	}
 	return nil, err
 }
@@ -363,13 +371,14 @@ func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forC
 func (t *Turn) Failed() {
 	if t.id != "" {
 		t.a.sending.Delete(t.id)
+		t.file.close()
 	}
 }
 
-// drop lets the sending answer id go, its file size bytes long (a spare
-// for the next hold): a recover no longer passes it over.
-func (t *Turn) drop(ctx context.Context, id string, size int) {
-	if err := t.a.letGo(id, size); err != nil {
+// drop lets the sending answer id go, its file the spare for the next
+// hold: a recover no longer passes it over.
+func (t *Turn) drop(ctx context.Context, id string, file spare) {
+	if err := t.a.letGo(id, file); err != nil {
 		t.a.logger().LogAttrs(ctx, slog.LevelWarn, "let a sent answer go", slog.String("thread", t.thread), slog.String("err", err.Error()))
 	}
 	t.a.sending.Delete(id)

@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/lnk-dev/link/store"
 )
@@ -28,5 +29,33 @@ func BenchmarkHoldRelease(b *testing.B) {
 		if err := f.release(id); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkHoldLetGo is what a turn's answer pays to be held while it is
+// sent to its caller and let go once told (Turn.Hook, End, the let-go),
+// as every turn but a process's first does: into a spare, back to one.
+func BenchmarkHoldLetGo(b *testing.B) {
+	p, err := store.For(b.TempDir(), "main")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f := &Answers{Paths: p}
+	b.Cleanup(func() { f.Close() })
+	ctx := context.Background()
+	seq := int64(0)
+	b.ReportAllocs()
+	for b.Loop() {
+		seq += 2
+		turn := f.Begin("telegram:42")
+		hook := turn.Hook(ctx, "The answer, streamed in pieces.")
+		e := store.Event{Seq: seq, Time: time.Now(), Kind: store.KindAnswer}
+		hook(e, false, nil)
+		hook(e, true, nil)
+		done, err := turn.End(ctx, "The answer, streamed in pieces.", seq, false, false)
+		if err != nil || done == nil {
+			b.Fatalf("end: %v", err)
+		}
+		done()
 	}
 }

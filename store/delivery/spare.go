@@ -23,7 +23,9 @@ import (
 // the new id's name. Every conversation's holds share chats/sending, and
 // a file made and removed there costs about three times a rename pair
 // (the folder's lock held while an inode is made and freed): 10% of a
-// turn's CPU with 64 conversations at once.
+// turn's CPU with 64 conversations at once. Where a file renamed while
+// open stays open (keepOpen), a spare stays open too, so a hold is one
+// write and one rename and its let-go one rename (docs/decisions/065).
 //
 // A spare still holds the answer it held last, so two things keep it
 // from ever being read as an answer again:
@@ -55,12 +57,30 @@ const maxSpares = 256
 // finds it gone and makes a file anew.
 const staleSpare = time.Hour
 
-// spare is one spare file of this process: its name in chats/sending
-// and its size.
+// spare is one spare file of this process: its name in chats/sending,
+// its size, and where a file renamed while open stays open (keepOpen)
+// the file, open for writing: the hold that takes it is then one write
+// and one rename, with no open and no look at the folder.
 type spare struct {
 	name string
 	size int
+	f    *os.File // nil when closed
 }
+
+// close closes sp's file, if it is open.
+func (sp *spare) close() {
+	if sp.f != nil {
+		sp.f.Close()
+		sp.f = nil
+	}
+}
+
+// The calls on names a hold and its let-go make (a test's to count).
+var (
+	openFile   = fsx.Open
+	renameFile = fsx.Rename
+	lstat      = os.Lstat
+)
 
 // spares are an agent's spares, taken by a hold and given back at its
 // let-go.
@@ -151,47 +171,64 @@ func parseHold(b []byte, id string) (Answer, bool) {
 	return k, true
 }
 
-// holdInto writes b into sp and renames it to path: the hold made of a
-// spare. Any failure removes the spare (the hold is then made anew).
-func (a *Answers) holdInto(sp spare, path string, b []byte) error {
+// holdInto writes k into sp and renames it to path: the hold made of a
+// spare, returned as its let-go makes a spare of it. A spare kept open
+// is written where it is open: it was made in chats/sending when that
+// was no link (hold), and a rename by name moves nothing of another
+// folder's, so neither needs a look at the folder; one that isn't is
+// opened, never through a link. Any failure removes the spare (the hold
+// is then made anew).
+func (a *Answers) holdInto(sp spare, path string, k Answer) (spare, error) {
 	name := filepath.Join(filepath.Dir(path), sp.name)
-	fh, err := fsx.Open(name, os.O_WRONLY, 0)
-	if err != nil {
-		return err // removed by a listing that found it stale
-	}
-	_, err = fh.WriteAt(b, 0)
-	if cerr := fh.Close(); err == nil {
-		err = cerr
+	b, err := encodeHold(k, sp.size)
+	if err == nil && sp.f == nil {
+		if err = a.sendingNoLink(); err == nil {
+			sp.f, err = openFile(name, os.O_WRONLY, 0) // gone: a listing found it stale
+		}
 	}
 	if err == nil {
-		err = fsx.Rename(name, path)
+		_, err = sp.f.WriteAt(b, 0)
+	}
+	if err == nil {
+		err = renameFile(name, path)
+	}
+	if err == nil && !keepOpen {
+		err = sp.f.Close()
+		sp.f = nil
 	}
 	if err != nil {
+		sp.close()
 		os.Remove(name)
+		return spare{}, err
 	}
-	return err
+	return spare{size: len(b), f: sp.f}, nil
 }
 
-// letGo lets this process's own hold of id go, its file size bytes long:
-// renamed to a spare for the next hold, or removed when there are
-// enough, it is too long, or the answers closed.
-func (a *Answers) letGo(id string, size int) error {
+// letGo lets this process's own hold of id go, its file h: renamed to a
+// spare for the next hold, or removed when there are enough, it is too
+// long, or the answers closed.
+func (a *Answers) letGo(id string, h spare) error {
 	if !strings.Contains(id, idSep) || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
+		h.close()
 		return nil
 	}
-	if size <= 0 || size > maxSpare {
+	if h.size <= 0 || h.size > maxSpare {
+		h.close()
 		return a.release(id)
 	}
 	path := a.sendingPath(id)
-	sp := spare{name: spareName + randomHex(8), size: size}
-	err := fsx.Rename(path, filepath.Join(filepath.Dir(path), sp.name))
+	sp := spare{name: spareName + randomHex(8), size: h.size, f: h.f}
+	err := renameFile(path, filepath.Join(filepath.Dir(path), sp.name))
 	if errors.Is(err, fs.ErrNotExist) {
+		sp.close()
 		return nil // adopted by a recover, or never made
 	}
 	if err != nil {
+		sp.close()
 		return a.release(id)
 	}
 	if !a.spares.put(sp) {
+		sp.close()
 		os.Remove(filepath.Join(filepath.Dir(path), sp.name))
 	}
 	return nil
@@ -206,6 +243,7 @@ func (a *Answers) Close() error {
 	a.spares.mu.Unlock()
 	var errs []error
 	for _, sp := range free {
+		sp.close()
 		if err := os.Remove(filepath.Join(a.Paths.Chats(), SendingDir, sp.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}

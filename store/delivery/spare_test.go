@@ -25,6 +25,17 @@ import (
 // is false (the turn ended, its response never written).
 func answerTurn(t *testing.T, f *Answers, c store.Conversations, thread, text string, seq int64, at time.Time, delivered bool) string {
 	t.Helper()
+	id, done := holdTurn(t, f, c, thread, text, seq, at)
+	if delivered {
+		done()
+	}
+	return id
+}
+
+// holdTurn is answerTurn up to the response's write: it returns the
+// hold's id and what lets it go once the caller has it.
+func holdTurn(t *testing.T, f *Answers, c store.Conversations, thread, text string, seq int64, at time.Time) (string, func()) {
+	t.Helper()
 	ctx := context.Background()
 	turn := f.Begin(thread)
 	hook := turn.Hook(ctx, text)
@@ -42,11 +53,7 @@ func answerTurn(t *testing.T, f *Answers, c store.Conversations, thread, text st
 	if err != nil || done == nil {
 		t.Fatalf("end: %v, let-go %v", err, done != nil)
 	}
-	id := turn.id
-	if delivered {
-		done()
-	}
-	return id
+	return turn.id, done
 }
 
 // sendingFiles are the names in chats/sending: the holds and the spares.
@@ -97,7 +104,7 @@ func TestSpareReused(t *testing.T) {
 		if diff := cmp.Diff(want, all, cmpopts.IgnoreFields(Answer{}, "At")); err != nil || diff != "" {
 			t.Fatalf("sending %v (-want +got):\n%s", err, diff)
 		}
-		if err := f.letGo(id, int(is.Size())); err != nil {
+		if err := f.letGo(id, spare{size: int(is.Size())}); err != nil {
 			t.Fatal(err)
 		}
 		_, spares = sendingFiles(t, p)
