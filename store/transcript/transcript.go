@@ -75,19 +75,29 @@ type writer interface {
 // that joined a running turn (written while the model answered, so
 // after what its answer saw, store.Event.Seen) is still being answered
 // after that answer, and the transcript, which memory searches, ends
-// before it until an answer that saw it.
+// before it until an answer that saw it. It looks from the end, so a
+// turn's window costs what came since its last answer, not its length.
 func lastFinal(events []store.Event) int {
-	last := -1
-	var asked int64 // the last message of the transcript's so far
-	for i, e := range events {
-		switch {
-		case e.Kind == store.KindMessage && Includes(e):
-			asked = e.Seq
-		case store.FinalAnswer(e) && (e.Seen == 0 || e.Seen >= asked):
-			last = i
+	m := len(events) // where the message asked before the answers looked at is
+	var asked int64  // its number (0: none)
+	for i := len(events) - 1; i >= 0; i-- {
+		e := events[i]
+		if !store.FinalAnswer(e) {
+			continue
+		}
+		if i < m { // the last message of the transcript's before this answer
+			for m, asked = i-1, 0; m >= 0; m-- {
+				if x := events[m]; x.Kind == store.KindMessage && Includes(x) {
+					asked = x.Seq
+					break
+				}
+			}
+		}
+		if e.Seen == 0 || e.Seen >= asked {
+			return i
 		}
 	}
-	return last
+	return -1
 }
 
 // render writes the included events of events, up to the last final
@@ -377,27 +387,29 @@ var writers = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 16<<10
 
 // after is the events of turn after number end, when turn holds every one
 // of them (it starts at or before end+1, with no gap); nil when it doesn't.
+// turn is in order, so it is looked at from its end: what came since.
 func after(turn []store.Event, end int64) []store.Event {
-	for i, e := range turn {
-		if e.Seq > end {
-			if e.Seq != end+1 {
-				return nil
-			}
-			for j := i + 1; j < len(turn); j++ {
-				if turn[j].Seq != turn[j-1].Seq+1 {
-					return nil
-				}
-			}
-			return turn[i:]
+	i := len(turn)
+	for i > 0 && turn[i-1].Seq > end {
+		i--
+	}
+	if i == len(turn) || turn[i].Seq != end+1 {
+		return nil
+	}
+	for j := i + 1; j < len(turn); j++ {
+		if turn[j].Seq != turn[j-1].Seq+1 {
+			return nil
 		}
 	}
-	return nil
+	return turn[i:]
 }
 
+// find is the event numbered seq in events, which are in order: looked
+// for from the end, where a turn's copy looks.
 func find(events []store.Event, seq int64) (store.Event, bool) {
-	for _, e := range events {
-		if e.Seq == seq {
-			return e, true
+	for i := len(events) - 1; i >= 0 && events[i].Seq >= seq; i-- {
+		if events[i].Seq == seq {
+			return events[i], true
 		}
 	}
 	return store.Event{}, false
