@@ -28,6 +28,7 @@ type answer struct {
 
 	mu     sync.Mutex
 	text   strings.Builder // everything streamed, the answer as kept
+	sent   int             // how much of text went to the caller: the rest is held (flush)
 	wire   int             // bytes streamed, as the bridge reads them
 	gone   bool
 	capped bool
@@ -62,8 +63,11 @@ func (a *answer) startRound() {
 
 // chunk streams text as part of the answer and says how much of it went:
 // all of it, or, at the bridge's limit, the part that fits, with capped
-// true; the note saying why has then been added.
-func (a *answer) chunk(text string) (sent string, capped bool) {
+// true; the note saying why has then been added. With more (the model
+// already holds what follows: model.Delta.More) the text is held, to go
+// in one agent_message_chunk with what follows it, until a chunk without
+// more or flush; at the limit nothing is held.
+func (a *answer) chunk(text string, more bool) (sent string, capped bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.capped {
@@ -78,21 +82,41 @@ func (a *answer) chunk(text string) (sent string, capped bool) {
 	if cost := wireLen(text) + chunkOverhead; cost > room {
 		a.capped = true
 		sent = jsonx.Fit(text, room-chunkOverhead)
-		a.send(sent + cutNote)
+		a.add(sent + cutNote)
+		a.flushLocked()
 		return sent, true
 	}
-	a.send(text)
+	a.add(text)
+	if !more {
+		a.flushLocked()
+	}
 	return text, false
 }
 
-// send streams text to the caller, unless gone; a failed write means it
-// has gone.
-func (a *answer) send(text string) {
+// add adds text to the answer, to be streamed by the next flush.
+func (a *answer) add(text string) {
 	a.text.WriteString(text)
-	if text == "" {
+	if text != "" {
+		a.wire += wireLen(text) + chunkOverhead
+	}
+}
+
+// flush streams the text held (chunk's more) to the caller: a model's
+// stream calls it as it ends, however it ends.
+func (a *answer) flush() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.flushLocked()
+}
+
+// flushLocked streams what of the answer hasn't gone yet as one chunk,
+// unless the caller is gone; a failed write means it has gone.
+func (a *answer) flushLocked() {
+	if a.sent == a.text.Len() {
 		return
 	}
-	a.wire += wireLen(text) + chunkOverhead
+	text := a.text.String()[a.sent:]
+	a.sent = a.text.Len()
 	if a.gone {
 		return
 	}
@@ -105,6 +129,7 @@ func (a *answer) send(text string) {
 func (a *answer) toolCall(id, name string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.flushLocked()
 	if a.gone {
 		return
 	}
@@ -117,6 +142,7 @@ func (a *answer) toolCall(id, name string) {
 func (a *answer) toolDone(id string, failed bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.flushLocked()
 	if a.gone {
 		return
 	}

@@ -188,7 +188,7 @@ func (t *turn) began() time.Time {
 // and no new round begins for it. The end asked is then cleared.
 func (t *turn) stopped(ctx context.Context, text string) (finished, error) {
 	t.out.startRound()
-	sent, capped := t.out.chunk(stopNote)
+	sent, capped := t.out.chunk(stopNote, false)
 	switch {
 	case capped:
 		text += sent + cutNote

@@ -397,9 +397,12 @@ func (t *turn) try(ctx context.Context, name string, choice model.ToolChoice) (r
 	sctx, streamDone := t.end.stream(ctx) // cut when the turn is asked to end
 	resp, err := prov.Stream(sctx, req, func(d model.Delta) error {
 		if d.Text == "" {
+			if !d.More { // thinking: what a piece before it held goes now
+				t.out.flush()
+			}
 			return nil
 		}
-		sent, cut := t.out.chunk(d.Text)
+		sent, cut := t.out.chunk(d.Text, d.More)
 		streamed = append(streamed, sent...)
 		if cut {
 			capped = true
@@ -407,6 +410,7 @@ func (t *turn) try(ctx context.Context, name string, choice model.ToolChoice) (r
 		}
 		return nil
 	})
+	t.out.flush() // what the model's last pieces left held, however it ended
 	streamDone()
 	switch {
 	case capped:

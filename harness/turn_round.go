@@ -38,7 +38,7 @@ func (t *turn) failed(ctx context.Context, cause error) (store.Event, bool, erro
 	}
 	text := "[The model couldn't answer: " + cause.Error() + "]"
 	t.out.startRound()
-	sent, capped := t.out.chunk(text)
+	sent, capped := t.out.chunk(text, false)
 	if capped {
 		text = sent + cutNote
 	}

@@ -16,12 +16,19 @@ type Provider interface {
 	Stream(ctx context.Context, req Request, onDelta func(Delta) error) (Response, error)
 }
 
-// Delta is a piece of an answer as it streams. One of its fields is set.
+// Delta is a piece of an answer as it streams. One of Text and Thinking
+// is set.
 type Delta struct {
 	// Text is a piece of the answer's text, to show as it comes.
 	Text string
 	// Thinking is a piece of the model's thinking: kept, never shown.
 	Thinking string
+	// More says the provider already holds what follows this piece: the
+	// next call of onDelta, or Stream's return, comes without waiting on
+	// the model, so a caller may send this piece's text together with the
+	// next's. False whenever what follows may wait (the network, a delay):
+	// a piece sent at once then is never held back.
+	More bool
 }
 
 // Response is a model's whole answer to one Request, and what the provider

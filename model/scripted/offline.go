@@ -108,7 +108,8 @@ func (o Offline) Stream(ctx context.Context, req model.Request, onDelta func(mod
 }
 
 // stream sends thinking, then text in a few pieces, each after delay,
-// stopping at ctx's end or onDelta's error.
+// stopping at ctx's end or onDelta's error; with no delay each piece
+// says More, since what follows it is in hand.
 func stream(ctx context.Context, text string, thinking []model.Thinking, delay time.Duration, onDelta func(model.Delta) error) error {
 	send := func(d model.Delta) error {
 		if delay > 0 {
@@ -129,12 +130,13 @@ func stream(ctx context.Context, text string, thinking []model.Thinking, delay t
 		if th.Text == "" {
 			continue
 		}
-		if err := send(model.Delta{Thinking: th.Text}); err != nil {
+		if err := send(model.Delta{Thinking: th.Text, More: delay == 0}); err != nil {
 			return err
 		}
 	}
+	// Without a delay each piece's next (or the end) is in hand already.
 	for _, p := range Pieces(text, 3) {
-		if err := send(model.Delta{Text: p}); err != nil {
+		if err := send(model.Delta{Text: p, More: delay == 0}); err != nil {
 			return err
 		}
 	}

@@ -19,13 +19,16 @@ func ask(text string) model.Request {
 // collect gathers a call's deltas.
 type collect struct {
 	text, thinking strings.Builder
-	n              int
+	n, more        int // deltas, and those saying More
 }
 
 func (c *collect) on(d model.Delta) error {
 	c.text.WriteString(d.Text)
 	c.thinking.WriteString(d.Thinking)
 	c.n++
+	if d.More {
+		c.more++
+	}
 	return nil
 }
 
@@ -37,6 +40,10 @@ func TestOffline(t *testing.T) {
 	}
 	if !strings.HasPrefix(resp.Text, Label+"You said: “hello there”.") || c.text.String() != resp.Text || c.n != 3 {
 		t.Fatalf("answer %q, streamed %q in %d deltas", resp.Text, c.text.String(), c.n)
+	}
+	// It holds the whole answer: each piece says what follows is in hand.
+	if c.more != c.n {
+		t.Errorf("%d of %d deltas say More, want all", c.more, c.n)
 	}
 	for _, key := range []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "OLLAMA_HOST"} {
 		if !strings.Contains(resp.Text, key) {
@@ -201,5 +208,19 @@ func TestRequestText(t *testing.T) {
 	}
 	if got := RequestText(req); got != "base\nhi\nresult\n" {
 		t.Errorf("RequestText = %q", got)
+	}
+}
+
+// A delayed piece's next waits on the delay: no piece says More then, so
+// a caller sends each as it comes.
+func TestScriptedDelayedSaysNoMore(t *testing.T) {
+	s := New(model.Response{Text: "a slow answer", Thinking: []model.Thinking{{Text: "hm"}}})
+	s.Delay = time.Millisecond
+	var c collect
+	if _, err := s.Stream(t.Context(), ask("a"), c.on); err != nil {
+		t.Fatal(err)
+	}
+	if c.n != 4 || c.more != 0 || c.text.String() != "a slow answer" {
+		t.Fatalf("streamed %q in %d deltas, %d saying More; want 4, none", c.text.String(), c.n, c.more)
 	}
 }

@@ -1,0 +1,279 @@
+package harness_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/harness"
+	"github.com/lnk-dev/link/harness/harnesstest"
+	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/store"
+)
+
+// piecesModel is a model.Provider that streams its pieces as given, More
+// and all; after each piece it calls after (nil: nothing), where a test
+// waits for what the caller has seen.
+type piecesModel struct {
+	pieces []model.Delta
+	after  func(ctx context.Context, i int) error
+}
+
+func (p piecesModel) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
+	var text strings.Builder
+	for i, d := range p.pieces {
+		if err := onDelta(d); err != nil {
+			return model.Response{}, err
+		}
+		text.WriteString(d.Text)
+		if p.after != nil {
+			if err := p.after(ctx, i); err != nil {
+				return model.Response{}, err
+			}
+		}
+	}
+	return model.Response{Text: text.String(), StopReason: model.StopEnd}, nil
+}
+
+// writesListener wraps each connection it accepts in a writesConn.
+type writesListener struct {
+	net.Listener
+	mu    sync.Mutex
+	conns []*writesConn
+}
+
+func (l *writesListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	wc := &writesConn{Conn: c}
+	l.mu.Lock()
+	l.conns = append(l.conns, wc)
+	l.mu.Unlock()
+	return wc, nil
+}
+
+// writesConn records each write made to it, as one system call makes it.
+type writesConn struct {
+	net.Conn
+	mu     sync.Mutex
+	writes [][]byte
+}
+
+func (c *writesConn) Write(p []byte) (int, error) {
+	c.mu.Lock()
+	c.writes = append(c.writes, bytes.Clone(p))
+	c.mu.Unlock()
+	return c.Conn.Write(p)
+}
+
+// frames names what each write after the upgrade's carried, its frames
+// joined by "+": a response "result", a notification its method (a
+// session/update its kind), a close frame "close".
+func (c *writesConn) frames(t *testing.T) []string {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	upgraded := false
+	for _, w := range c.writes {
+		if !upgraded {
+			upgraded = bytes.HasPrefix(w, []byte("HTTP/1.1 101 "))
+			continue
+		}
+		var kinds []string
+		for len(w) > 0 {
+			op, payload, rest, ok := serverFrame(w)
+			if !ok {
+				t.Fatalf("a write that isn't whole WebSocket frames: %q", w)
+			}
+			w = rest
+			if op == 8 {
+				kinds = append(kinds, "close")
+				continue
+			}
+			var m struct {
+				Method string `json:"method"`
+				Params struct {
+					Update acp.Update `json:"update"`
+				} `json:"params"`
+			}
+			if err := json.Unmarshal(payload, &m); err != nil {
+				t.Fatalf("a frame that isn't JSON: %q", payload)
+			}
+			switch {
+			case m.Method == acp.MethodSessionUpdate:
+				kinds = append(kinds, m.Params.Update.SessionUpdate)
+			case m.Method != "":
+				kinds = append(kinds, m.Method)
+			default:
+				kinds = append(kinds, "result")
+			}
+		}
+		out = append(out, strings.Join(kinds, "+"))
+	}
+	return out
+}
+
+// serverFrame splits the first of w's frames, as a server sends them
+// (unmasked): its opcode, its payload and what follows it.
+func serverFrame(w []byte) (op byte, payload, rest []byte, ok bool) {
+	if len(w) < 2 || w[1]&0x80 != 0 {
+		return 0, nil, nil, false
+	}
+	n, at := uint64(w[1]&0x7f), 2
+	switch n {
+	case 126:
+		if len(w) < 4 {
+			return 0, nil, nil, false
+		}
+		n, at = uint64(binary.BigEndian.Uint16(w[2:])), 4
+	case 127:
+		if len(w) < 10 {
+			return 0, nil, nil, false
+		}
+		n, at = binary.BigEndian.Uint64(w[2:]), 10
+	}
+	if uint64(len(w)-at) < n {
+		return 0, nil, nil, false
+	}
+	return w[0] & 0x0f, w[at : at+int(n)], w[at+int(n):], true
+}
+
+// countedRig is a rig whose model is p, served also by an endpoint of
+// its own whose connections' writes are counted: ln.
+func countedRig(t *testing.T, p model.Provider) (*rig, *writesListener, string) {
+	t.Helper()
+	r := newRig(t, func(c *harness.Config) {
+		c.Provider = func(model.Route) (model.Provider, error) { return p, nil }
+	})
+	srv, err := endpoint.New(endpoint.Config{
+		Agents:  []endpoint.Agent{{Name: testAgent, Key: r.Key}},
+		Own:     testAgent,
+		Handler: endpoint.AgentHandler{Agent: r.Harness},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &writesListener{Listener: tcp}
+	go srv.Serve(context.Background(), ln)
+	t.Cleanup(func() { srv.Close() })
+	return r, ln, "http://" + tcp.Addr().String() + contract.ACPPath
+}
+
+// say sends text in thread over a connection of its own to url, and
+// returns the answer's chunks' texts, in order, once the connection has
+// closed.
+func say(t *testing.T, url, thread, text string, onChunk func(string)) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: harnesstest.Key, Agent: testAgent})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var chunks []string
+	c := acp.NewClient(ctx, conn, func(method string, params json.RawMessage) {
+		var p struct {
+			Update acp.Update `json:"update"`
+		}
+		if method != acp.MethodSessionUpdate || json.Unmarshal(params, &p) != nil || p.Update.SessionUpdate != acp.UpdateMessageChunk {
+			return
+		}
+		mu.Lock()
+		chunks = append(chunks, p.Update.Content.Text)
+		mu.Unlock()
+		if onChunk != nil {
+			onChunk(p.Update.Content.Text)
+		}
+	})
+	if _, err := c.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Resume(ctx, thread); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return chunks
+}
+
+// A turn whose model streams its answer in pieces it already holds
+// (model.Delta.More, as the offline model's) writes the answer as one
+// agent_message_chunk, the text whole and in order: the turn's writes
+// on a real WebSocket are those of the floor lnk measure sets it beside.
+func TestTurnWritesHeldPiecesAsOneChunk(t *testing.T) {
+	pieces := []model.Delta{{Text: "[offline] You said: “é中", More: true}, {Text: "文🙂 \"<b>\"”. ", More: true}, {Text: "No key.", More: true}}
+	r, ln, url := countedRig(t, piecesModel{pieces: pieces})
+	const thread = "link:held-pieces"
+	chunks := say(t, url, thread, "hello", nil)
+	want := "[offline] You said: “é中文🙂 \"<b>\"”. No key."
+	if len(chunks) != 1 || chunks[0] != want {
+		t.Fatalf("chunks %q, want the one %q", chunks, want)
+	}
+	r.Server.Close() // the rig's; the counted endpoint's conns are done once its client closed
+	ln.mu.Lock()
+	conns := ln.conns
+	ln.mu.Unlock()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections, want 1", len(conns))
+	}
+	got := strings.Join(conns[0].frames(t), " | ")
+	wantWrites := "result | result+available_commands_update | _link/taken | agent_message_chunk | result | close"
+	if got != wantWrites {
+		t.Errorf("the turn's writes after the upgrade:\n%s\nwant\n%s", got, wantWrites)
+	}
+	answers := count(r.Events(thread), isKind(store.KindAnswer))
+	if evs := r.Events(thread); answers != 1 || evs[len(evs)-1].Text != want {
+		t.Errorf("stored %d answers, the last %q; want one, %q", answers, evs[len(evs)-1].Text, want)
+	}
+}
+
+// A piece the model doesn't say More of goes to the caller before the
+// model's next piece is asked for: the model below waits, after each
+// such piece, until the client has it, so a piece held back would stall
+// the turn and fail it. Pieces in hand before it go with it, in order.
+func TestSlowPiecesStreamAtOnce(t *testing.T) {
+	seen := make(chan string, 4)
+	pieces := []model.Delta{{Text: "one ", More: true}, {Text: "two "}, {Text: "three ", More: true}, {Text: "four"}}
+	p := piecesModel{pieces: pieces, after: func(ctx context.Context, i int) error {
+		if pieces[i].More {
+			return nil
+		}
+		select {
+		case <-seen:
+			return nil
+		case <-time.After(10 * time.Second):
+			t.Errorf("piece %d (%q) hadn't reached the client 10 s after the model gave it", i, pieces[i].Text)
+			return context.DeadlineExceeded
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	_, _, url := countedRig(t, p)
+	chunks := say(t, url, "link:slow-pieces", "hello", func(text string) { seen <- text })
+	if want := []string{"one two ", "three four"}; strings.Join(chunks, "|") != strings.Join(want, "|") {
+		t.Fatalf("chunks %q, want %q", chunks, want)
+	}
+}
