@@ -246,8 +246,7 @@ func (c *Conn) read(ctx context.Context) error {
 	for {
 		var charged int64
 		b, err := c.readMessage(&charged)
-		var past *pastBound
-		if errors.As(err, &past) {
+		if past := asPastBound(err); past != nil {
 			c.budget.Give(charged)
 			if err := c.refusePast(ctx, past); err != nil {
 				return err

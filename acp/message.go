@@ -102,32 +102,34 @@ func DecodeMessage(b []byte) (*Message, error) {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "a message is a JSON object (batches are not ACP's)"}
 	}
 	var (
-		version, method    *string
-		id, params, result json.RawMessage
-		rpcErr             *Error
+		version, method       string
+		hasVersion, hasMethod bool
+		id, params, result    json.RawMessage
+		rpcErr                *Error
 	)
 	err := eachMember(b, func(key string, v []byte) (err error) {
 		switch key {
 		case "jsonrpc":
-			version, err = stringMember(v)
+			version, hasVersion, err = stringMember(v)
 		case "id":
 			id = v
 		case "method":
-			method, err = stringMember(v)
+			method, hasMethod, err = stringMember(v)
 		case "params":
 			params = v
 		case "result":
 			result = v
 		case "error":
-			rpcErr = nil
-			return json.Unmarshal(v, &rpcErr)
+			var e *Error // on the heap only for a message that has one
+			err = json.Unmarshal(v, &e)
+			rpcErr = e
 		}
 		return err
 	})
 	if err != nil {
 		return nil, &Error{Code: CodeInvalidRequest, Message: "a message's members have JSON-RPC's types: " + err.Error()}
 	}
-	if version == nil || *version != "2.0" {
+	if !hasVersion || version != "2.0" {
 		return nil, &Error{Code: CodeInvalidRequest, Message: `a message says "jsonrpc": "2.0"`}
 	}
 	m := &Message{Params: params, Result: result, Error: rpcErr}
@@ -137,14 +139,14 @@ func DecodeMessage(b []byte) (*Message, error) {
 		}
 		m.ID = id
 	}
-	if method != nil {
-		if *method == "" {
+	if hasMethod {
+		if method == "" {
 			return nil, &Error{Code: CodeInvalidRequest, Message: "a method is a non-empty string"}
 		}
 		if result != nil || rpcErr != nil {
 			return nil, &Error{Code: CodeInvalidRequest, Message: "a request has no result or error"}
 		}
-		m.Method = *method
+		m.Method = method
 		if p := bytes.TrimSpace(params); len(p) > 0 && p[0] != '{' && p[0] != '[' && string(p) != "null" {
 			return nil, &Error{Code: CodeInvalidRequest, Message: "params are an object or an array"}
 		}
@@ -196,20 +198,21 @@ func plainString(lit []byte) bool {
 }
 
 // stringMember reads a member's value, valid JSON, as json.Unmarshal
-// into a *string does: nil for null, else the string, or an error for a
-// value of another type. Messages are decoded without reflection.
-func stringMember(v []byte) (*string, error) {
+// into a *string does: not set (ok false) for null, else the string, or
+// an error for a value of another type. Messages are decoded without
+// reflection.
+func stringMember(v []byte) (s string, ok bool, err error) {
 	if string(v) == "null" {
-		return nil, nil
+		return "", false, nil
 	}
 	if len(v) == 0 || v[0] != '"' {
-		return nil, errors.New("a string member holds another type")
+		return "", false, errors.New("a string member holds another type")
 	}
-	s, err := unquote(v)
+	s, err = unquote(v)
 	if err != nil {
-		return nil, err
+		return "", false, err
 	}
-	return &s, nil
+	return s, true, nil
 }
 
 // encodeParts is a request or notification given as Joined params,

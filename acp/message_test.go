@@ -140,9 +140,9 @@ func FuzzDecodeWithoutReflection(f *testing.F) {
 		v := bytes.TrimSpace(b)
 		var want *string
 		werr := json.Unmarshal(v, &want)
-		got, err := stringMember(v)
-		if (err != nil) != (werr != nil) || err == nil && ((got == nil) != (want == nil) || got != nil && *got != *want) {
-			t.Errorf("stringMember(%q) = %v, %v; encoding/json: %v, %v", v, got, err, want, werr)
+		got, ok, err := stringMember(v)
+		if (err != nil) != (werr != nil) || err == nil && (ok != (want != nil) || ok && got != *want) {
+			t.Errorf("stringMember(%q) = %q, %v, %v; encoding/json: %v, %v", v, got, ok, err, want, werr)
 		}
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"unicode/utf8"
+
+	"github.com/lnk-dev/link/contract"
 )
 
 // The decoding here reads members and elements of JSON already checked
@@ -88,11 +90,68 @@ func eachElement(b []byte, fn func(value []byte) error) (bool, error) {
 // reads it: its bytes when it has no escape and is valid UTF-8.
 func unquote(lit []byte) (string, error) {
 	if len(lit) >= 2 && bytes.IndexByte(lit, '\\') < 0 && utf8.Valid(lit) {
+		if s, ok := common(lit[1 : len(lit)-1]); ok {
+			return s, nil
+		}
 		return string(lit[1 : len(lit)-1]), nil
 	}
 	var s string
 	err := json.Unmarshal(lit, &s)
 	return s, err
+}
+
+// common is b as a string without a copy when it is one of the keys and
+// values every turn's messages hold (a message's members, its version,
+// the methods and updates of a turn, a prompt's): reading a message then
+// allocates no string for them.
+func common(b []byte) (string, bool) {
+	switch string(b) { // compared without a conversion
+	case "jsonrpc":
+		return "jsonrpc", true
+	case "2.0":
+		return "2.0", true
+	case "id":
+		return "id", true
+	case "method":
+		return "method", true
+	case "params":
+		return "params", true
+	case "result":
+		return "result", true
+	case "error":
+		return "error", true
+	case "sessionId":
+		return "sessionId", true
+	case "prompt":
+		return "prompt", true
+	case "_meta":
+		return "_meta", true
+	case "type":
+		return "type", true
+	case "text":
+		return "text", true
+	case "update":
+		return "update", true
+	case "sessionUpdate":
+		return "sessionUpdate", true
+	case "content":
+		return "content", true
+	case "stopReason":
+		return "stopReason", true
+	case MethodInitialize:
+		return MethodInitialize, true
+	case MethodSessionResume:
+		return MethodSessionResume, true
+	case MethodSessionPrompt:
+		return MethodSessionPrompt, true
+	case MethodSessionUpdate:
+		return MethodSessionUpdate, true
+	case MethodSessionCancel:
+		return MethodSessionCancel, true
+	case contract.MethodTaken:
+		return contract.MethodTaken, true
+	}
+	return "", false
 }
 
 func skipSpace(b []byte, i int) int {

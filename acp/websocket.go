@@ -83,8 +83,7 @@ func (w *WebSocket) readCharged(ctx context.Context, charge func(n int64) error)
 			continue
 		}
 		b, err := readWhole(r, w.limit, charge)
-		var past *pastBound
-		if errors.As(err, &past) {
+		if asPastBound(err) != nil {
 			return nil, err
 		}
 		if err != nil {
@@ -103,6 +102,19 @@ type pastBound struct {
 }
 
 func (p *pastBound) Error() string { return p.err.Error() }
+
+// asPastBound is err's *pastBound, nil when it has none: asked only of
+// an error, so a message read costs no target for errors.As.
+func asPastBound(err error) *pastBound {
+	if err == nil {
+		return nil
+	}
+	var past *pastBound
+	if errors.As(err, &past) {
+		return past
+	}
+	return nil
+}
 
 // readError says why a read ended as ReadMessage does.
 func readError(err error) error {
