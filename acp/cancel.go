@@ -59,20 +59,23 @@ func (s *server) cancelSession(thread string) {
 var ErrRequestCancelled = errors.New("the request was cancelled ($/cancel_request)")
 
 // onCancel calls stop, in a goroutine Serve waits for, if the peer
-// cancels r ($/cancel_request) before done is closed.
+// cancels r ($/cancel_request) before done is closed: the goroutine
+// starts only for a cancel.
 func (s *server) onCancel(r *Request, done <-chan struct{}, stop func()) {
 	if r.Cancelled() == nil {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		select {
-		case <-r.Cancelled():
-			stop()
-		case <-done:
-		}
-	}()
+	r.whenCancelled(func() {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			select {
+			case <-done:
+			default:
+				stop()
+			}
+		}()
+	})
 }
 
 // async runs a request's work in a goroutine of its own, so the

@@ -29,6 +29,34 @@ func (c *Conn) cancelCall(id json.RawMessage) {
 // answers r: with what it has, or CodeRequestCancelled.
 func (r *Request) Cancelled() <-chan struct{} { return r.cancel }
 
+// whenCancelled has f called once, on the read loop, when the peer
+// cancels r ($/cancel_request) while it is unanswered; at once if it has
+// already. Nothing waits for it meanwhile: a request costs no goroutine
+// for a cancel that seldom comes.
+func (r *Request) whenCancelled(f func()) {
+	r.hookMu.Lock()
+	if !r.wasCancelled {
+		r.onCancel = f
+		r.hookMu.Unlock()
+		return
+	}
+	r.hookMu.Unlock()
+	f()
+}
+
+// fireCancel closes Cancelled and calls what whenCancelled set.
+func (r *Request) fireCancel() {
+	close(r.cancel)
+	r.hookMu.Lock()
+	r.wasCancelled = true
+	f := r.onCancel
+	r.onCancel = nil
+	r.hookMu.Unlock()
+	if f != nil {
+		f()
+	}
+}
+
 // track keeps r, a request, as unanswered until it is answered.
 func (c *Conn) track(r *Request) {
 	if r.ID == nil {
@@ -65,6 +93,6 @@ func (c *Conn) cancelled(params json.RawMessage) {
 	delete(c.unanswered, string(p.RequestID))
 	c.mu.Unlock()
 	if r != nil {
-		close(r.cancel)
+		r.fireCancel()
 	}
 }

@@ -36,6 +36,10 @@ type Request struct {
 	// cancel is closed when the peer sends $/cancel_request naming the
 	// request while it is unanswered; nil for a notification.
 	cancel chan struct{}
+	// onCancel is called as cancel closes (whenCancelled).
+	hookMu       sync.Mutex
+	onCancel     func()
+	wasCancelled bool
 }
 
 // takeCharge is what reading r charged to the connection's budget, now
@@ -230,6 +234,12 @@ func (c *Conn) Run(ctx context.Context) error {
 	stopLife := context.AfterFunc(ctx, c.stop)
 	defer stopLife()
 	err := c.read(ctx)
+	if w, ok := c.f.(*WebSocket); ok && err == nil {
+		// Closed cleanly (the peer's close, echoed, ends coder/websocket's
+		// connection; or Close): the end of c's life below needn't close it
+		// again, in a goroutine of its own.
+		w.stopWatch()
+	}
 	c.mu.Lock()
 	c.runErr = err
 	for id, ch := range c.awaiting {
