@@ -39,12 +39,16 @@ type histEntry struct {
 }
 
 // kept is what a turn keeps of its conversation for the next turn here:
-// the events read, from the window's start, the window counts of the
-// first of them (reader.counts) and the window among them (windowView).
+// the events read, from the window's start, and their size (eventSize's
+// sum, counted as they were added), the window counts of the first of
+// them (reader.counts), the window among them (windowView) and its
+// messages as last sent (keptMessages).
 type kept struct {
 	events []store.Event
+	bytes  int
 	counts []int
 	win    windowView
+	msgs   keptMessages
 }
 
 func newHistory(max int) *history {
@@ -74,10 +78,7 @@ func (hs *history) put(agent, thread string, k kept, now time.Time) {
 	if len(k.events) == 0 || hs.max <= 0 {
 		return
 	}
-	size := 0
-	for _, e := range k.events {
-		size += eventSize(e)
-	}
+	size := k.bytes + k.msgs.size()
 	if size > hs.max {
 		return
 	}

@@ -9,6 +9,15 @@ import (
 	"github.com/lnk-dev/link/store"
 )
 
+// keptOf is events kept, sized.
+func keptOf(events []store.Event) kept {
+	k := kept{events: events}
+	for _, e := range events {
+		k.bytes += eventSize(e)
+	}
+	return k
+}
+
 // history keeps within its bound, the least lately used going first, and
 // lets go what a sweep's time didn't use.
 func TestHistoryBound(t *testing.T) {
@@ -25,29 +34,29 @@ func TestHistoryBound(t *testing.T) {
 	}
 	hs := newHistory(10 * one)
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
-	hs.put("main", "a", kept{events: conv(4, "x")}, at)
-	hs.put("main", "b", kept{events: conv(4, "x")}, at.Add(time.Second))
-	hs.put("main", "c", kept{events: conv(4, "x")}, at.Add(2*time.Second)) // past the bound: a goes
+	hs.put("main", "a", keptOf(conv(4, "x")), at)
+	hs.put("main", "b", keptOf(conv(4, "x")), at.Add(time.Second))
+	hs.put("main", "c", keptOf(conv(4, "x")), at.Add(2*time.Second)) // past the bound: a goes
 	if take(hs, "a") != nil || hs.len() != 2 {
 		t.Fatalf("the least lately used kept past the bound; %d kept", hs.len())
 	}
-	hs.put("main", "big", kept{events: conv(11, "x")}, at) // over the bound alone: not kept
+	hs.put("main", "big", keptOf(conv(11, "x")), at) // over the bound alone: not kept
 	if take(hs, "big") != nil {
 		t.Fatal("a conversation over the bound kept")
 	}
-	hs.put("main", "d", kept{events: conv(2, "x")[1:]}, at) // from a window's start, not the first
+	hs.put("main", "d", keptOf(conv(2, "x")[1:]), at) // from a window's start, not the first
 	if got := take(hs, "d"); len(got) != 1 || got[0].Seq != 2 {
 		t.Fatalf("events from a window's start: took %v", got)
 	}
 	if got := take(hs, "b"); len(got) != 4 || take(hs, "b") != nil {
 		t.Fatalf("took %d events, then again", len(got))
 	}
-	hs.put("main", "b", kept{events: conv(4, "x")}, at.Add(time.Second))
+	hs.put("main", "b", keptOf(conv(4, "x")), at.Add(time.Second))
 	hs.expire(at.Add(2 * time.Second)) // b unused since before: goes; c stays
 	if hs.len() != 1 || take(hs, "c") == nil || hs.size != 0 {
 		t.Fatalf("after expiry: %d kept, %d bytes", hs.len(), hs.size)
 	}
-	if none := newHistory(-1); func() bool { none.put("main", "a", kept{events: conv(1, "x")}, at); return none.len() != 0 }() {
+	if none := newHistory(-1); func() bool { none.put("main", "a", keptOf(conv(1, "x")), at); return none.len() != 0 }() {
 		t.Fatal("a history of no bytes kept one")
 	}
 }

@@ -23,6 +23,12 @@ type reader struct {
 	// win is the window among the events as last looked at (view), kept
 	// with them from turn to turn.
 	win windowView
+	// msgs are the window's messages as last sent (keptMessages), kept
+	// with the events from turn to turn.
+	msgs keptMessages
+	// bytes is the size of events[:sized] (eventSize's sum), counted
+	// once for the history's bound.
+	bytes, sized int
 	// readTo is how many of events, from the first, are as the store
 	// holds them: read from it, or the turn's own, each added right after
 	// those (follows), which a read gives back the same (every driver's
@@ -55,11 +61,13 @@ type reader struct {
 // conversation after its last turn here, if any.
 func (r *reader) resume() {
 	k := r.hist.take(r.c.agent, r.c.thread)
-	r.events, r.counts, r.win = k.events, k.counts, k.win
+	r.events, r.counts, r.win, r.msgs = k.events, k.counts, k.win, k.msgs
+	r.bytes, r.sized = k.bytes, len(k.events)
 	if cp, ok := window.Latest(r.events); ok {
 		r.cp = cp
 	} else {
-		r.events, r.counts, r.win = nil, nil, windowView{}
+		r.events, r.counts, r.bytes, r.sized = nil, nil, 0, 0
+		r.forgetView()
 	}
 	r.readTo = len(r.events)
 	r.anchored = len(r.events) > 0
@@ -74,12 +82,23 @@ func (r *reader) keep(now func() time.Time) {
 		i++
 	}
 	counts := r.counts[:min(len(r.counts), r.readTo)]
-	win := r.win
-	if win.to > r.readTo { // it holds events the next turn reads back, maybe elsewhere
-		win = windowView{}
+	win, msgs := r.win, r.msgs
+	if win.to > r.readTo { // they hold events the next turn reads back, maybe elsewhere
+		win, msgs = windowView{}, keptMessages{}
 	}
 	win.shift(i)
-	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], counts: counts[min(i, len(counts)):], win: win}, now())
+	msgs.shift(i)
+	bytes := r.bytes // of events[:sized]; those kept are read[i:]
+	for _, e := range r.events[min(r.sized, r.readTo):r.readTo] {
+		bytes += eventSize(e)
+	}
+	for _, e := range r.events[r.readTo:max(r.sized, r.readTo)] {
+		bytes -= eventSize(e)
+	}
+	for _, e := range read[:i] {
+		bytes -= eventSize(e)
+	}
+	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], bytes: bytes, counts: counts[min(i, len(counts)):], win: win, msgs: msgs}, now())
 }
 
 // begun notes e, the message that began the turn, just written: when it
@@ -170,6 +189,7 @@ func (r *reader) refresh(ctx context.Context) error {
 			// Not the conversation kept (made again since): read its window
 			// afresh.
 			r.events, r.counts, r.readTo, n = nil, nil, 0, 0
+			r.bytes, r.sized = 0, 0
 			r.forgetView()
 			if more, err = r.readWindow(ctx); err != nil {
 				return fmt.Errorf("read %s: %w", r.c.thread, err)

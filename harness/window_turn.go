@@ -117,7 +117,7 @@ func (t *turn) request(ctx context.Context, name string, route model.Route, prov
 		}
 	}
 	t.sent = t.cp
-	req := newRequest(sendable(t.viewMessages(v, len(tools) > 0), takes), route.APIModel, system, tools, choice, t.c.settings.MaxTokens)
+	req := newRequest(t.keptMessages(v, len(tools) > 0, name, takes), route.APIModel, system, tools, choice, t.c.settings.MaxTokens)
 	t.sentTokens = v.tokens()
 	return req
 }

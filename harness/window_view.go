@@ -2,7 +2,6 @@ package harness
 
 import (
 	"github.com/lnk-dev/link/harness/window"
-	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -68,18 +67,6 @@ func (r *reader) view(cp store.Checkpoint) *windowView {
 	return v
 }
 
-// viewMessages are the messages of the window v, its summary first when
-// it starts with one: messages of window.Of's events, rendered from the
-// events read themselves.
-func (r *reader) viewMessages(v *windowView, withTools bool) []model.Message {
-	events := r.events[v.first:v.to]
-	w := writer{out: make([]model.Message, 0, len(events)+1), withTools: withTools, results: callResults{recent: resultsOf(events)}}
-	if v.summary >= 0 {
-		w.summary(&r.events[v.summary])
-	}
-	w.events(events)
-	return w.out
-}
-
-// forgetView forgets the window kept: the events it was of are gone.
-func (r *reader) forgetView() { r.win = windowView{} }
+// forgetView forgets the window kept and its messages: the events they
+// were of are gone.
+func (r *reader) forgetView() { r.win, r.msgs = windowView{}, keptMessages{} }

@@ -160,9 +160,8 @@ func takesNoAudio(m model.Modality) bool { return m == model.ModalityImage }
 
 // The window a turn keeps and extends as events are added is the one
 // window.Of finds afresh, at every length of a conversation with
-// everything in it and at each start it went through; and the messages
-// made from it are those made from window.Of's events, byte for byte.
-func TestViewAsWindowOf(t *testing.T) {
+// everything in it and at starts it went through.
+func TestKeptView(t *testing.T) {
 	for seed := range uint64(4) {
 		events, starts := mixedConversation(seed, 300)
 		for _, start := range []int64{1, starts[len(starts)/2], starts[len(starts)-1], events[len(events)/3].Seq} {
@@ -180,12 +179,6 @@ func TestViewAsWindowOf(t *testing.T) {
 				if !sameJSON(got, want) {
 					t.Fatalf("seed %d, from %d, %d events: view %+v, want %+v", seed, start, i+1, got, want)
 				}
-				for _, withTools := range []bool{true, false} {
-					got := sendable(r.viewMessages(r.view(cp), withTools), takesNoAudio)
-					if want := builtAsBefore(events[:i+1], cp, withTools, takesNoAudio); !sameJSON(got, want) {
-						t.Fatalf("seed %d, from %d, %d events, tools %v: messages\n%s\nwant\n%s", seed, start, i+1, withTools, js(got), js(want))
-					}
-				}
 			}
 		}
 	}
@@ -200,4 +193,61 @@ func js(v any) string {
 		return fmt.Sprint("unmarshalable: ", err)
 	}
 	return string(b)
+}
+
+// The messages a turn keeps and extends as events are added are those a
+// request was made of before they were kept (window.Of's events, the
+// summary copied in front, buildRequest), byte for byte: at every length
+// of conversations with everything in them, the window moving on at
+// their summaries, with tools offered and not, a model taking audio and
+// one not, kept between turns (history) or not. And what a request was
+// handed is never changed by a later one.
+func TestKeptMessagesAsBuilt(t *testing.T) {
+	takesAll := func(model.Modality) bool { return true }
+	type handed struct {
+		msgs []model.Message
+		json string
+	}
+	for seed := range uint64(6) {
+		events, _ := mixedConversation(seed, 400)
+		rng := rand.New(rand.NewPCG(seed, 64))
+		hs := newHistory(1 << 30)
+		c := &conv{agent: "main", thread: "link:mixed"}
+		r := &reader{c: c, hist: hs}
+		var kept []handed
+		withTools, name, takes := true, "a", takesNoAudio
+		for i := range events {
+			r.events = append(r.events, events[i])
+			r.readTo = len(r.events)
+			r.noteCheckpoint(events[i : i+1])
+			if rng.IntN(3) == 0 {
+				continue // a turn's events come more than one at a time
+			}
+			switch rng.IntN(40) {
+			case 0:
+				withTools = !withTools
+			case 1:
+				name, takes = "b", takesAll
+			case 2:
+				name, takes = "a", takesNoAudio
+			}
+			got := r.keptMessages(r.view(r.cp), withTools, name, takes)
+			if want := builtAsBefore(events[:i+1], r.cp, withTools, takes); !sameJSON(got, want) {
+				t.Fatalf("seed %d, %d events, from %d, tools %v, model %s: messages\n%s\nwant\n%s", seed, i+1, r.cp.Start, withTools, name, js(got), js(want))
+			}
+			if i%5 == 0 {
+				kept = append(kept, handed{got, js(got)})
+			}
+			if rng.IntN(4) == 0 { // the turn ends; the next one here takes what it kept
+				r.keep(func() time.Time { return time.Time{} })
+				r = &reader{c: c, hist: hs}
+				r.resume()
+			}
+		}
+		for _, h := range kept {
+			if js(h.msgs) != h.json {
+				t.Fatalf("seed %d: a request's messages changed after it was handed them", seed)
+			}
+		}
+	}
 }
