@@ -41,14 +41,16 @@ type histEntry struct {
 // kept is what a turn keeps of its conversation for the next turn here:
 // the events read, from the window's start, and their size (eventSize's
 // sum, counted as they were added), the window counts of the first of
-// them (reader.counts), the window among them (windowView) and its
-// messages as last sent (keptMessages).
+// them (reader.counts), the window among them (windowView), its
+// messages as last sent (keptMessages) and the last model_set among them
+// (lastModelSet).
 type kept struct {
 	events []store.Event
 	bytes  int
 	counts []int
 	win    windowView
 	msgs   keptMessages
+	model  lastModelSet
 }
 
 func newHistory(max int) *history {

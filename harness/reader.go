@@ -26,6 +26,9 @@ type reader struct {
 	// msgs are the window's messages as last sent (keptMessages), kept
 	// with the events from turn to turn.
 	msgs keptMessages
+	// model is where the last model_set among the events is (modelSet),
+	// kept with them from turn to turn.
+	model lastModelSet
 	// bytes is the size of events[:sized] (eventSize's sum), counted
 	// once for the history's bound.
 	bytes, sized int
@@ -61,7 +64,7 @@ type reader struct {
 // conversation after its last turn here, if any.
 func (r *reader) resume() {
 	k := r.hist.take(r.c.agent, r.c.thread)
-	r.events, r.counts, r.win, r.msgs = k.events, k.counts, k.win, k.msgs
+	r.events, r.counts, r.win, r.msgs, r.model = k.events, k.counts, k.win, k.msgs, k.model
 	r.bytes, r.sized = k.bytes, len(k.events)
 	if cp, ok := window.Latest(r.events); ok {
 		r.cp = cp
@@ -82,12 +85,13 @@ func (r *reader) keep(now func() time.Time) {
 		i++
 	}
 	counts := r.counts[:min(len(r.counts), r.readTo)]
-	win, msgs := r.win, r.msgs
-	if win.to > r.readTo { // they hold events the next turn reads back, maybe elsewhere
-		win, msgs = windowView{}, keptMessages{}
+	win, msgs, model := r.win, r.msgs, r.model
+	if win.to > r.readTo || model.to > r.readTo { // they hold events the next turn reads back, maybe elsewhere
+		win, msgs, model = windowView{}, keptMessages{}, lastModelSet{}
 	}
 	win.shift(i)
 	msgs.shift(i)
+	model.shift(i)
 	bytes := r.bytes // of events[:sized]; those kept are read[i:]
 	for _, e := range r.events[min(r.sized, r.readTo):r.readTo] {
 		bytes += eventSize(e)
@@ -98,7 +102,7 @@ func (r *reader) keep(now func() time.Time) {
 	for _, e := range read[:i] {
 		bytes -= eventSize(e)
 	}
-	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], bytes: bytes, counts: counts[min(i, len(counts)):], win: win, msgs: msgs}, now())
+	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], bytes: bytes, counts: counts[min(i, len(counts)):], win: win, msgs: msgs, model: model}, now())
 }
 
 // begun notes e, the message that began the turn, just written: when it

@@ -184,8 +184,12 @@ func steeredAnswer(events []store.Event, seq int64) (text string, at int64, ok b
 // message seq that makes no call and saw it: the answer that answers it;
 // -1 for none.
 func answerOf(events []store.Event, seq int64) int {
-	for i, e := range events {
-		if e.Seq > seq && store.FinalAnswer(e) && (e.Seen == 0 || e.Seen >= seq) {
+	from := len(events) // events are in order: those after seq are the last, read from the end
+	for from > 0 && events[from-1].Seq > seq {
+		from--
+	}
+	for i := from; i < len(events); i++ {
+		if e := &events[i]; store.FinalAnswer(*e) && (e.Seen == 0 || e.Seen >= seq) {
 			return i
 		}
 	}

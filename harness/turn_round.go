@@ -77,10 +77,8 @@ func answerEvent(resp model.Response, name, provider string) store.Event {
 // modelName is the conversation's model: the last one a message set,
 // else the settings'.
 func (t *turn) modelName() string {
-	for i := len(t.events) - 1; i >= 0; i-- {
-		if e := t.events[i]; e.Kind == store.KindModelSet && e.Model != "" {
-			return t.c.settings.Alias(e.Model)
-		}
+	if m := t.modelSet(); m != "" {
+		return t.c.settings.Alias(m)
 	}
 	if t.cp.Model != "" { // set before the window's start
 		return t.c.settings.Alias(t.cp.Model)

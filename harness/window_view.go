@@ -67,6 +67,38 @@ func (r *reader) view(cp store.Checkpoint) *windowView {
 	return v
 }
 
-// forgetView forgets the window kept and its messages: the events they
-// were of are gone.
-func (r *reader) forgetView() { r.win, r.msgs = windowView{}, keptMessages{} }
+// forgetView forgets the window kept, its messages and the last
+// model_set: the events they were of are gone.
+func (r *reader) forgetView() {
+	r.win, r.msgs, r.model = windowView{}, keptMessages{}, lastModelSet{}
+}
+
+// lastModelSet is where the last model_set that names a model is among
+// the events looked at (events[:to]): events[last-1], none when last is
+// 0. It is kept with the events, turn after turn, and looks only at those
+// added since.
+type lastModelSet struct{ last, to int }
+
+// shift moves it to events from which the first n were cut: a model_set
+// among those is no longer among the events.
+func (m *lastModelSet) shift(n int) {
+	m.last, m.to = max(m.last-n, 0), max(m.to-n, 0)
+}
+
+// modelSet is the model the last model_set among the events read set,
+// "" for none.
+func (r *reader) modelSet() string {
+	m := &r.model
+	if m.to > len(r.events) {
+		*m = lastModelSet{}
+	}
+	for ; m.to < len(r.events); m.to++ {
+		if e := &r.events[m.to]; e.Kind == store.KindModelSet && e.Model != "" {
+			m.last = m.to + 1
+		}
+	}
+	if m.last == 0 {
+		return ""
+	}
+	return r.events[m.last-1].Model
+}
