@@ -40,15 +40,17 @@ const Grace = 10 * time.Second
 // at all: the append retried under another number, or the hold marked
 // for chat.
 func (a *Answers) Hold(ctx context.Context, k Answer, again bool) error {
-	h, err := a.hold(ctx, k, again)
+	h, err := a.hold(ctx, k, again, nil)
 	h.close()
 	return err
 }
 
-// hold is Hold, and returns the file it wrote as its let-go makes a
-// spare of it: its length, and where a file is kept open (keepOpen) the
-// file itself, unless it was written over again (Replace makes another).
-func (a *Answers) hold(ctx context.Context, k Answer, again bool) (spare, error) {
+// hold is Hold, written into the spare into when there is one (taken
+// for k by spareFor), and returns the file it wrote as its let-go makes
+// a spare of it: its length, when it was written, and where a file is
+// kept open (keepOpen) the file itself, unless it was written over again
+// (Replace makes another).
+func (a *Answers) hold(ctx context.Context, k Answer, again bool, into *spare) (spare, error) {
 	if k.At.IsZero() {
 		k.At = a.now()
 	}
@@ -57,22 +59,23 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (spare, error)
 		k.EventTime = k.EventTime.UTC()
 	}
 	name, err := contract.ThreadFolder(k.Thread)
+	if err == nil && (!strings.HasPrefix(k.ID, name+idSep) || len(k.ID) == len(name+idSep) || strings.ContainsAny(k.ID, `/\`)) {
+		err = fmt.Errorf("hold an answer of %s: id %q is not of its folder", k.Thread, k.ID)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
 	if err != nil {
+		if into != nil && !a.spares.put(*into) { // not written: kept for another
+			into.close()
+			os.Remove(a.sendingPath(into.id))
+		}
 		return spare{}, err
 	}
-	id := k.ID
-	if !strings.HasPrefix(id, name+idSep) || len(id) == len(name+idSep) || strings.ContainsAny(id, `/\`) {
-		return spare{}, fmt.Errorf("hold an answer of %s: id %q is not of its folder", k.Thread, id)
-	}
-	if err := ctx.Err(); err != nil {
-		return spare{}, err
-	}
-	path := a.sendingPath(id)
-	if !again {
-		if sp, ok := a.spares.take(); ok {
-			if h, err := a.holdInto(sp, path, k); err == nil {
-				return h, nil
-			}
+	path := a.sendingPath(k.ID)
+	if into != nil && !again {
+		if h, err := a.holdInto(*into, k); err == nil {
+			return h, nil
 		}
 	}
 	if err := a.sendingNoLink(); err != nil {
@@ -86,7 +89,7 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (spare, error)
 		if err = fsx.Replace(path, b, false); err != nil {
 			return spare{}, fmt.Errorf("hold an answer of %s again: %w", k.Thread, err)
 		}
-		return spare{size: len(b)}, nil
+		return spare{size: len(b), written: time.Now()}, nil
 	}
 	fh, err := openFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -99,7 +102,7 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (spare, error)
 	}
 	_, err = fh.Write(b)
 	if err == nil && keepOpen {
-		return spare{size: len(b), f: fh}, nil
+		return spare{size: len(b), written: time.Now(), f: fh}, nil
 	}
 	if cerr := fh.Close(); err == nil {
 		err = cerr
@@ -108,7 +111,7 @@ func (a *Answers) hold(ctx context.Context, k Answer, again bool) (spare, error)
 		os.Remove(path)
 		return spare{}, fmt.Errorf("hold an answer of %s: %w", k.Thread, err)
 	}
-	return spare{size: len(b)}, nil
+	return spare{size: len(b), written: time.Now()}, nil
 }
 
 // sendingNoLink refuses the folder of the answers sending when it is a
@@ -144,10 +147,11 @@ func (a *Answers) Sending(ctx context.Context) ([]Answer, error) {
 // file) before this process stops passing it over, so an id skip lets
 // through was let go already, or its turn is gone (a file gone since the
 // folder was listed reads as none). One that doesn't read as an answer
-// of its own id is passed over (parseHold): a machine's stop may
-// leave one empty, which never held an answer on the disk, or a spare
-// renamed in with the answer it held before, and a live turn's may be
-// read mid-write. A spare past staleSpare is removed.
+// of its own id is passed over (parseHold): a spare, holding the answer
+// it held before under that answer's id; one a machine's stop left empty
+// or with a spare's bytes, which never held its answer on the disk; a
+// live turn's read mid-write. Not written for staleSpare, it is removed.
+// This process's own spares aren't read.
 func (a *Answers) holds(skip func(id string) bool) ([]Answer, error) {
 	return a.holdsIn(SendingDir, nil, skip)
 }
@@ -175,7 +179,7 @@ func (a *Answers) holdsIn(name string, out []Answer, skip func(id string) bool) 
 			continue
 		}
 		id, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || e.IsDir() || skip != nil && skip(id) || slices.ContainsFunc(out[:had], func(k Answer) bool { return k.ID == id }) {
+		if !ok || e.IsDir() || skip != nil && skip(id) || a.spares.has(id) || slices.ContainsFunc(out[:had], func(k Answer) bool { return k.ID == id }) {
 			continue
 		}
 		b, err := fsx.ReadLimit(filepath.Join(dir, e.Name()), maxFile)
@@ -187,6 +191,8 @@ func (a *Answers) holdsIn(name string, out []Answer, skip func(id string) bool) 
 		}
 		if k, ok := parseHold(b, id); ok {
 			out = append(out, k)
+		} else {
+			a.removeStale(dir, e) // a spare, or a hold a machine's stop cut
 		}
 	}
 	if a.read != nil {
@@ -295,15 +301,16 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 			t.id, t.held, t.file = id, k, file
 		default:
 			again := id != ""
+			var into *spare
 			if !again {
-				if id, err = NewID(t.thread); err != nil {
+				if id, into, err = a.spareFor(t.thread); err != nil {
 					id = ""
 					break
 				}
 				a.sending.Store(id, time.Time{}) // passed over while the turn runs
 			}
 			k = Answer{ID: id, Thread: t.thread, Text: text, At: a.now(), Seq: e.Seq, EventTime: e.Time}
-			h, herr := a.hold(ctx, k, again)
+			h, herr := a.hold(ctx, k, again, into)
 			if herr == nil || !again {
 				file.close() // written over: its name is another file's
 				file = h
@@ -317,6 +324,26 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 			a.logger().LogAttrs(ctx, slog.LevelWarn, "hold an answer while it is sent", slog.String("thread", t.thread), slog.String("err", err.Error()))
 		}
 	}
+}
+
+// spareFor is the id of a new answer of thread and the spare its hold is
+// written into, if any: one named for thread gives its id (the hold is
+// then one write), another conversation's is renamed to a new id.
+func (a *Answers) spareFor(thread string) (string, *spare, error) {
+	name, err := contract.ThreadFolder(thread)
+	if err != nil {
+		return "", nil, err
+	}
+	sp, ok := a.spares.take(name)
+	switch {
+	case !ok:
+		id, err := NewID(thread)
+		return id, nil, err
+	case sp.folder() == name:
+		return sp.id, &sp, nil
+	}
+	id, err := NewID(thread)
+	return id, &sp, err
 }
 
 // End is called once the turn is over, with text its whole answer and
@@ -334,7 +361,7 @@ func (t *Turn) Hook(ctx context.Context, text string) func(e store.Event, done b
 func (t *Turn) End(ctx context.Context, text string, seq int64, callerGone, forChat bool) (delivered func(), err error) {
 	if forChat && !callerGone && t.id != "" && !t.held.ForChat {
 		t.held.ForChat = true
-		h, herr := t.a.hold(ctx, t.held, true)
+		h, herr := t.a.hold(ctx, t.held, true, nil)
 		if herr == nil {
 			t.file.close() // written over: its name is another file's
 			t.file = h

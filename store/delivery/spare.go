@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,31 +19,41 @@ import (
 )
 
 // A sending file let go by the turn that held it isn't removed: it is
-// renamed to a spare (spareName, in the same folder) and kept for the
-// next hold, which writes its answer into it in place and renames it to
-// the new id's name. Every conversation's holds share chats/sending, and
-// a file made and removed there costs about three times a rename pair
-// (the folder's lock held while an inode is made and freed): 10% of a
-// turn's CPU with 64 conversations at once. Where a file renamed while
-// open stays open (keepOpen), a spare stays open too, so a hold is one
-// write and one rename and its let-go one rename (docs/decisions/065).
+// kept as a spare for the next hold, renamed to the name that hold will
+// have: <id>.json, the id of its conversation's next answer, chosen at
+// the let-go. That conversation's next hold writes its answer, under that
+// id, into the spare where it is: one write, no rename. A hold of a
+// conversation with no spare of its own takes another's and renames it
+// to its id; one with none at all makes a file. Every conversation's
+// holds share chats/sending, and a file made and removed there costs
+// about three times a rename pair (the folder's lock held while an inode
+// is made and freed): 10% of a turn's CPU with 64 conversations at once;
+// each rename takes the folder's lock too (docs/decisions/065).
 //
-// A spare still holds the answer it held last, so two things keep it
-// from ever being read as an answer again:
+// A spare still holds the answer it held last, under that answer's id,
+// so two things keep it from ever being read as an answer again:
 //   - a hold is read only under its own id (holds: the file's id must be
-//     its name's), so a spare renamed in whose new bytes never reached
-//     the disk (a machine's stop after the rename's commit, before the
-//     write's) reads as another id's and is passed over;
+//     its name's), so a spare reads as another id's and is passed over,
+//     and so does a hold whose new bytes never reached the disk (a
+//     machine's stop after the write, before the page's write-back);
 //   - a hold ends in a checksum of every byte before it (holdSum), so
 //     one whose new bytes reached the disk only in part, the rest the old
 //     answer's, is passed over too.
 //
 // A process's kill leaves the page cache whole: the write is done before
-// the rename, so the new name holds the new answer. The spares a killed
-// process leaves are removed by the next listing past staleSpare.
+// the event is stored, so the hold holds the new answer. Where a file
+// stays open when renamed (keepOpen), a spare stays open, and the hold
+// asks the file whether it still has a name once written (a hold into a
+// file removed would be nowhere) and is made anew if not. A listing
+// removes a file that reads as no answer of its own id (a killed
+// process's spare, a hold a machine's stop left cut) not written for
+// staleSpare; this process writes into no spare of its own older than
+// half that, so none it writes into is removed under it. Spares named
+// .spare-<random> (spareName) are an older Link's, removed the same way.
 
-// spareName begins the name of a spare: never an id's (release refuses
-// an id that begins with a dot), never ".json" at its end.
+// spareName begins the name of an older Link's spare: never an id's
+// (release refuses an id that begins with a dot), never ".json" at its
+// end.
 const spareName = ".spare-"
 
 // maxSpare is the largest file kept as a spare: a longer answer's is
@@ -54,17 +65,28 @@ const maxSpares = 256
 
 // staleSpare is how old a spare's last write is when a listing removes
 // it: a process killed leaves its own, and one whose owner still lives
-// finds it gone and makes a file anew.
+// writes into none past half of it (spare.stale).
 const staleSpare = time.Hour
 
-// spare is one spare file of this process: its name in chats/sending,
-// its size, and where a file renamed while open stays open (keepOpen)
-// the file, open for writing: the hold that takes it is then one write
-// and one rename, with no open and no look at the folder.
+// errStaleSpare refuses a spare not written for half of staleSpare.
+var errStaleSpare = errors.New("a spare near staleSpare, which a listing may remove")
+
+// spare is one spare file of this process: the id its name is (the
+// hold it will be), its size, when it was last written, and where a
+// file renamed while open stays open (keepOpen) the file, open for
+// writing: the hold that takes it is then one write, with no open and
+// no look at the folder.
 type spare struct {
-	name string
-	size int
-	f    *os.File // nil when closed
+	id      string
+	size    int
+	written time.Time
+	f       *os.File // nil when closed
+}
+
+// folder is the folder of the conversation sp is named for.
+func (sp spare) folder() string {
+	name, _, _ := strings.Cut(sp.id, idSep)
+	return name
 }
 
 // close closes sp's file, if it is open.
@@ -82,22 +104,37 @@ var (
 	lstat      = os.Lstat
 )
 
-// spares are an agent's spares, taken by a hold and given back at its
-// let-go.
+// spares are an agent's spares, by the folder of the conversation each
+// is named for, taken by a hold and given back at its let-go.
 type spares struct {
 	mu     sync.Mutex
-	free   []spare
+	free   map[string][]spare
+	n      int
 	closed bool
 }
 
-func (s *spares) take() (spare, bool) {
+// take takes a spare for a hold in folder: one named for it, else
+// another conversation's; false when there is none.
+func (s *spares) take(folder string) (spare, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.free) == 0 {
+	list := s.free[folder]
+	if len(list) == 0 {
+		for name, l := range s.free {
+			folder, list = name, l
+			break
+		}
+	}
+	if len(list) == 0 {
 		return spare{}, false
 	}
-	sp := s.free[len(s.free)-1]
-	s.free = s.free[:len(s.free)-1]
+	sp := list[len(list)-1]
+	if len(list) == 1 {
+		delete(s.free, folder)
+	} else {
+		s.free[folder] = list[:len(list)-1]
+	}
+	s.n--
 	return sp, true
 }
 
@@ -105,11 +142,24 @@ func (s *spares) take() (spare, bool) {
 func (s *spares) put(sp spare) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed || len(s.free) >= maxSpares {
+	if s.closed || s.n >= maxSpares {
 		return false
 	}
-	s.free = append(s.free, sp)
+	if s.free == nil {
+		s.free = map[string][]spare{}
+	}
+	s.free[sp.folder()] = append(s.free[sp.folder()], sp)
+	s.n++
 	return true
+}
+
+// has says whether id is a spare's name: no answer's, as long as it is
+// one.
+func (s *spares) has(id string) bool {
+	name, _, _ := strings.Cut(id, idSep)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.ContainsFunc(s.free[name], func(sp spare) bool { return sp.id == id })
 }
 
 // encodeHold is what a sending file holds: k's JSON, its checksum last
@@ -171,16 +221,19 @@ func parseHold(b []byte, id string) (Answer, bool) {
 	return k, true
 }
 
-// holdInto writes k into sp and renames it to path: the hold made of a
-// spare, returned as its let-go makes a spare of it. A spare kept open
-// is written where it is open: it was made in chats/sending when that
-// was no link (hold), and a rename by name moves nothing of another
-// folder's, so neither needs a look at the folder; one that isn't is
-// opened, never through a link. Any failure removes the spare (the hold
-// is then made anew).
-func (a *Answers) holdInto(sp spare, path string, k Answer) (spare, error) {
-	name := filepath.Join(filepath.Dir(path), sp.name)
+// holdInto writes k into sp, renamed to k's id when it is named for
+// another, and returns it as its let-go makes a spare of it. A spare
+// kept open is written where it is open: it was made in chats/sending
+// when that was no link (hold), and a rename by name moves nothing of
+// another folder's, so neither needs a look at the folder; one that
+// isn't is opened, never through a link. Any failure removes the spare
+// (the hold is then made anew).
+func (a *Answers) holdInto(sp spare, k Answer) (spare, error) {
+	name, path := a.sendingPath(sp.id), a.sendingPath(k.ID)
 	b, err := encodeHold(k, sp.size)
+	if err == nil && time.Since(sp.written) > staleSpare/2 {
+		err = errStaleSpare
+	}
 	if err == nil && sp.f == nil {
 		if err = a.sendingNoLink(); err == nil {
 			sp.f, err = openFile(name, os.O_WRONLY, 0) // gone: a listing found it stale
@@ -189,7 +242,10 @@ func (a *Answers) holdInto(sp spare, path string, k Answer) (spare, error) {
 	if err == nil {
 		_, err = sp.f.WriteAt(b, 0)
 	}
-	if err == nil {
+	if err == nil && keepOpen && !linked(sp.f) {
+		err = fs.ErrNotExist // removed while kept: what was written is nowhere
+	}
+	if err == nil && name != path {
 		err = renameFile(name, path)
 	}
 	if err == nil && !keepOpen {
@@ -201,12 +257,13 @@ func (a *Answers) holdInto(sp spare, path string, k Answer) (spare, error) {
 		os.Remove(name)
 		return spare{}, err
 	}
-	return spare{size: len(b), f: sp.f}, nil
+	return spare{id: k.ID, size: len(b), written: time.Now(), f: sp.f}, nil
 }
 
-// letGo lets this process's own hold of id go, its file h: renamed to a
-// spare for the next hold, or removed when there are enough, it is too
-// long, or the answers closed.
+// letGo lets this process's own hold of id go, its file h: renamed to
+// the id of its conversation's next answer, a spare for that answer's
+// hold, or removed when there are enough, it is too long, or the answers
+// closed.
 func (a *Answers) letGo(id string, h spare) error {
 	if !strings.Contains(id, idSep) || strings.ContainsAny(id, `/\`) || strings.HasPrefix(id, ".") {
 		h.close()
@@ -216,9 +273,9 @@ func (a *Answers) letGo(id string, h spare) error {
 		h.close()
 		return a.release(id)
 	}
-	path := a.sendingPath(id)
-	sp := spare{name: spareName + randomHex(8), size: h.size, f: h.f}
-	err := renameFile(path, filepath.Join(filepath.Dir(path), sp.name))
+	name, _, _ := strings.Cut(id, idSep)
+	sp := spare{id: name + idSep + randomHex(12), size: h.size, written: h.written, f: h.f}
+	err := renameFile(a.sendingPath(id), a.sendingPath(sp.id))
 	if errors.Is(err, fs.ErrNotExist) {
 		sp.close()
 		return nil // adopted by a recover, or never made
@@ -229,7 +286,7 @@ func (a *Answers) letGo(id string, h spare) error {
 	}
 	if !a.spares.put(sp) {
 		sp.close()
-		os.Remove(filepath.Join(filepath.Dir(path), sp.name))
+		os.Remove(a.sendingPath(sp.id))
 	}
 	return nil
 }
@@ -239,19 +296,22 @@ func (a *Answers) letGo(id string, h spare) error {
 func (a *Answers) Close() error {
 	a.spares.mu.Lock()
 	free := a.spares.free
-	a.spares.free, a.spares.closed = nil, true
+	a.spares.free, a.spares.n, a.spares.closed = nil, 0, true
 	a.spares.mu.Unlock()
 	var errs []error
-	for _, sp := range free {
-		sp.close()
-		if err := os.Remove(filepath.Join(a.Paths.Chats(), SendingDir, sp.name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			errs = append(errs, err)
+	for _, list := range free {
+		for _, sp := range list {
+			sp.close()
+			if err := os.Remove(a.sendingPath(sp.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// removeStale removes the spare e of the sending folder dir when its last
+// removeStale removes e of the sending folder dir, a file that reads as
+// no answer of its own id (a spare, an older Link's too), when its last
 // write is older than staleSpare.
 func (a *Answers) removeStale(dir string, e fs.DirEntry) {
 	info, err := e.Info()

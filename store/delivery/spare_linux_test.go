@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -18,35 +17,14 @@ import (
 	"github.com/lnk-dev/link/internal/fsx"
 )
 
-// callCount counts the calls on names a hold and its let-go make
-// (openFile, renameFile, lstat) until the test ends.
-type callCount struct{ opens, renames, lstats int }
-
-func countCalls(t *testing.T) *callCount {
-	c := &callCount{}
-	wasOpen, wasRename, wasLstat := openFile, renameFile, lstat
-	openFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
-		c.opens++
-		return wasOpen(name, flag, perm)
-	}
-	renameFile = func(from, to string) error {
-		c.renames++
-		return wasRename(from, to)
-	}
-	lstat = func(name string) (fs.FileInfo, error) {
-		c.lstats++
-		return wasLstat(name)
-	}
-	t.Cleanup(func() { openFile, renameFile, lstat = wasOpen, wasRename, wasLstat })
-	return c
-}
-
-// TestHoldIsWriteAndRename: once a turn has let a hold go, the next
-// turn's hold is one write into the spare kept open and one rename, and
-// its let-go one rename: no open, no close, no look at the folder. The
-// writes are the kernel's own count (syscw in /proc/self/io). The spare
-// kept open is the one descriptor the answers hold, and Close closes it.
-func TestHoldIsWriteAndRename(t *testing.T) {
+// TestHoldIsOneWrite: once a turn has let a hold go, the conversation's
+// next hold is one write into the spare kept open under its name, and
+// its let-go one rename: no open, no close, no look at the folder. A
+// hold of another conversation takes that spare with one rename more.
+// The writes are the kernel's own count (syscw in /proc/self/io). The
+// spare kept open is the one descriptor the answers hold, and Close
+// closes it.
+func TestHoldIsOneWrite(t *testing.T) {
 	p := agent(t)
 	f := &Answers{Paths: p}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
@@ -58,14 +36,18 @@ func TestHoldIsWriteAndRename(t *testing.T) {
 	c := countCalls(t)
 	idle := writeCount(t)
 	idle = writeCount(t) - idle // the count's own writes
-	for i := range 5 {
+	for i := range 6 {
+		thread, renames := "telegram:1", 0
+		if i == 5 {
+			thread, renames = "telegram:2", 1 // telegram:1's spare renamed to its id
+		}
 		before, was := writeCount(t), *c
 		text := "answer " + strconv.Itoa(i)
-		id, done := holdTurn(t, f, nil, "telegram:1", text, int64(4+2*i), at.Add(time.Duration(i)*time.Minute))
+		id, done := holdTurn(t, f, nil, thread, text, int64(4+2*i), at.Add(time.Duration(i)*time.Minute))
 		writes := writeCount(t) - before - idle
-		if c.opens != was.opens || c.lstats != was.lstats || c.renames != was.renames+1 || writes != 1 {
-			t.Errorf("hold %d: %d opens, %d looks at the folder, %d renames, %d writes; want 0, 0, 1, 1",
-				i, c.opens-was.opens, c.lstats-was.lstats, c.renames-was.renames, writes)
+		if c.opens != was.opens || c.lstats != was.lstats || c.renames != was.renames+renames || writes != 1 {
+			t.Errorf("hold %d of %s: %d opens, %d looks at the folder, %d renames, %d writes; want 0, 0, %d, 1",
+				i, thread, c.opens-was.opens, c.lstats-was.lstats, c.renames-was.renames, writes, renames)
 		}
 		all, err := f.Sending(context.Background())
 		if err != nil || len(all) != 1 || all[0].ID != id || all[0].Text != text {
@@ -73,11 +55,11 @@ func TestHoldIsWriteAndRename(t *testing.T) {
 		}
 		was = *c
 		done()
-		if holds, spares := sendingFiles(t, p); len(holds) != 0 || len(spares) != 1 {
-			t.Fatalf("after let-go %d: holds %v, spares %v; want one spare", i, holds, spares)
-		}
 		if c.opens != was.opens || c.lstats != was.lstats || c.renames != was.renames+1 {
 			t.Errorf("let-go %d: %d opens, %d looks, %d renames; want 0, 0, 1", i, c.opens-was.opens, c.lstats-was.lstats, c.renames-was.renames)
+		}
+		if holds, spares := sendingFiles(t, p); len(holds) != 0 || len(spares) != 1 {
+			t.Fatalf("after let-go %d: holds %v, spares %v; want one spare", i, holds, spares)
 		}
 	}
 	if n := openFDs(t); n != fds+1 {
@@ -92,16 +74,21 @@ func TestHoldIsWriteAndRename(t *testing.T) {
 }
 
 // TestSpareKeptOpenThenLink: a spare kept open is written where it is
-// open, with no look at the folder; when chats/sending has since become a
-// link to another agent's folder, the hold's rename finds no spare
-// there, and the hold made anew is refused as one through a link:
-// nothing of the other's changes, and no answer of this agent's is there.
+// open, with no look at the folder. When chats/sending has since become
+// a link to another agent's folder, a hold of its own conversation goes
+// into that file, where it was made; one of another conversation finds
+// no spare of that name through the link to rename, and the hold made
+// anew is refused as one through a link. Nothing of the other agent's
+// changes, and no answer of this agent's is there.
 func TestSpareKeptOpenThenLink(t *testing.T) {
 	ctx := context.Background()
 	p := agent(t)
 	f := &Answers{Paths: p}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	answerTurn(t, f, nil, "telegram:1", "the first answer", 2, at, true)
+	_, done1 := holdTurn(t, f, nil, "telegram:1", "the first answer", 2, at)
+	_, done2 := holdTurn(t, f, nil, "telegram:1", "the second answer", 4, at) // two at once: two spares
+	done1()
+	done2()
 
 	work := agent(t)
 	theirs := &Answers{Paths: work}
@@ -117,9 +104,19 @@ func TestSpareKeptOpenThenLink(t *testing.T) {
 	if err := os.Symlink(theirDir, mine); err != nil {
 		t.Fatal(err)
 	}
-	err := f.Hold(ctx, Answer{ID: mustID(t, "telegram:1"), Thread: "telegram:1", Text: "main's second answer"}, false)
-	if !errors.Is(err, fsx.ErrSymlink) {
-		t.Fatalf("held with the folder a link: %v, want it refused", err)
+	for _, thread := range []string{"telegram:1", "telegram:2"} {
+		id, into, err := f.spareFor(thread)
+		if err != nil || into == nil {
+			t.Fatalf("no spare for %s: %v", thread, err)
+		}
+		h, err := f.hold(ctx, Answer{ID: id, Thread: thread, Text: "main's answer"}, false, into)
+		h.close()
+		switch {
+		case thread == "telegram:1" && err != nil:
+			t.Errorf("%s's own spare: %v, want it written where it is open", thread, err)
+		case thread == "telegram:2" && !errors.Is(err, fsx.ErrSymlink):
+			t.Errorf("%s through the link: %v, want it refused", thread, err)
+		}
 	}
 	after, _ := os.ReadDir(theirDir)
 	if len(after) != len(before) || after[0].Name() != before[0].Name() {

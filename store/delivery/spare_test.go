@@ -3,8 +3,10 @@ package delivery
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,34 +58,70 @@ func holdTurn(t *testing.T, f *Answers, c store.Conversations, thread, text stri
 	return turn.id, done
 }
 
-// sendingFiles are the names in chats/sending: the holds and the spares.
+// sendingFiles are the names in chats/sending: the holds (each reads as
+// an answer of its own id) and the spares (the others).
 func sendingFiles(t *testing.T, p store.Paths) (holds, spares []string) {
 	t.Helper()
-	entries, err := os.ReadDir(filepath.Join(p.Chats(), SendingDir))
+	dir := filepath.Join(p.Chats(), SendingDir)
+	entries, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), spareName) {
-			spares = append(spares, e.Name())
-		} else {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := parseHold(b, strings.TrimSuffix(e.Name(), ".json")); ok {
 			holds = append(holds, e.Name())
+		} else {
+			spares = append(spares, e.Name())
 		}
 	}
 	return holds, spares
 }
 
-// TestSpareReused: a hold let go becomes a spare, the next hold is that
-// same file renamed in, holding the new answer alone (a shorter one
-// padded, a longer one grown), and Close removes the spares.
+// callCount counts the calls on names a hold and its let-go make
+// (openFile, renameFile, lstat) until the test ends.
+type callCount struct{ opens, renames, lstats int }
+
+func countCalls(t *testing.T) *callCount {
+	c := &callCount{}
+	wasOpen, wasRename, wasLstat := openFile, renameFile, lstat
+	openFile = func(name string, flag int, perm os.FileMode) (*os.File, error) {
+		c.opens++
+		return wasOpen(name, flag, perm)
+	}
+	renameFile = func(from, to string) error {
+		c.renames++
+		return wasRename(from, to)
+	}
+	lstat = func(name string) (fs.FileInfo, error) {
+		c.lstats++
+		return wasLstat(name)
+	}
+	t.Cleanup(func() { openFile, renameFile, lstat = wasOpen, wasRename, wasLstat })
+	return c
+}
+
+// TestSpareReused: a hold let go becomes a spare named for its
+// conversation's next answer, read as no answer by this process or
+// another; the next hold is that same file, another conversation's
+// renamed in or its own where it is, holding the new answer alone (a
+// shorter one padded, a longer one grown), and Close removes the spares.
 func TestSpareReused(t *testing.T) {
 	p := agent(t)
 	f := &Answers{Paths: p}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	answerTurn(t, f, nil, "telegram:1", "a first answer, a longer one than the next", 2, at, true)
 	holds, spares := sendingFiles(t, p)
-	if len(holds) != 0 || len(spares) != 1 {
-		t.Fatalf("after the let-go: holds %v, spares %v: want one spare", holds, spares)
+	if len(holds) != 0 || len(spares) != 1 || !strings.HasPrefix(spares[0], "telegram-1~") {
+		t.Fatalf("after the let-go: holds %v, spares %v: want one spare, named for telegram:1", holds, spares)
+	}
+	for _, g := range []*Answers{f, {Paths: p}} { // this process, another
+		if all, err := g.Sending(context.Background()); err != nil || len(all) != 0 {
+			t.Fatalf("sending %+v, %v: want none, the spare no answer", all, err)
+		}
 	}
 	dir := filepath.Join(p.Chats(), SendingDir)
 	was, err := os.Stat(filepath.Join(dir, spares[0]))
@@ -104,12 +142,12 @@ func TestSpareReused(t *testing.T) {
 		if diff := cmp.Diff(want, all, cmpopts.IgnoreFields(Answer{}, "At")); err != nil || diff != "" {
 			t.Fatalf("sending %v (-want +got):\n%s", err, diff)
 		}
-		if err := f.letGo(id, spare{size: int(is.Size())}); err != nil {
+		if err := f.letGo(id, spare{size: int(is.Size()), written: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		_, spares = sendingFiles(t, p)
-		if len(spares) != 1 {
-			t.Fatalf("spares %v: want the one", spares)
+		if len(spares) != 1 || !strings.HasPrefix(spares[0], "telegram-2~") {
+			t.Fatalf("spares %v: want the one, named for telegram:2", spares)
 		}
 		if was, err = os.Stat(filepath.Join(dir, spares[0])); err != nil {
 			t.Fatal(err)
@@ -206,8 +244,10 @@ func TestSpareNeverResurrects(t *testing.T) {
 }
 
 // TestStaleSpareRemoved: a listing removes a spare not written for
-// staleSpare (a killed process's), and keeps a fresh one; the process
-// whose spare was removed makes its next hold anew.
+// staleSpare (a killed process's: an older Link's .spare- file, or one
+// named for a next answer, holding another id's), and keeps a fresh one
+// and a hold; the process whose spare was removed, or whose spare is
+// near staleSpare, makes its next hold anew.
 func TestStaleSpareRemoved(t *testing.T) {
 	ctx := context.Background()
 	p := agent(t)
@@ -216,26 +256,58 @@ func TestStaleSpareRemoved(t *testing.T) {
 	answerTurn(t, f, nil, "telegram:1", "one", 2, at, true)
 	_, spares := sendingFiles(t, p)
 	dir := filepath.Join(p.Chats(), SendingDir)
-	killed := filepath.Join(dir, spareName+"0123456789abcdef")
-	if err := os.WriteFile(killed, []byte(`{}`), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	long := time.Now().Add(-staleSpare - time.Minute)
-	if err := os.Chtimes(killed, long, long); err != nil {
+	old := filepath.Join(dir, spares[0])
+	b, err := os.ReadFile(old)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.Pending(ctx); err != nil {
+	killed := []string{filepath.Join(dir, spareName+"0123456789abcdef"), filepath.Join(dir, mustID(t, "telegram:9")+".json")}
+	if err := os.WriteFile(killed[0], []byte(`{}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(killed); !os.IsNotExist(err) {
-		t.Errorf("the stale spare: %v, want it removed", err)
+	if err := os.WriteFile(killed[1], b, 0o600); err != nil { // a spare: another id's answer
+		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(dir, spares[0])); err != nil {
+	held := mustID(t, "telegram:8")
+	if err := f.Hold(ctx, Answer{ID: held, Thread: "telegram:8", Text: "held long"}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range append(killed, filepath.Join(dir, held+".json")) {
+		if err := os.Chtimes(name, long, long); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := (&Answers{Paths: p}).Pending(ctx); err != nil { // another process's listing
+		t.Fatal(err)
+	}
+	for _, name := range killed {
+		if _, err := os.Stat(name); !os.IsNotExist(err) {
+			t.Errorf("the stale spare %s: %v, want it removed", filepath.Base(name), err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, held+".json")); err != nil {
+		t.Errorf("the hold not written for as long: %v, want it kept", err)
+	}
+	if _, err := os.Stat(old); err != nil {
 		t.Errorf("the fresh spare: %v, want it kept", err)
 	}
-	os.Remove(filepath.Join(dir, spares[0])) // as a listing that found it stale
+	os.Remove(old) // as a listing that found it stale
 	id := answerTurn(t, f, nil, "telegram:1", "two", 4, at, false)
-	if all, err := f.Sending(ctx); err != nil || len(all) != 1 || all[0].ID != id || all[0].Text != "two" {
+	if all, err := f.Sending(ctx); err != nil || len(all) != 2 || !slices.ContainsFunc(all, func(k Answer) bool { return k.ID == id && k.Text == "two" }) {
+		t.Errorf("sending %+v, %v: want the hold made anew beside %s", all, err, held)
+	}
+	// A spare near staleSpare is written no more: made anew beside it.
+	p2 := agent(t)
+	f2 := &Answers{Paths: p2}
+	answerTurn(t, f2, nil, "telegram:1", "one", 2, at, true)
+	f2.spares.free["telegram-1"][0].written = time.Now().Add(-staleSpare / 2)
+	c := countCalls(t)
+	id = answerTurn(t, f2, nil, "telegram:1", "two", 4, at, false)
+	if c.opens != 1 {
+		t.Errorf("the hold beside a spare near staleSpare opened %d files, want 1: made anew", c.opens)
+	}
+	if all, err := f2.Sending(ctx); err != nil || len(all) != 1 || all[0].ID != id {
 		t.Errorf("sending %+v, %v: want the hold made anew", all, err)
 	}
 }
