@@ -63,6 +63,11 @@ const maxSpare = 4096
 // maxSpares bounds how many spares one agent's answers keep.
 const maxSpares = 256
 
+// stealAt is how many spares an agent's answers keep before a hold of a
+// conversation with none of its own takes another's rather than make
+// one.
+const stealAt = maxSpares / 2
+
 // staleSpare is how old a spare's last write is when a listing removes
 // it: a process killed leaves its own, and one whose owner still lives
 // writes into none past half of it (spare.stale).
@@ -113,20 +118,35 @@ type spares struct {
 	closed bool
 }
 
-// take takes a spare for a hold in folder: one named for it, else
-// another conversation's; false when there is none.
+// take takes a spare for a hold in folder: one named for it; else, once
+// the spares are many (stealAt), the one written longest ago, of a
+// conversation quiet the longest; false for none, the hold made anew.
+// A conversation that took another's leaves its own owner none, who
+// would take another's in turn: while the spares are few, each
+// conversation makes its own, so one answered again and again writes
+// into its own.
 func (s *spares) take(folder string) (spare, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.free[folder]
 	if len(list) == 0 {
-		for name, l := range s.free {
-			folder, list = name, l
-			break
+		if s.n < stealAt {
+			return spare{}, false
 		}
-	}
-	if len(list) == 0 {
-		return spare{}, false
+		var oldest time.Time
+		for name, l := range s.free {
+			if w := l[0].written; oldest.IsZero() || w.Before(oldest) {
+				folder, list, oldest = name, l, w
+			}
+		}
+		sp := list[0]
+		if len(list) == 1 {
+			delete(s.free, folder)
+		} else {
+			s.free[folder] = list[1:]
+		}
+		s.n--
+		return sp, true
 	}
 	sp := list[len(list)-1]
 	if len(list) == 1 {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -106,9 +107,10 @@ func countCalls(t *testing.T) *callCount {
 
 // TestSpareReused: a hold let go becomes a spare named for its
 // conversation's next answer, read as no answer by this process or
-// another; the next hold is that same file, another conversation's
-// renamed in or its own where it is, holding the new answer alone (a
-// shorter one padded, a longer one grown), and Close removes the spares.
+// another; that answer's hold is the same file where it is, holding the
+// new answer alone (a shorter one padded, a longer one grown). Another
+// conversation's hold, while the spares are few, makes its own. Close
+// removes the spares.
 func TestSpareReused(t *testing.T) {
 	p := agent(t)
 	f := &Answers{Paths: p}
@@ -129,7 +131,10 @@ func TestSpareReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, text := range []string{"short", strings.Repeat("a longer answer than any before it ", 8)} {
-		id := answerTurn(t, f, nil, "telegram:2", text, int64(4+2*i), at.Add(time.Duration(i+1)*time.Minute), false)
+		id := answerTurn(t, f, nil, "telegram:1", text, int64(4+2*i), at.Add(time.Duration(i+1)*time.Minute), false)
+		if id+".json" != spares[0] {
+			t.Errorf("hold %d is %s, not the spare named for it, %s", i, id, spares[0])
+		}
 		is, err := os.Stat(filepath.Join(dir, id+".json"))
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +143,7 @@ func TestSpareReused(t *testing.T) {
 			t.Errorf("hold %d is a file made anew, not the spare", i)
 		}
 		all, err := f.Sending(context.Background())
-		want := []Answer{{ID: id, Thread: "telegram:2", Text: text, Seq: int64(4 + 2*i), EventTime: at.Add(time.Duration(i+1) * time.Minute)}}
+		want := []Answer{{ID: id, Thread: "telegram:1", Text: text, Seq: int64(4 + 2*i), EventTime: at.Add(time.Duration(i+1) * time.Minute)}}
 		if diff := cmp.Diff(want, all, cmpopts.IgnoreFields(Answer{}, "At")); err != nil || diff != "" {
 			t.Fatalf("sending %v (-want +got):\n%s", err, diff)
 		}
@@ -146,12 +151,16 @@ func TestSpareReused(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, spares = sendingFiles(t, p)
-		if len(spares) != 1 || !strings.HasPrefix(spares[0], "telegram-2~") {
-			t.Fatalf("spares %v: want the one, named for telegram:2", spares)
+		if len(spares) != 1 || !strings.HasPrefix(spares[0], "telegram-1~") {
+			t.Fatalf("spares %v: want the one, named for telegram:1", spares)
 		}
 		if was, err = os.Stat(filepath.Join(dir, spares[0])); err != nil {
 			t.Fatal(err)
 		}
+	}
+	answerTurn(t, f, nil, "telegram:2", "another conversation's", 2, at, true)
+	if _, spares = sendingFiles(t, p); len(spares) != 2 {
+		t.Errorf("spares %v: want telegram:1's and telegram:2's", spares)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
@@ -163,6 +172,34 @@ func TestSpareReused(t *testing.T) {
 	id := answerTurn(t, f, nil, "telegram:3", "late", 2, at, true)
 	if holds, spares := sendingFiles(t, p); len(holds)+len(spares) != 0 {
 		t.Errorf("%s let go after Close: %v %v, want nothing", id, holds, spares)
+	}
+}
+
+// TestSpareTakenOnceMany: once an agent keeps stealAt spares, a hold of a
+// conversation with none of its own takes the one written longest ago,
+// renamed to its id, rather than make a file.
+func TestSpareTakenOnceMany(t *testing.T) {
+	p := agent(t)
+	f := &Answers{Paths: p}
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	dones := make([]func(), stealAt)
+	for i := range dones {
+		_, dones[i] = holdTurn(t, f, nil, "telegram:"+strconv.Itoa(100+i), "an answer", 2, at)
+	}
+	for _, done := range dones { // telegram:100's let go first
+		done()
+	}
+	oldest := f.spares.free["telegram-100"][0].id
+	c := countCalls(t)
+	id := answerTurn(t, f, nil, "telegram:1", "the answer", 2, at, false)
+	if c.opens != 0 || c.renames != 1 {
+		t.Errorf("the hold opened %d files and renamed %d, want 0 and 1: a spare taken", c.opens, c.renames)
+	}
+	if _, err := os.Stat(filepath.Join(p.Chats(), SendingDir, oldest+".json")); !os.IsNotExist(err) {
+		t.Errorf("telegram:100's spare, let go first: %v, want it taken", err)
+	}
+	if all, err := f.Sending(context.Background()); err != nil || len(all) != 1 || all[0].ID != id {
+		t.Errorf("sending %+v, %v: want the hold", all, err)
 	}
 }
 
