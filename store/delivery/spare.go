@@ -23,8 +23,8 @@ import (
 // have: <id>.json, the id of its conversation's next answer, chosen at
 // the let-go. That conversation's next hold writes its answer, under that
 // id, into the spare where it is: one write, no rename. A hold of a
-// conversation with no spare of its own takes another's and renames it
-// to its id; one with none at all makes a file. Every conversation's
+// conversation with no spare of its own makes a file, or once the spares
+// are many takes another's and renames it to its id (spares.take). Every conversation's
 // holds share chats/sending, and a file made and removed there costs
 // about three times a rename pair (the folder's lock held while an inode
 // is made and freed): 10% of a turn's CPU with 64 conversations at once;
