@@ -142,7 +142,7 @@ func New(route model.Route, o Options) (*Provider, error) {
 // Stream sends req to the Messages API, streaming, and calls onDelta with
 // each piece of text and thinking as it comes. req.Model is the API's name
 // of the model (Route.APIModel).
-func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
+func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (_ model.Response, err error) {
 	start := p.now()
 	res, err := p.post(ctx, req)
 	if err != nil {
@@ -153,7 +153,19 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	var text strings.Builder
 	var texts int // text blocks begun, so a later one starts on a new paragraph
 	events := sse.NewReader(res.Body)
-	for events.Next() {
+	burst := sse.NewBurst(onDelta) // deltas read in one burst say More
+	defer func() {
+		if err != nil { // what was read before the failure still goes
+			burst.Flush()
+		}
+	}()
+	for {
+		if err := burst.Wait(events); err != nil {
+			return model.Response{}, err
+		}
+		if !events.Next() {
+			break
+		}
 		e := events.Event()
 		data := bytes.TrimSuffix(e.Data, []byte("\n"))
 		switch {
@@ -178,9 +190,12 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 			continue
 		}
 		text.WriteString(d.Text)
-		if err := onDelta(d); err != nil {
+		if err := burst.Add(d); err != nil {
 			return model.Response{}, err
 		}
+	}
+	if err := burst.Flush(); err != nil {
+		return model.Response{}, err
 	}
 	if err := events.Err(); err != nil {
 		if ctx.Err() != nil {

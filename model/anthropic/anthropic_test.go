@@ -49,6 +49,9 @@ func TestStreamText(t *testing.T) {
 	if len(c.Text) < 2 || strings.Join(c.Text, "") != want || resp.Text != want || len(c.Thinking) != 0 {
 		t.Errorf("deltas %q, text %q", c.Text, resp.Text)
 	}
+	if c.LastMore {
+		t.Error("the stream's last delta says More")
+	}
 	if resp.Provider != "anthropic" || resp.Model != testModel || !strings.HasPrefix(resp.ID, "msg_") || resp.StopReason != model.StopEnd {
 		t.Errorf("response %+v", resp)
 	}

@@ -31,13 +31,18 @@ func StepClock() func() time.Time {
 }
 
 // Collect gathers the deltas of a call: its On is a call's onDelta.
-type Collect struct{ Text, Thinking []string }
+type Collect struct {
+	Text, Thinking []string
+	// LastMore is the last delta's More: a stream's last never says it.
+	LastMore bool
+}
 
 // On keeps d's text or thinking, and refuses a delta with both.
 func (c *Collect) On(d model.Delta) error {
 	if d.Text != "" && d.Thinking != "" {
 		return fmt.Errorf("a delta with both text and thinking: %+v", d)
 	}
+	c.LastMore = d.More
 	if d.Text != "" {
 		c.Text = append(c.Text, d.Text)
 	}

@@ -152,7 +152,7 @@ func (p *Provider) Name() string { return p.name }
 // Stream sends req to the Chat Completions API, streaming, and calls
 // onDelta with each piece of text and reasoning as it comes. req.Model is
 // the API's name of the model (Route.APIModel).
-func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (model.Response, error) {
+func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(model.Delta) error) (_ model.Response, err error) {
 	start := p.now()
 	res, err := p.post(ctx, req)
 	if err != nil {
@@ -162,7 +162,19 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	var a answer
 	var thinking strings.Builder
 	events := sse.NewReader(res.Body)
-	for events.Next() {
+	burst := sse.NewBurst(onDelta) // deltas read in one burst say More
+	defer func() {
+		if err != nil { // what was read before the failure still goes
+			burst.Flush()
+		}
+	}()
+	for {
+		if err := burst.Wait(events); err != nil {
+			return model.Response{}, err
+		}
+		if !events.Next() {
+			break
+		}
 		data := events.Event().Data
 		if bytes.HasPrefix(data, []byte("[DONE]")) {
 			break
@@ -180,7 +192,7 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 		}
 		thinking.WriteString(ex.Reasoning)
 		if ex.Reasoning != "" {
-			if err := onDelta(model.Delta{Thinking: ex.Reasoning}); err != nil {
+			if err := burst.Add(model.Delta{Thinking: ex.Reasoning}); err != nil {
 				return model.Response{}, err
 			}
 		}
@@ -191,10 +203,13 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 			}
 		}
 		if text != "" {
-			if err := onDelta(model.Delta{Text: text}); err != nil {
+			if err := burst.Add(model.Delta{Text: text}); err != nil {
 				return model.Response{}, err
 			}
 		}
+	}
+	if err := burst.Flush(); err != nil {
+		return model.Response{}, err
 	}
 	if err := events.Err(); err != nil {
 		if ctx.Err() != nil {

@@ -54,6 +54,9 @@ func TestOpenAIStream(t *testing.T) {
 	if len(c.Text) < 2 || strings.Join(c.Text, "") != want || resp.Text != want {
 		t.Errorf("deltas %q, text %q", c.Text, resp.Text)
 	}
+	if c.LastMore {
+		t.Error("the stream's last delta says More")
+	}
 	type facts struct {
 		Provider, Model string
 		IDPrefix        bool
