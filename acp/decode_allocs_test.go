@@ -34,3 +34,16 @@ func TestDecodeMessageAllocs(t *testing.T) {
 		t.Fatalf("DecodeMessage = %+v, %v", m, err)
 	}
 }
+
+// Encoding a turn's notification allocates its bytes alone, its method's
+// name written as json.Marshal would write it (writeName).
+func TestEncodeAllocs(t *testing.T) {
+	m := &Message{Method: MethodSessionUpdate, Params: []byte(`{"sessionId":"link:a","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"ok"}}}`)}
+	if allocs := testing.AllocsPerRun(100, func() {
+		if _, err := m.Encode(); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs != 1 {
+		t.Errorf("Encode made %v allocations, want 1", allocs)
+	}
+}

@@ -267,9 +267,8 @@ func (m *Message) Encode() ([]byte, error) {
 		b.WriteString(`,"id":null`)
 	}
 	if m.Method != "" {
-		name, _ := json.Marshal(m.Method)
 		b.WriteString(`,"method":`)
-		b.Write(name)
+		writeName(&b, m.Method)
 		switch {
 		case m.parts != nil && params == nil:
 			b.WriteString(`,"params":`)
@@ -303,6 +302,22 @@ func (m *Message) Encode() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// writeName writes name as json.Marshal writes a string: as it is,
+// between quotes, when it holds nothing json.Marshal escapes (as every
+// method's name does), else marshalled.
+func writeName(b *bytes.Buffer, name string) {
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(name)
+			b.Write(q)
+			return
+		}
+	}
+	b.WriteByte('"')
+	b.WriteString(name)
+	b.WriteByte('"')
 }
 
 // compactLine returns raw JSON unchanged unless it holds a line break,

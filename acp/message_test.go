@@ -168,3 +168,15 @@ func BenchmarkDecodeMessage(b *testing.B) {
 		}
 	}
 }
+
+// writeName writes a method's name as json.Marshal does, escapes and all.
+func TestWriteName(t *testing.T) {
+	for _, name := range []string{MethodSessionUpdate, "_link/taken", "$/cancel_request", "a\"b", "a\\b", "<x>&", "é", "\u2028", "\x01", "\x7f", ""} {
+		var b bytes.Buffer
+		writeName(&b, name)
+		want, _ := json.Marshal(name)
+		if b.String() != string(want) {
+			t.Errorf("writeName(%q) = %s, json.Marshal %s", name, b.String(), want)
+		}
+	}
+}
