@@ -65,6 +65,48 @@ type LatestReader interface {
 	Latest(ctx context.Context, thread string, n int) ([]Event, error)
 }
 
+// LeaseReader is the optional capability of a driver that takes a turn's
+// lease and reads the events it needs in one call, and lets the lease go
+// and reads once more in one: a driver whose every call opens its
+// conversation's file (the log) opens it once for both.
+type LeaseReader interface {
+	// LeaseRead is Lease and then, with the lease held, Read from from:
+	// the events as they were when it was taken. A lease another holds is
+	// ErrLeaseHeld, and nothing is read.
+	LeaseRead(ctx context.Context, thread, holder string, ttl time.Duration, from int64) (Lease, []Event, error)
+	// ReleaseRead is Release and then Read from from: the events as they
+	// were when the lease went.
+	ReleaseRead(ctx context.Context, thread, holder string, from int64) ([]Event, error)
+}
+
+// LeaseRead takes the thread's lease for holder and reads its events from
+// from under it: in one call of the driver's LeaseReader when it has one,
+// else Lease, then Read.
+func LeaseRead(ctx context.Context, c Conversations, thread, holder string, ttl time.Duration, from int64) (Lease, []Event, error) {
+	if lr, ok := c.(LeaseReader); ok {
+		return lr.LeaseRead(ctx, thread, holder, ttl, from)
+	}
+	l, err := c.Lease(ctx, thread, holder, ttl)
+	if err != nil {
+		return l, nil, err
+	}
+	es, err := c.Read(ctx, thread, from)
+	return l, es, err
+}
+
+// ReleaseRead lets holder's lease of the thread go and reads its events
+// from from: in one call of the driver's LeaseReader when it has one,
+// else Release, then Read.
+func ReleaseRead(ctx context.Context, c Conversations, thread, holder string, from int64) ([]Event, error) {
+	if lr, ok := c.(LeaseReader); ok {
+		return lr.ReleaseRead(ctx, thread, holder, from)
+	}
+	if err := c.Release(ctx, thread, holder); err != nil {
+		return nil, err
+	}
+	return c.Read(ctx, thread, from)
+}
+
 // Closer is the optional capability of a driver that holds files or
 // connections, to let them go.
 type Closer interface {

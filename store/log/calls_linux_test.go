@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/storetest"
 )
@@ -31,7 +32,7 @@ import (
 // own count (syscr in /proc/self/io).
 func TestWarmTurnCalls(t *testing.T) {
 	d := log.Open(t.TempDir())
-	turn := warmTurn(t, d)
+	turn := warmTurn(t, d, false)
 	for range 3 {
 		turn() // the conversation begun, its files made
 	}
@@ -52,17 +53,22 @@ func TestWarmTurnCalls(t *testing.T) {
 
 // warmTurn is a turn's calls to d, as the harness makes them: the lease
 // taken, the events read from the last the turn before wrote, the message
-// and its answer appended, the lease let go, and the events read again.
-func warmTurn(t *testing.T, d *log.Driver) func() {
+// and its answer appended, the lease let go, and the events read again;
+// paired, the lease taken with the read and let go with the look after
+// it (store.LeaseReader).
+func warmTurn(t *testing.T, d *log.Driver, paired bool) func() {
 	ctx := context.Background()
 	const thread, holder = "link:calls", "h"
 	seq := int64(0)
 	return func() {
 		t.Helper()
-		if _, err := d.Lease(ctx, thread, holder, time.Minute); err != nil {
-			t.Fatal(err)
+		var err error
+		if paired {
+			_, _, err = d.LeaseRead(ctx, thread, holder, time.Minute, max(seq, 1))
+		} else if _, err = d.Lease(ctx, thread, holder, time.Minute); err == nil {
+			_, err = d.Read(ctx, thread, max(seq, 1))
 		}
-		if _, err := d.Read(ctx, thread, max(seq, 1)); err != nil {
+		if err != nil {
 			t.Fatal(err)
 		}
 		for range 2 {
@@ -71,55 +77,75 @@ func warmTurn(t *testing.T, d *log.Driver) func() {
 				t.Fatal(err)
 			}
 		}
-		if err := d.Release(ctx, thread, holder); err != nil {
-			t.Fatal(err)
+		var es []store.Event
+		if paired {
+			es, err = d.ReleaseRead(ctx, thread, holder, seq+1)
+		} else if err = d.Release(ctx, thread, holder); err == nil {
+			es, err = d.Read(ctx, thread, seq+1)
 		}
-		if es, err := d.Read(ctx, thread, seq+1); err != nil || len(es) != 0 {
+		if err != nil || len(es) != 0 {
 			t.Fatalf("read from %d: %d events, %v", seq+1, len(es), err)
 		}
 	}
 }
 
-// envTurns is how many warm turns TestWarmTurnSyscalls's process makes.
-const envTurns = "LNK_LOG_TEST_TURNS"
+// Environment of TestWarmTurnSyscalls's process: how many warm turns it
+// makes, and whether paired.
+const (
+	envTurns  = "LNK_LOG_TEST_TURNS"
+	envPaired = "LNK_LOG_TEST_PAIRED"
+)
 
 // A warm turn's calls to the log make these file calls, as strace(1)
 // counts them in a process of its own: the counts of a process making 40
-// turns less those of one making 10, over 30. An open lease.json and
-// events.jsonl at the lease and its let-go, events.jsonl at each other
-// call; a lock a call; a stamp (statx) where a call asks what the file
-// holds, and a read only where what it wants isn't known from it: the
-// lease's two, and the read at the turn's start of the event it last
-// wrote; a write a lease and an event. A call more of any fails it.
+// turns less those of one making 10, over 30. Six calls: an open of
+// lease.json and of events.jsonl at the lease and its let-go, of
+// events.jsonl at each other call; a lock a call; a stamp (statx) where
+// a call asks what the file holds, and a read only where what it wants
+// isn't known from it (the lease's two reads, and the read at the turn's
+// start of the event it last wrote); a write a lease and an event.
+// Paired (store.LeaseReader), the lease and the read after it are one
+// open and one lock, and so are the let-go and the look after it. A call
+// more of any fails it.
 func TestWarmTurnSyscalls(t *testing.T) {
 	if n := os.Getenv(envTurns); n != "" {
 		turns, err := strconv.Atoi(n)
 		if err != nil {
 			t.Fatal(err)
 		}
-		turn := warmTurn(t, log.Open(os.Getenv(envChats)))
+		turn := warmTurn(t, log.Open(os.Getenv(envChats)), os.Getenv(envPaired) != "")
 		for range 3 + turns {
 			turn()
 		}
 		return
 	}
-	want := map[string]int{"openat": 8, "flock": 6, "statx": 4, "lseek": 0, "pread64": 3, "pwrite64": 4, "close": 8, "fstat": 0, "newfstatat": 0}
-	few, many := straceTurns(t, 10), straceTurns(t, 40)
-	for _, call := range slices.Sorted(maps.Keys(many)) {
-		if d := many[call] - few[call]; d >= 30 && call != "total" {
-			t.Logf("%s: %.2f a warm turn", call, float64(d)/30)
-		}
-	}
-	for call, n := range want {
-		if got := float64(many[call]-few[call]) / 30; got != float64(n) {
-			t.Errorf("%s: %.2f a warm turn, want %d", call, got, n)
-		}
+	for _, tt := range []struct {
+		name   string
+		paired bool
+		want   map[string]int
+	}{
+		{"SixCalls", false, map[string]int{"openat": 8, "flock": 6, "statx": 4, "lseek": 0, "pread64": 3, "pwrite64": 4, "close": 8, "fstat": 0, "newfstatat": 0}},
+		{"Paired", true, map[string]int{"openat": 6, "flock": 4, "statx": 4, "lseek": 0, "pread64": 3, "pwrite64": 4, "close": 6, "fstat": 0, "newfstatat": 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			few, many := straceTurns(t, 10, tt.paired), straceTurns(t, 40, tt.paired)
+			for _, call := range slices.Sorted(maps.Keys(many)) {
+				if d := many[call] - few[call]; d >= 30 && call != "total" {
+					t.Logf("%s: %.2f a warm turn", call, float64(d)/30)
+				}
+			}
+			for call, n := range tt.want {
+				if got := float64(many[call]-few[call]) / 30; got != float64(n) {
+					t.Errorf("%s: %.2f a warm turn, want %d", call, got, n)
+				}
+			}
+		})
 	}
 }
 
 // straceTurns counts the calls of a process of this test making turns
-// warm turns, by strace -f -c.
-func straceTurns(t *testing.T, turns int) map[string]int {
+// warm turns, paired or not, by strace -f -c.
+func straceTurns(t *testing.T, turns int, paired bool) map[string]int {
 	t.Helper()
 	strace, err := exec.LookPath("strace")
 	if err != nil {
@@ -137,6 +163,9 @@ func straceTurns(t *testing.T, turns int) map[string]int {
 	// GOMAXPROCS not looked at again as the process runs: the runtime's
 	// reads of the cgroup's limit would be counted with the turns'.
 	cmd.Env = append(os.Environ(), envChats+"="+t.TempDir(), envTurns+"="+strconv.Itoa(turns), "GODEBUG=updatemaxprocs=0")
+	if paired {
+		cmd.Env = append(cmd.Env, envPaired+"=1")
+	}
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("strace: %v\n%s", err, b)
 	}

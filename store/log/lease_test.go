@@ -11,6 +11,7 @@ import (
 
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
+	"github.com/lnk-dev/link/store/storetest"
 )
 
 // stat is path's file, failing t when there is none; os.SameFile tells
@@ -133,5 +134,27 @@ func TestLeaseLost(t *testing.T) {
 				t.Fatalf("lease for h2: %v, want ErrLeaseHeld", err)
 			}
 		})
+	}
+}
+
+// TestLeaseReadCorrupt: a lease taken with a read of a file whose lines
+// are no events fails naming the file, and takes nothing: another holder
+// takes the lease at once. A release with one lets the lease go, and
+// fails so too.
+func TestLeaseReadCorrupt(t *testing.T) {
+	ctx := context.Background()
+	d, path := withFile(t, append(lines(t, storetest.Events(2, "a")), "not an event\n"...))
+	_, es, err := d.LeaseRead(ctx, "default", "h1", time.Minute, 2)
+	if !errors.Is(err, store.ErrCorrupt) || !strings.Contains(err.Error(), path) || es != nil {
+		t.Fatalf("lease and read of a corrupt file: %d events, %v; want ErrCorrupt naming %s", len(es), err, path)
+	}
+	if _, err := d.Lease(ctx, "default", "h2", time.Minute); err != nil {
+		t.Fatalf("a lease after a lease and read that failed: %v", err)
+	}
+	if _, err := d.ReleaseRead(ctx, "default", "h2", 2); !errors.Is(err, store.ErrCorrupt) {
+		t.Fatalf("release and read of a corrupt file: %v, want ErrCorrupt", err)
+	}
+	if _, err := d.Lease(ctx, "default", "h1", time.Minute); err != nil {
+		t.Fatalf("a lease after a release and read that failed reading: %v", err)
 	}
 }

@@ -292,32 +292,31 @@ func (d *Driver) openLocked(ctx context.Context, c *conv, flag int, exclusive bo
 	return f, nil
 }
 
-// reading opens the thread's events for reading under the shared lock
-// and reads their tail, its last first bytes (readTail), unless the file
-// is as c last saw it and its last event is before from: then there is
-// nothing to read (t.end 0, none read) and none is false. A conversation
-// not begun is nil. The caller releases the tail and closes the file.
-func (d *Driver) reading(ctx context.Context, c *conv, first, from int64) (f *fsx.File, t tail, st fsx.Stamp, none bool, err error) {
-	f, err = d.openLocked(ctx, c, os.O_RDONLY, shared)
+// opened opens c's events.jsonl for reading under the shared lock; a
+// conversation not begun is nil. The caller closes it.
+func (d *Driver) opened(ctx context.Context, c *conv) (*fsx.File, error) {
+	f, err := d.openLocked(ctx, c, os.O_RDONLY, shared)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, tail{}, st, true, nil
+		return nil, nil
 	}
-	if err != nil {
-		return nil, tail{}, st, false, err
-	}
+	return f, err
+}
+
+// tailOf reads the last first bytes of c's file f, open under its lock
+// (readTail), with its stamp, unless f is as c last saw it and its last
+// event is before from: then there is nothing to read (none). The caller
+// releases the tail.
+func (c *conv) tailOf(f *fsx.File, first, from int64) (t tail, st fsx.Stamp, none bool, err error) {
 	if st, err = f.Stamp(); err != nil {
-		f.Close()
-		return nil, tail{}, st, false, err
+		return tail{}, st, false, err
 	}
 	if s := c.lastSeen(); s.holds(st) && s.last < from {
-		f.Close()
-		return nil, tail{}, st, true, nil
+		return tail{}, st, true, nil
 	}
 	if t, err = readTail(f, st.Size, first); err != nil {
-		f.Close()
-		return nil, tail{}, st, false, fmt.Errorf("%s: %w", f.Name(), err)
+		return tail{}, st, false, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return f, t, st, false, nil
+	return t, st, false, nil
 }
 
 // sawRead notes what a read under the lock of c's file stamped st found:
@@ -344,11 +343,21 @@ func (d *Driver) read(ctx context.Context, thread string, from int64) ([]store.E
 	if err != nil {
 		return nil, err
 	}
-	f, t, st, none, err := d.reading(ctx, c, smallBlock, max(from, 1))
-	if none || err != nil {
+	f, err := d.opened(ctx, c)
+	if f == nil || err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	return c.readFrom(f, from)
+}
+
+// readFrom reads the events numbered from and after of c's file f, open
+// under its lock.
+func (c *conv) readFrom(f *fsx.File, from int64) ([]store.Event, error) {
+	t, st, none, err := c.tailOf(f, smallBlock, max(from, 1))
+	if none || err != nil {
+		return nil, err
+	}
 	defer t.release()
 	var es []store.Event
 	if from <= 1 {
@@ -381,11 +390,15 @@ func (d *Driver) latest(ctx context.Context, thread string, n int) ([]store.Even
 	if err != nil || n <= 0 {
 		return nil, err
 	}
-	f, t, st, none, err := d.reading(ctx, c, block, 0)
-	if none || err != nil {
+	f, err := d.opened(ctx, c)
+	if f == nil || err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	t, st, _, err := c.tailOf(f, block, 0)
+	if err != nil {
+		return nil, err
+	}
 	defer t.release()
 	count := 0
 	es, err := lastLines(f, t, block, f.Name(), func(store.Event) bool { count++; return count >= n })

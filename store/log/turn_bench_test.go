@@ -23,7 +23,9 @@ import (
 // read again. The conversations' folders are as deep as an agent's home
 // puts them. Short turns go to conversations of 40 to 72 events (under
 // a block, as a benchmark's are), Long to one of 10k events and more (as
-// a chat's become). It reports the CPU a turn costs (cpu-us/op, user and
+// a chat's become), Paired the short ones with the lease taken with the
+// read and let go with the look (store.LeaseReader), as the harness makes
+// them. It reports the CPU a turn costs (cpu-us/op, user and
 // system), steadier than its time on a shared machine. Unsynced is the
 // same turns with the appends' flushes left out: the CPU of the calls
 // around them, which the flushes' own would drown.
@@ -34,20 +36,22 @@ func BenchmarkTurn(b *testing.B) {
 			name     string
 			events   int
 			turnsPer int
-		}{{"Short", 40, 16}, {"Long", 10_000, 0}} {
+			paired   bool
+		}{{"Short", 40, 16, false}, {"Long", 10_000, 0, false}, {"Paired", 40, 16, true}} {
 			b.Run(name+"/"+size.name, func(b *testing.B) {
 				if !synced {
 					log.NoSyncs(b)
 				}
-				benchTurn(b, size.events, size.turnsPer)
+				benchTurn(b, size.events, size.turnsPer, size.paired)
 			})
 		}
 	}
 }
 
 // benchTurn runs b.N turns, turnsPer in each conversation (0: all in
-// one), each conversation begun with events.
-func benchTurn(b *testing.B, events, turnsPer int) {
+// one), each conversation begun with events; paired, through LeaseRead
+// and ReleaseRead.
+func benchTurn(b *testing.B, events, turnsPer int, paired bool) {
 	ctx := context.Background()
 	chats := filepath.Join(b.TempDir(), "002", "agents", "main", "chats")
 	d := log.Open(chats)
@@ -95,10 +99,16 @@ func benchTurn(b *testing.B, events, turnsPer int) {
 				seq = int64(events)
 			}
 		}
-		if _, err := d.Lease(ctx, thread, "link-harness-1", time.Minute); err != nil {
-			b.Fatal(err)
+		var (
+			es  []store.Event
+			err error
+		)
+		if paired {
+			_, es, err = d.LeaseRead(ctx, thread, "link-harness-1", time.Minute, seq)
+		} else if _, err = d.Lease(ctx, thread, "link-harness-1", time.Minute); err == nil {
+			es, err = d.Read(ctx, thread, seq)
 		}
-		if es, err := d.Read(ctx, thread, seq); err != nil || len(es) != 1 {
+		if err != nil || len(es) != 1 {
 			b.Fatalf("read %d events, %v", len(es), err)
 		}
 		for range 2 {
@@ -107,11 +117,13 @@ func benchTurn(b *testing.B, events, turnsPer int) {
 				b.Fatal(err)
 			}
 		}
-		if err := d.Release(ctx, thread, "link-harness-1"); err != nil {
-			b.Fatal(err)
+		if paired {
+			es, err = d.ReleaseRead(ctx, thread, "link-harness-1", seq+1)
+		} else if err = d.Release(ctx, thread, "link-harness-1"); err == nil {
+			es, err = d.Read(ctx, thread, seq+1)
 		}
-		if es, err := d.Read(ctx, thread, seq); err != nil || len(es) != 1 {
-			b.Fatalf("read %d events, %v", len(es), err)
+		if err != nil || len(es) != 0 {
+			b.Fatalf("read %d events after the last, %v", len(es), err)
 		}
 	}
 	b.StopTimer()

@@ -115,3 +115,46 @@ func testRelease(t *testing.T, c store.Conversations) {
 	}
 	lease(t, c, "default", "h1", leaseTTL)
 }
+
+// testLeaseRead: store.LeaseRead and store.ReleaseRead (one call of a
+// driver's LeaseReader, else the two calls each stands for) take the
+// lease and read under it, and let it go and read: the events from the
+// number asked, none past the last; a lease another holds is refused
+// with nothing read; a conversation not begun reads as none either way.
+func testLeaseRead(t *testing.T, c store.Conversations) {
+	ctx := context.Background()
+	const thread = "telegram:42"
+	es := Events(6, "a")
+	appendAll(t, c, thread, es[:5])
+	l, got, err := store.LeaseRead(ctx, c, thread, "h1", leaseTTL, 3)
+	if err != nil || l.Holder != "h1" {
+		t.Fatalf("lease and read for h1: %+v, %v", l, err)
+	}
+	Same(t, "lease and read from 3", got, es[2:5])
+	held(t, c, thread, "h2")
+	_, got, err = store.LeaseRead(ctx, c, thread, "h2", leaseTTL, 1)
+	if !errors.Is(err, store.ErrLeaseHeld) || got != nil {
+		t.Fatalf("lease and read for h2 while h1 holds it: %d events, %v; want none, ErrLeaseHeld", len(got), err)
+	}
+	if _, got, err = store.LeaseRead(ctx, c, thread, "h1", leaseTTL, 6); err != nil || len(got) != 0 {
+		t.Fatalf("renew and read past the last: %d events, %v; want none", len(got), err)
+	}
+	appendAll(t, c, thread, es[5:])
+	got, err = store.ReleaseRead(ctx, c, thread, "h1", 6)
+	if err != nil {
+		t.Fatalf("release and read: %v", err)
+	}
+	Same(t, "release and read from 6", got, es[5:])
+	lease(t, c, thread, "h2", leaseTTL)
+	if got, err = store.ReleaseRead(ctx, c, thread, "h2", 7); err != nil || len(got) != 0 {
+		t.Fatalf("release and read past the last: %d events, %v; want none", len(got), err)
+	}
+	lease(t, c, thread, "h1", leaseTTL)
+	if got, err = store.ReleaseRead(ctx, c, "telegram:43", "h1", 1); err != nil || len(got) != 0 {
+		t.Fatalf("release and read of a conversation not begun: %d events, %v", len(got), err)
+	}
+	if _, got, err = store.LeaseRead(ctx, c, "telegram:43", "h1", leaseTTL, 1); err != nil || len(got) != 0 {
+		t.Fatalf("lease and read of a conversation not begun: %d events, %v", len(got), err)
+	}
+	held(t, c, "telegram:43", "h2")
+}

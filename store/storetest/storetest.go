@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Conversations) {
 		{"Lease", testLease},
 		{"LeaseExpiry", testLeaseExpiry},
 		{"Release", testRelease},
+		{"LeaseRead", testLeaseRead},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
