@@ -32,6 +32,23 @@ func (d *readLog) Read(ctx context.Context, thread string, from int64) ([]store.
 	return d.count(d.Driver.Read(ctx, thread, from))
 }
 
+// LeaseRead and ReleaseRead note their reads as Read does.
+func (d *readLog) LeaseRead(ctx context.Context, thread, holder string, ttl time.Duration, from int64) (store.Lease, []store.Event, error) {
+	d.mu.Lock()
+	d.froms[thread] = append(d.froms[thread], from)
+	d.mu.Unlock()
+	l, es, err := d.Driver.LeaseRead(ctx, thread, holder, ttl, from)
+	es, err = d.count(es, err)
+	return l, es, err
+}
+
+func (d *readLog) ReleaseRead(ctx context.Context, thread, holder string, from int64) ([]store.Event, error) {
+	d.mu.Lock()
+	d.froms[thread] = append(d.froms[thread], from)
+	d.mu.Unlock()
+	return d.count(d.Driver.ReleaseRead(ctx, thread, holder, from))
+}
+
 // count notes the events a read returned.
 func (d *readLog) count(es []store.Event, err error) ([]store.Event, error) {
 	d.mu.Lock()

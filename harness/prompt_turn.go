@@ -76,15 +76,15 @@ func (h *Harness) steerOrBegin(ctx context.Context, p acp.Prompt, s acp.Stream) 
 	if err := h.waitSummarized(ctx, c); err != nil { // window_after.go
 		return nil, acp.Outcome{}, err
 	}
-	holder := h.holder()
-	err = c.lease(ctx, holder, h.cfg.LeaseTTL)
+	t = h.newTurn(c, h.holder())
+	err = t.take(ctx) // turn_lease.go
 	if errors.Is(err, store.ErrLeaseHeld) {
 		return h.steer(ctx, c, msg, s, once)
 	}
 	if err != nil {
 		return nil, acp.Outcome{}, fmt.Errorf("take the lease of %s: %w", c.thread, err)
 	}
-	t = h.newTurn(c, holder)
+	holder := t.holder
 	t.answerFirst = true
 	h.running(t) // until Prompt returns
 	if err := t.store(ctx, msg, once); err != nil {
@@ -113,12 +113,11 @@ func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Str
 	if err != nil {
 		return nil, acp.Outcome{}, err
 	}
-	holder := h.holder()
-	if err := c.lease(ctx, holder, h.cfg.LeaseTTL); err == nil {
-		t = h.newTurn(c, holder)
+	t = h.newTurn(c, h.holder())
+	holder := t.holder
+	if err := t.take(ctx); err == nil {
 		t.answerFirst = true
 		h.running(t)
-		t.resume()
 		if err = t.refresh(ctx); err == nil && waiting(t.events) {
 			if err = c.pinned.Begun(); err == nil {
 				t.start, t.current = ev.Seq, true

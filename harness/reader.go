@@ -58,6 +58,9 @@ type reader struct {
 	// cp is the window's checkpoint as the latest events read say
 	// (window_turn.go): the events begin at or before its start.
 	cp store.Checkpoint
+	// ahead is what the call that took or let go the lease read with it,
+	// for the refresh after it (turn_lease.go).
+	ahead readAhead
 }
 
 // resume begins the events with those the harness kept of the
@@ -176,11 +179,7 @@ func (r *reader) refresh(ctx context.Context) error {
 	if n == 0 {
 		more, err = r.readWindow(ctx) // window_turn.go
 	} else {
-		from := r.events[n-1].Seq + 1
-		if r.anchored {
-			from--
-		}
-		more, err = r.c.reader().Read(ctx, r.c.thread, from)
+		more, err = r.readSince(ctx, r.since()) // turn_lease.go
 	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", r.c.thread, err)

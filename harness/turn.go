@@ -152,13 +152,12 @@ func (h *Harness) newTurn(c *conv, holder string) *turn {
 
 // 1. Take the message.
 
-// store stores the message that begins the turn, under its lease. The
-// conversation is read first, so the message takes the number after its
-// last event without asking, and the turn's first round needn't read
-// again. A message sent once (once not nil) whose id was stored
+// store stores the message that begins the turn, under its lease (take).
+// The conversation is read first (with the lease, where the driver can),
+// so the message takes the number after its last event without asking,
+// and the turn's first round needn't read again. A message sent once (once not nil) whose id was stored
 // meanwhile is refused, nothing stored.
 func (t *turn) store(ctx context.Context, msg store.Event, once *contract.MessageOnce) error {
-	t.resume()
 	if err := t.refresh(ctx); err != nil {
 		return err
 	}
@@ -263,7 +262,7 @@ func (t *turn) held(ctx context.Context) (finished, error) {
 // went, and takes the lease again to answer it if one did: again says
 // it was taken.
 func (t *turn) letGo(ctx context.Context, err error) (again bool, _ error) {
-	if rerr := t.c.release(context.WithoutCancel(ctx), t.holder); rerr != nil && err == nil {
+	if rerr := t.release(context.WithoutCancel(ctx), err == nil); rerr != nil && err == nil {
 		err = fmt.Errorf("let the lease of %s go: %w", t.c.thread, rerr)
 	}
 	t.with.wakes.wake(t.c.agent, t.c.thread) // a steered message watched here looks again (cover)

@@ -68,11 +68,13 @@ type LatestReader interface {
 // LeaseReader is the optional capability of a driver that takes a turn's
 // lease and reads the events it needs in one call, and lets the lease go
 // and reads once more in one: a driver whose every call opens its
-// conversation's file (the log) opens it once for both.
+// conversation's file (the log) opens it once for both. A driver that
+// wraps another and changes its Lease, Release or Read changes these too.
 type LeaseReader interface {
 	// LeaseRead is Lease and then, with the lease held, Read from from:
 	// the events as they were when it was taken. A lease another holds is
-	// ErrLeaseHeld, and nothing is read.
+	// ErrLeaseHeld, and nothing is read; a read that fails lets the lease
+	// go again: the call takes nothing.
 	LeaseRead(ctx context.Context, thread, holder string, ttl time.Duration, from int64) (Lease, []Event, error)
 	// ReleaseRead is Release and then Read from from: the events as they
 	// were when the lease went.
@@ -91,7 +93,10 @@ func LeaseRead(ctx context.Context, c Conversations, thread, holder string, ttl 
 		return l, nil, err
 	}
 	es, err := c.Read(ctx, thread, from)
-	return l, es, err
+	if err != nil {
+		return Lease{}, nil, errors.Join(err, c.Release(context.WithoutCancel(ctx), thread, holder))
+	}
+	return l, es, nil
 }
 
 // ReleaseRead lets holder's lease of the thread go and reads its events

@@ -62,26 +62,47 @@ func (p *Pinned) Kind() string { return p.kind }
 // spec, the same way. Begun by a store driver, it stays the router's
 // until its first event (Begun).
 func (p *Pinned) Lease(ctx context.Context, holder string, ttl time.Duration) error {
+	_, err := p.lease(ctx, holder, ttl, nil)
+	return err
+}
+
+// LeaseRead is Lease, reading the conversation's events from from under
+// the lease once held: in one call of the driver that keeps it where the
+// driver can (store.LeaseRead).
+func (p *Pinned) LeaseRead(ctx context.Context, holder string, ttl time.Duration, from int64) ([]store.Event, error) {
+	return p.lease(ctx, holder, ttl, &from)
+}
+
+// lease is Lease, and LeaseRead when from is not nil.
+func (p *Pinned) lease(ctx context.Context, holder string, ttl time.Duration, from *int64) ([]store.Event, error) {
+	take := func(d store.Conversations) ([]store.Event, error) {
+		if from == nil {
+			_, err := d.Lease(ctx, p.thread, holder, ttl)
+			return nil, err
+		}
+		_, es, err := store.LeaseRead(ctx, d, p.thread, holder, ttl, *from)
+		return es, err
+	}
 	if p.held != nil {
-		_, err := p.held.Lease(ctx, p.thread, holder, ttl)
-		return err
+		return take(p.held)
 	}
 	kind, err := p.folderKind()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	d := p.r.drivers[kind]
 	if d == nil {
 		d = p.r // not begun, or no such driver: the router begins it, or says so
 	}
-	if _, err := d.Lease(ctx, p.thread, holder, ttl); err != nil {
-		return err
+	es, err := take(d)
+	if err != nil {
+		return nil, err
 	}
 	if d, ok := driver.Lookup(p.r.kind); kind == "" && ok && d.InFolder() {
 		kind = p.r.kind
 	}
 	p.hold(kind)
-	return nil
+	return es, nil
 }
 
 // Begun pins, under the lease, the driver that keeps a conversation
@@ -104,6 +125,21 @@ func (p *Pinned) Release(ctx context.Context, holder string) error {
 	err := p.Keeper().Release(ctx, p.thread, holder)
 	p.held, p.kind = nil, ""
 	return err
+}
+
+// ReleaseRead is Release, then reads the conversation's events from from
+// through Reader, as the lease went: in one call of the driver that held
+// it where the driver can (store.ReleaseRead).
+func (p *Pinned) ReleaseRead(ctx context.Context, holder string, from int64) ([]store.Event, error) {
+	if p.held == nil {
+		if err := p.Release(ctx, holder); err != nil {
+			return nil, err
+		}
+		return p.Reader().Read(ctx, p.thread, from)
+	}
+	es, err := store.ReleaseRead(ctx, p.held, p.thread, holder, from)
+	p.held, p.kind = nil, ""
+	return es, err
 }
 
 // folderKind is how the conversation is kept as its folder says, "" for
