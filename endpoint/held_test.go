@@ -5,45 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-	"sync"
 	"testing"
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
+	"github.com/lnk-dev/link/endpoint/endpointtest"
 )
-
-// writesListener wraps each connection it accepts in a writesConn.
-type writesListener struct {
-	net.Listener
-	mu    sync.Mutex
-	conns []*writesConn
-}
-
-func (l *writesListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	wc := &writesConn{Conn: c}
-	l.mu.Lock()
-	l.conns = append(l.conns, wc)
-	l.mu.Unlock()
-	return wc, nil
-}
-
-// writesConn records each write made to it, as one system call makes it.
-type writesConn struct {
-	net.Conn
-	mu     sync.Mutex
-	writes [][]byte
-}
-
-func (c *writesConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	c.writes = append(c.writes, bytes.Clone(p))
-	c.mu.Unlock()
-	return c.Conn.Write(p)
-}
 
 // commander is the tests' agent with commands of its own.
 type commander struct{ echo }
@@ -64,7 +31,7 @@ func TestResumeAndCommandsOneWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := &writesListener{Listener: tcp}
+	ln := &endpointtest.WritesListener{Listener: tcp}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan error, 1)
@@ -94,13 +61,12 @@ func TestResumeAndCommandsOneWrite(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	ln.mu.Lock()
-	defer ln.mu.Unlock()
-	if len(ln.conns) != 1 {
-		t.Fatalf("%d connections accepted, want 1", len(ln.conns))
+	conns := ln.Conns()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections accepted, want 1", len(conns))
 	}
 	var resumed, both int
-	for _, w := range ln.conns[0].writes {
+	for _, w := range conns[0].Writes() {
 		answer := bytes.Contains(w, []byte(`"id":2,"result":{}`))
 		listing := bytes.Contains(w, []byte(acp.UpdateAvailableCommands))
 		if answer {

@@ -1,9 +1,7 @@
 package harness_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"net"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
+	"github.com/lnk-dev/link/endpoint/endpointtest"
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/model"
@@ -44,115 +43,9 @@ func (p piecesModel) Stream(ctx context.Context, req model.Request, onDelta func
 	return model.Response{Text: text.String(), StopReason: model.StopEnd}, nil
 }
 
-// writesListener wraps each connection it accepts in a writesConn.
-type writesListener struct {
-	net.Listener
-	mu    sync.Mutex
-	conns []*writesConn
-}
-
-func (l *writesListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	wc := &writesConn{Conn: c}
-	l.mu.Lock()
-	l.conns = append(l.conns, wc)
-	l.mu.Unlock()
-	return wc, nil
-}
-
-// writesConn records each write made to it, as one system call makes it.
-type writesConn struct {
-	net.Conn
-	mu     sync.Mutex
-	writes [][]byte
-}
-
-func (c *writesConn) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	c.writes = append(c.writes, bytes.Clone(p))
-	c.mu.Unlock()
-	return c.Conn.Write(p)
-}
-
-// frames names what each write after the upgrade's carried, its frames
-// joined by "+": a response "result", a notification its method (a
-// session/update its kind), a close frame "close".
-func (c *writesConn) frames(t *testing.T) []string {
-	t.Helper()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
-	upgraded := false
-	for _, w := range c.writes {
-		if !upgraded {
-			upgraded = bytes.HasPrefix(w, []byte("HTTP/1.1 101 "))
-			continue
-		}
-		var kinds []string
-		for len(w) > 0 {
-			op, payload, rest, ok := serverFrame(w)
-			if !ok {
-				t.Fatalf("a write that isn't whole WebSocket frames: %q", w)
-			}
-			w = rest
-			if op == 8 {
-				kinds = append(kinds, "close")
-				continue
-			}
-			var m struct {
-				Method string `json:"method"`
-				Params struct {
-					Update acp.Update `json:"update"`
-				} `json:"params"`
-			}
-			if err := json.Unmarshal(payload, &m); err != nil {
-				t.Fatalf("a frame that isn't JSON: %q", payload)
-			}
-			switch {
-			case m.Method == acp.MethodSessionUpdate:
-				kinds = append(kinds, m.Params.Update.SessionUpdate)
-			case m.Method != "":
-				kinds = append(kinds, m.Method)
-			default:
-				kinds = append(kinds, "result")
-			}
-		}
-		out = append(out, strings.Join(kinds, "+"))
-	}
-	return out
-}
-
-// serverFrame splits the first of w's frames, as a server sends them
-// (unmasked): its opcode, its payload and what follows it.
-func serverFrame(w []byte) (op byte, payload, rest []byte, ok bool) {
-	if len(w) < 2 || w[1]&0x80 != 0 {
-		return 0, nil, nil, false
-	}
-	n, at := uint64(w[1]&0x7f), 2
-	switch n {
-	case 126:
-		if len(w) < 4 {
-			return 0, nil, nil, false
-		}
-		n, at = uint64(binary.BigEndian.Uint16(w[2:])), 4
-	case 127:
-		if len(w) < 10 {
-			return 0, nil, nil, false
-		}
-		n, at = binary.BigEndian.Uint64(w[2:]), 10
-	}
-	if uint64(len(w)-at) < n {
-		return 0, nil, nil, false
-	}
-	return w[0] & 0x0f, w[at : at+int(n)], w[at+int(n):], true
-}
-
 // countedRig is a rig whose model is p, served also by an endpoint of
 // its own whose connections' writes are counted: ln.
-func countedRig(t *testing.T, p model.Provider) (*rig, *writesListener, string) {
+func countedRig(t *testing.T, p model.Provider) (*rig, *endpointtest.WritesListener, string) {
 	t.Helper()
 	r := newRig(t, func(c *harness.Config) {
 		c.Provider = func(model.Route) (model.Provider, error) { return p, nil }
@@ -169,7 +62,7 @@ func countedRig(t *testing.T, p model.Provider) (*rig, *writesListener, string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	ln := &writesListener{Listener: tcp}
+	ln := &endpointtest.WritesListener{Listener: tcp}
 	go srv.Serve(context.Background(), ln)
 	t.Cleanup(func() { srv.Close() })
 	return r, ln, "http://" + tcp.Addr().String() + contract.ACPPath
@@ -233,13 +126,15 @@ func TestTurnWritesHeldPiecesAsOneChunk(t *testing.T) {
 		t.Fatalf("chunks %q, want the one %q", chunks, want)
 	}
 	r.Server.Close() // the rig's; the counted endpoint's conns are done once its client closed
-	ln.mu.Lock()
-	conns := ln.conns
-	ln.mu.Unlock()
+	conns := ln.Conns()
 	if len(conns) != 1 {
 		t.Fatalf("%d connections, want 1", len(conns))
 	}
-	got := strings.Join(conns[0].frames(t), " | ")
+	frames, err := conns[0].Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(frames, " | ")
 	wantWrites := "result | result+available_commands_update | _link/taken | agent_message_chunk | result | close"
 	if got != wantWrites {
 		t.Errorf("the turn's writes after the upgrade:\n%s\nwant\n%s", got, wantWrites)

@@ -154,16 +154,12 @@ func (p *Provider) Stream(ctx context.Context, req model.Request, onDelta func(m
 	var texts int // text blocks begun, so a later one starts on a new paragraph
 	events := sse.NewReader(res.Body)
 	burst := sse.NewBurst(onDelta) // deltas read in one burst say More
-	defer func() {
-		if err != nil { // what was read before the failure still goes
-			burst.Flush()
-		}
-	}()
+	defer burst.FlushFailed(&err)
 	for {
-		if err := burst.Wait(events); err != nil {
-			return model.Response{}, err
-		}
-		if !events.Next() {
+		if ok, err := burst.Next(events); err != nil || !ok {
+			if err != nil {
+				return model.Response{}, err
+			}
 			break
 		}
 		e := events.Event()

@@ -66,9 +66,27 @@ func (b *Burst) Wait(events *Reader) error {
 	return b.hand(false)
 }
 
-// Flush hands on the delta held, not saying More: at the stream's end,
-// however it ends.
+// Flush hands on the delta held, not saying More: at the stream's end.
 func (b *Burst) Flush() error { return b.hand(false) }
+
+// Next reads events' next event, first handing on the delta held when
+// the read may wait (Wait): false at the stream's end or an error
+// (events.Err), or onDelta's error.
+func (b *Burst) Next(events *Reader) (bool, error) {
+	if err := b.Wait(events); err != nil {
+		return false, err
+	}
+	return events.Next(), nil
+}
+
+// FlushFailed hands on the delta held when *err, the stream's, is set:
+// what was read before a failure still goes. Deferred by a provider's
+// Stream.
+func (b *Burst) FlushFailed(err *error) {
+	if *err != nil {
+		b.Flush()
+	}
+}
 
 func (b *Burst) hand(more bool) error {
 	if !b.has {

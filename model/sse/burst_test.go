@@ -119,10 +119,11 @@ func TestBurstHandsOnBeforeWaiting(t *testing.T) {
 	})
 	r := NewReader(pr)
 	for {
-		if err := b.Wait(r); err != nil {
+		ok, err := b.Next(r)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if !r.Next() {
+		if !ok {
 			break
 		}
 		if data := strings.TrimSpace(string(r.Event().Data)); data != "{}" {
