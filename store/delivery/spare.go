@@ -187,11 +187,10 @@ func (s *spares) has(id string) bool {
 // with spaces to at least size, so a spare written over keeps no byte of
 // the longer answer it held.
 func encodeHold(k Answer, size int) ([]byte, error) {
-	b, err := json.Marshal(k)
+	b, err := appendAnswer(make([]byte, 0, max(size, 192+len(k.Text))), k)
 	if err != nil {
 		return nil, err
 	}
-	b = b[:len(b)-1] // its closing brace
 	sum := crc32.Checksum(b, castagnoli)
 	var hx [4]byte
 	hx[0], hx[1], hx[2], hx[3] = byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum)

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/internal/stracecount"
+	"github.com/lnk-dev/link/store"
 )
 
 // TestHoldIsOneWrite: once a turn has let a hold go, the conversation's
@@ -65,6 +67,43 @@ func TestHoldIsOneWrite(t *testing.T) {
 	}
 	if n := openFDs(t); n != fds {
 		t.Errorf("after Close %d descriptors open, want %d", n, fds)
+	}
+}
+
+// envTurns, set, makes TestHoldSyscalls the process counted: that many
+// turns' holds and let-goes, in the agent folder envHome names.
+const envTurns, envHome = "LNK_TEST_HOLD_TURNS", "LNK_TEST_HOLD_HOME"
+
+// TestHoldSyscalls: a turn's hold and let-go, once its conversation has
+// a spare, are one pwrite, one fstat (the spare still has a name) and one
+// rename, by strace -f -c's count (40 turns less 10): no open, close,
+// fcntl or look at the folder.
+func TestHoldSyscalls(t *testing.T) {
+	if n := os.Getenv(envTurns); n != "" {
+		turns, err := strconv.Atoi(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := store.For(os.Getenv(envHome), "main")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &Answers{Paths: p}
+		at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		for i := range turns {
+			answerTurn(t, f, nil, "telegram:1", "an answer", int64(2+2*i), at, true)
+		}
+		return
+	}
+	count := func(turns int) map[string]int {
+		return stracecount.Count(t, "TestHoldSyscalls", envHome+"="+t.TempDir(), envTurns+"="+strconv.Itoa(turns))
+	}
+	few, many := count(10), count(40)
+	want := map[string]int{"pwrite64": 1, "fstat": 1, "renameat": 1, "openat": 0, "close": 0, "fcntl": 0, "newfstatat": 0, "write": 0}
+	for call, n := range want {
+		if got := float64(many[call]-few[call]) / 30; got != float64(n) {
+			t.Errorf("%s: %.2f a turn, want %d", call, got, n)
+		}
 	}
 }
 

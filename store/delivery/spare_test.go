@@ -3,7 +3,9 @@ package delivery
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -371,6 +373,9 @@ func FuzzParseHold(f *testing.F) {
 			}
 		}
 		k := Answer{ID: "telegram-1~ab", Thread: "telegram:1", Text: text, At: time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), Seq: 4}
+		if got, want := mustAppendAnswer(t, k), mustMarshal(t, k); string(got) != string(want) {
+			t.Fatalf("%q encoded as\n%s\nwant json.Marshal's\n%s", text, got, want)
+		}
 		enc, err := encodeHold(k, size%5000)
 		if err != nil {
 			t.Fatal(err)
@@ -380,4 +385,55 @@ func FuzzParseHold(f *testing.F) {
 			t.Fatalf("encoded %+v read back as %+v, %v", k, got, ok)
 		}
 	})
+}
+
+// TestAppendAnswerAsMarshal: a hold's JSON is json.Marshal's, byte for
+// byte, for texts of every byte and rune json escapes (controls, quotes,
+// <, > and &, invalid UTF-8, U+2028 and U+2029), times in zones, each
+// field there or not.
+func TestAppendAnswerAsMarshal(t *testing.T) {
+	r := rand.New(rand.NewPCG(65, 29))
+	pieces := []string{"a", "é", "\x00", "\x1f", "\b", "\f", "\n", "\r", "\t", `"`, `\\`, "<", ">", "&", "\u2028", "\u2029", "\xff", "\xe2\x80", "日本", "\U0001F600", " ", "\x7f"}
+	zones := []*time.Location{time.UTC, time.FixedZone("x", 5*3600+30*60), time.FixedZone("y", -8*3600), time.FixedZone("z", 3600+17)}
+	for n := range 5000 {
+		var text strings.Builder
+		for range r.IntN(12) {
+			text.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		k := Answer{ID: "telegram-1~" + strconv.Itoa(n), Thread: "telegram:1", Text: text.String(),
+			At: time.Unix(r.Int64N(4e9), r.Int64N(1e9)).In(zones[r.IntN(len(zones))])}
+		if r.IntN(2) == 0 {
+			k.Seq = r.Int64N(1 << 40)
+		}
+		if r.IntN(2) == 0 {
+			k.EventTime = time.Unix(r.Int64N(4e9), r.Int64N(3)*int64(r.IntN(1e9))).In(zones[r.IntN(len(zones))])
+		}
+		k.ForChat = r.IntN(2) == 0
+		if got, want := mustAppendAnswer(t, k), mustMarshal(t, k); string(got) != string(want) {
+			t.Fatalf("%+v encoded as\n%s\nwant json.Marshal's\n%s", k, got, want)
+		}
+	}
+	// A time JSON can't hold is refused, as json.Marshal refuses it.
+	if _, err := appendAnswer(nil, Answer{At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)}); err == nil {
+		t.Error("a year past 9999 encoded")
+	}
+}
+
+func mustAppendAnswer(t *testing.T, k Answer) []byte {
+	t.Helper()
+	b, err := appendAnswer(nil, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mustMarshal is json.Marshal's k without its closing brace.
+func mustMarshal(t *testing.T, k Answer) []byte {
+	t.Helper()
+	b, err := json.Marshal(k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b[:len(b)-1]
 }
