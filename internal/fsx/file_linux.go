@@ -84,6 +84,28 @@ func (f *File) WriteAt(b []byte, off int64) (n int, err error) {
 	return n, nil
 }
 
+// Write writes b at f's offset, all of it or an error: at its end, for a
+// file opened with O_APPEND, each write(2) whole there.
+func (f *File) Write(b []byte) (n int, err error) {
+	if f.fd < 0 {
+		return 0, f.fail("write", os.ErrClosed)
+	}
+	for len(b) > 0 {
+		m, err := unix.Write(f.fd, b)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return n, f.fail("write", err)
+		}
+		if m == 0 {
+			return n, f.fail("write", io.ErrShortWrite)
+		}
+		n, b = n+m, b[m:]
+	}
+	return n, nil
+}
+
 // Size is f's length in bytes: where its end is (lseek(2), which fills
 // no stat).
 func (f *File) Size() (int64, error) {

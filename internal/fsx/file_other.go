@@ -34,6 +34,10 @@ func (f *File) ReadAt(b []byte, off int64) (int, error) { return f.f.ReadAt(b, o
 // WriteAt writes b at off, all of it or an error.
 func (f *File) WriteAt(b []byte, off int64) (int, error) { return f.f.WriteAt(b, off) }
 
+// Write writes b at f's offset (its end, opened with O_APPEND), all of
+// it or an error.
+func (f *File) Write(b []byte) (int, error) { return f.f.Write(b) }
+
 // Size is f's length in bytes.
 func (f *File) Size() (int64, error) {
 	info, err := f.f.Stat()

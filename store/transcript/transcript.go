@@ -183,7 +183,7 @@ func trailerSeq(b []byte) (string, bool) {
 // holds one, store/log's MakeAhead), ok false for one that doesn't end
 // with an answer's trailer (cut short, or not a transcript).
 func End(path string) (seq int64, ok bool, err error) {
-	f, err := fsx.Open(path, os.O_RDONLY, 0)
+	f, err := fsx.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, true, nil
 	}
@@ -194,19 +194,20 @@ func End(path string) (seq int64, ok bool, err error) {
 	return endOf(f)
 }
 
-// endOf is End of the transcript open as f.
-func endOf(f *os.File) (seq int64, ok bool, err error) {
-	info, err := f.Stat()
+// endOf is End of the transcript open as f: its size, then its last
+// bytes.
+func endOf(f *fsx.File) (seq int64, ok bool, err error) {
+	size, err := f.Size()
 	if err != nil {
 		return 0, false, err
 	}
-	if info.Size() == 0 {
+	if size == 0 {
 		return 0, true, nil
 	}
 	const tail = 64
-	off := max(info.Size()-tail, 0)
+	off := max(size-tail, 0)
 	var tailBuf [tail]byte
-	buf := tailBuf[:info.Size()-off]
+	buf := tailBuf[:size-off]
 	if _, err := f.ReadAt(buf, off); err != nil && !errors.Is(err, io.EOF) {
 		return 0, false, err
 	}
@@ -284,16 +285,17 @@ func appendTo(ctx context.Context, p store.Paths, conv store.Conversations, thre
 // that was read.
 type copyFile struct {
 	path string
-	f    *os.File
+	f    *fsx.File
 	end  int64
 	ok   bool
 }
 
 // openCopy opens the transcript at path, one open for reading its end
-// and adding to it; none made till there is something to add.
+// and adding to it (its descriptor alone: fsx.File); none made till
+// there is something to add.
 func openCopy(path string) (*copyFile, error) {
 	c := &copyFile{path: path, ok: true}
-	f, err := fsx.Open(path, os.O_RDWR|os.O_APPEND, 0)
+	f, err := fsx.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 	switch {
 	case err == nil:
 		c.f = f
@@ -351,7 +353,7 @@ func (c *copyFile) since(ctx context.Context, conv store.Conversations, thread s
 // and closes it.
 func (c *copyFile) add(since []store.Event) error {
 	if c.f == nil {
-		f, err := fsx.Open(c.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		f, err := fsx.OpenFile(c.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 		if err != nil {
 			return err
 		}
