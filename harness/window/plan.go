@@ -41,28 +41,6 @@ type View struct {
 // window of messages and answers), capped so an append to either copies;
 // the caller changes neither.
 func Of(events []store.Event, cp store.Checkpoint) View {
-	return of(events, cp, func(i int) int { return EventTokens(events[i]) })
-}
-
-// Count is what e counts in a window that holds it: EventTokens of what
-// the model sees (a message, an answer, a tool's answer), none of the
-// rest.
-func Count(e store.Event) int {
-	if !seen(e.Kind) {
-		return 0
-	}
-	return EventTokens(e)
-}
-
-// OfCounted is Of, given each event's Count: counts[i] is
-// Count(events[i]), so a caller that keeps its events' counts as they
-// grow, turn after turn, doesn't count the window's every event again.
-func OfCounted(events []store.Event, counts []int, cp store.Checkpoint) View {
-	return of(events, cp, func(i int) int { return counts[i] })
-}
-
-// of is Of, count(i) what events[i] counts when the model sees it.
-func of(events []store.Event, cp store.Checkpoint, count func(i int) int) View {
 	v := View{Start: cp}
 	n, first, all := 0, -1, true
 	for i := range events {
@@ -84,7 +62,7 @@ func of(events []store.Event, cp store.Checkpoint, count func(i int) int) View {
 	if all {
 		v.Events = events[first:len(events):len(events)]
 		for i := first; i < len(events); i++ {
-			v.Tokens += count(i)
+			v.Tokens += EventTokens(events[i])
 		}
 		return v
 	}
@@ -101,13 +79,23 @@ func of(events []store.Event, cp store.Checkpoint, count func(i int) int) View {
 			}
 		case store.KindMessage, store.KindAnswer, store.KindToolResult:
 			v.Events = append(v.Events, *e)
-			v.Tokens += count(i)
+			v.Tokens += EventTokens(events[i])
 		}
 	}
 	if v.Summary != nil {
 		v.Tokens += EventTokens(*v.Summary)
 	}
 	return v
+}
+
+// Count is what e counts in a window that holds it: EventTokens of what
+// the model sees (a message, an answer, a tool's answer), none of the
+// rest.
+func Count(e store.Event) int {
+	if !seen(e.Kind) {
+		return 0
+	}
+	return EventTokens(e)
 }
 
 // seen says whether the model sees an event of kind k in a window:

@@ -2,7 +2,6 @@ package window
 
 import (
 	"fmt"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -264,33 +263,5 @@ func TestOfShares(t *testing.T) {
 	v = Of(unsorted, store.Checkpoint{Start: 2})
 	if len(v.Events) != 2 || v.Events[0].Seq != 3 || v.Events[1].Seq != 4 {
 		t.Errorf("window %+v: want events 3 and 4", v.Events)
-	}
-}
-
-// TestOfCounted: a window from its events' counts kept (OfCounted) is
-// the window Of counts afresh, whatever the events and the start: a
-// summary, a tool's answer, a model_set and a checkpoint among them.
-func TestOfCounted(t *testing.T) {
-	es := convo(12, 10)
-	t0 := es[len(es)-1].Time
-	es = append(es,
-		store.Event{Seq: 25, Time: t0, Kind: store.KindSummary, Text: "so far, so good", Covers: &store.Range{From: 1, To: 6}},
-		store.Event{Seq: 26, Time: t0, Kind: store.KindModelSet, Model: "m"},
-		store.Event{Seq: 27, Time: t0, Kind: store.KindMessage, Text: "and now? 日本語"},
-		store.Event{Seq: 28, Time: t0, Kind: store.KindAnswer, Calls: []store.ToolCall{{ID: "c1", Name: "web", Input: `{"q":"x"}`}}},
-		store.Event{Seq: 29, Time: t0, Kind: store.KindToolResult, CallID: "c1", Text: "found"},
-		store.Event{Seq: 30, Time: t0, Kind: store.KindCheckpoint, Window: &store.Checkpoint{Start: 7}},
-		store.Event{Seq: 31, Time: t0, Kind: store.KindAnswer, Text: "there"},
-	)
-	counts := make([]int, len(es))
-	for i, e := range es {
-		counts[i] = Count(e)
-	}
-	for start := int64(1); start <= 32; start++ {
-		cp := store.Checkpoint{Start: start}
-		got, want := OfCounted(es, counts, cp), Of(es, cp)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("from %d: counted %+v\nwant %+v", start, got, want)
-		}
 	}
 }
