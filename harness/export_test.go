@@ -36,3 +36,9 @@ func (h *Harness) SetIdleLeast(n uint64) { h.idle.least = n }
 
 // IdleFrees is how many times memory was given back.
 func (h *Harness) IdleFrees() int64 { return h.idle.frees.Load() }
+
+// BuiltAfresh is a request's messages made afresh from a conversation's
+// events at the window's checkpoint cp, as a turn made them before its
+// window was kept (window.Of's events, the summary copied in front,
+// buildRequest), for a model that takes what takes says.
+var BuiltAfresh = builtAsBefore
