@@ -246,11 +246,9 @@ func (h *Harness) answerJoined(ctx context.Context, c *conv) {
 // (_meta.link.activity): its last /chat:verbose, else the agent's
 // setting; nil when neither says.
 func (t *turn) verbose() *bool {
-	for i := len(t.events) - 1; i >= 0; i-- {
-		if e := t.events[i]; e.Kind == store.KindChatSet && e.Verbose != nil {
-			v := *e.Verbose
-			return &v
-		}
+	if _, e := t.lastSet(); e != nil {
+		v := *e.Verbose
+		return &v
 	}
 	if v := t.cp.Verbose; v != nil { // set before the window's start
 		on := *v

@@ -42,15 +42,15 @@ type histEntry struct {
 // the events read, from the window's start, and their size (eventSize's
 // sum, counted as they were added), the window counts of the first of
 // them (reader.counts), the window among them (windowView), its
-// messages as last sent (keptMessages) and the last model_set among them
-// (lastModelSet).
+// messages as last sent (keptMessages) and the last model_set and
+// chat_set among them (lastSets).
 type kept struct {
 	events []store.Event
 	bytes  int
 	counts []int
 	win    windowView
 	msgs   keptMessages
-	model  lastModelSet
+	sets   lastSets
 }
 
 func newHistory(max int) *history {

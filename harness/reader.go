@@ -26,9 +26,9 @@ type reader struct {
 	// msgs are the window's messages as last sent (keptMessages), kept
 	// with the events from turn to turn.
 	msgs keptMessages
-	// model is where the last model_set among the events is (modelSet),
-	// kept with them from turn to turn.
-	model lastModelSet
+	// sets are where the last model_set and chat_set among the events are
+	// (lastSet), kept with them from turn to turn.
+	sets lastSets
 	// bytes is the size of events[:sized] (eventSize's sum), counted
 	// once for the history's bound.
 	bytes, sized int
@@ -67,7 +67,7 @@ type reader struct {
 // conversation after its last turn here, if any.
 func (r *reader) resume() {
 	k := r.hist.take(r.c.agent, r.c.thread)
-	r.events, r.counts, r.win, r.msgs, r.model = k.events, k.counts, k.win, k.msgs, k.model
+	r.events, r.counts, r.win, r.msgs, r.sets = k.events, k.counts, k.win, k.msgs, k.sets
 	r.bytes, r.sized = k.bytes, len(k.events)
 	if cp, ok := window.Latest(r.events); ok {
 		r.cp = cp
@@ -88,13 +88,13 @@ func (r *reader) keep(now func() time.Time) {
 		i++
 	}
 	counts := r.counts[:min(len(r.counts), r.readTo)]
-	win, msgs, model := r.win, r.msgs, r.model
-	if win.to > r.readTo || model.to > r.readTo { // they hold events the next turn reads back, maybe elsewhere
-		win, msgs, model = windowView{}, keptMessages{}, lastModelSet{}
+	win, msgs, sets := r.win, r.msgs, r.sets
+	if win.to > r.readTo || sets.to > r.readTo { // they hold events the next turn reads back, maybe elsewhere
+		win, msgs, sets = windowView{}, keptMessages{}, lastSets{}
 	}
 	win.shift(i)
 	msgs.shift(i)
-	model.shift(i)
+	sets.shift(i)
 	bytes := r.bytes // of events[:sized]; those kept are read[i:]
 	for _, e := range r.events[min(r.sized, r.readTo):r.readTo] {
 		bytes += eventSize(e)
@@ -105,7 +105,7 @@ func (r *reader) keep(now func() time.Time) {
 	for _, e := range read[:i] {
 		bytes -= eventSize(e)
 	}
-	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], bytes: bytes, counts: counts[min(i, len(counts)):], win: win, msgs: msgs, model: model}, now())
+	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], bytes: bytes, counts: counts[min(i, len(counts)):], win: win, msgs: msgs, sets: sets}, now())
 }
 
 // begun notes e, the message that began the turn, just written: when it

@@ -77,8 +77,8 @@ func answerEvent(resp model.Response, name, provider string) store.Event {
 // modelName is the conversation's model: the last one a message set,
 // else the settings'.
 func (t *turn) modelName() string {
-	if m := t.modelSet(); m != "" {
-		return t.c.settings.Alias(m)
+	if m, _ := t.lastSet(); m != nil {
+		return t.c.settings.Alias(m.Model)
 	}
 	if t.cp.Model != "" { // set before the window's start
 		return t.c.settings.Alias(t.cp.Model)

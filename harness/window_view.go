@@ -67,38 +67,46 @@ func (r *reader) view(cp store.Checkpoint) *windowView {
 	return v
 }
 
-// forgetView forgets the window kept, its messages and the last
-// model_set: the events they were of are gone.
+// forgetView forgets the window kept, its messages and the last sets:
+// the events they were of are gone.
 func (r *reader) forgetView() {
-	r.win, r.msgs, r.model = windowView{}, keptMessages{}, lastModelSet{}
+	r.win, r.msgs, r.sets = windowView{}, keptMessages{}, lastSets{}
 }
 
-// lastModelSet is where the last model_set that names a model is among
-// the events looked at (events[:to]): events[last-1], none when last is
-// 0. It is kept with the events, turn after turn, and looks only at those
-// added since.
-type lastModelSet struct{ last, to int }
+// lastSets is where the last model_set that names a model and the last
+// chat_set that sets verbose are among the events looked at
+// (events[:to]): events[model-1] and events[chat-1], none when 0. It is
+// kept with the events, turn after turn, and looks only at those added
+// since.
+type lastSets struct{ model, chat, to int }
 
-// shift moves it to events from which the first n were cut: a model_set
-// among those is no longer among the events.
-func (m *lastModelSet) shift(n int) {
-	m.last, m.to = max(m.last-n, 0), max(m.to-n, 0)
+// shift moves it to events from which the first n were cut: a set among
+// those is no longer among the events.
+func (m *lastSets) shift(n int) {
+	m.model, m.chat, m.to = max(m.model-n, 0), max(m.chat-n, 0), max(m.to-n, 0)
 }
 
-// modelSet is the model the last model_set among the events read set,
-// "" for none.
-func (r *reader) modelSet() string {
-	m := &r.model
+// lastSet is the last model_set that names a model among the events
+// read (model) and the last chat_set that sets verbose (chat); nil for
+// none.
+func (r *reader) lastSet() (model, chat *store.Event) {
+	m := &r.sets
 	if m.to > len(r.events) {
-		*m = lastModelSet{}
+		*m = lastSets{}
 	}
 	for ; m.to < len(r.events); m.to++ {
-		if e := &r.events[m.to]; e.Kind == store.KindModelSet && e.Model != "" {
-			m.last = m.to + 1
+		switch e := &r.events[m.to]; {
+		case e.Kind == store.KindModelSet && e.Model != "":
+			m.model = m.to + 1
+		case e.Kind == store.KindChatSet && e.Verbose != nil:
+			m.chat = m.to + 1
 		}
 	}
-	if m.last == 0 {
-		return ""
+	if m.model > 0 {
+		model = &r.events[m.model-1]
 	}
-	return r.events[m.last-1].Model
+	if m.chat > 0 {
+		chat = &r.events[m.chat-1]
+	}
+	return model, chat
 }

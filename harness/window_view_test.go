@@ -201,8 +201,8 @@ func js(v any) string {
 // of conversations with everything in them, the window moving on at
 // their summaries, with tools offered and not, a model taking audio and
 // one not, kept between turns (history) or not. And what a request was
-// handed is never changed by a later one. The last model_set kept with
-// the events is the one among them.
+// handed is never changed by a later one. The last model_set and
+// chat_set kept with the events are those among them.
 func TestKeptMessagesAsBuilt(t *testing.T) {
 	takesAll := func(model.Modality) bool { return true }
 	type handed struct {
@@ -239,14 +239,17 @@ func TestKeptMessagesAsBuilt(t *testing.T) {
 			if i%5 == 0 {
 				kept = append(kept, handed{got, js(got)})
 			}
-			want := ""
-			for _, e := range r.events {
-				if e.Kind == store.KindModelSet && e.Model != "" {
-					want = e.Model
+			var wantModel, wantChat *store.Event
+			for j, e := range r.events {
+				switch {
+				case e.Kind == store.KindModelSet && e.Model != "":
+					wantModel = &r.events[j]
+				case e.Kind == store.KindChatSet && e.Verbose != nil:
+					wantChat = &r.events[j]
 				}
 			}
-			if got := r.modelSet(); got != want {
-				t.Fatalf("seed %d, %d events: the last model_set set %q, want %q", seed, i+1, got, want)
+			if gotModel, gotChat := r.lastSet(); gotModel != wantModel || gotChat != wantChat {
+				t.Fatalf("seed %d, %d events: the last model_set and chat_set %v and %v, want %v and %v", seed, i+1, gotModel, gotChat, wantModel, wantChat)
 			}
 			if rng.IntN(4) == 0 { // the turn ends; the next one here takes what it kept
 				r.keep(func() time.Time { return time.Time{} })
