@@ -102,6 +102,17 @@ func (r *Request) replyThen(ctx context.Context, result any, then ...*Message) e
 	return r.conn.send(ctx, append([]*Message{m}, then...)...)
 }
 
+// replyAfter answers r with result as Reply does, after before, in one
+// write when the framer can (a Batcher's): a notification that must come
+// first and the answer ready with it.
+func (r *Request) replyAfter(ctx context.Context, result any, before *Message) error {
+	m := r.answer(result)
+	if m == nil {
+		return r.conn.send(ctx, before)
+	}
+	return r.conn.send(ctx, before, m)
+}
+
 // answer is r's response with result, nil when r takes none (a
 // notification, or one answered already); what Charge kept is given
 // back.
@@ -413,15 +424,25 @@ func (c *Conn) isDone() bool {
 // Notify sends a notification. params may be a json.RawMessage, sent as
 // it is, or Joined, sent as its parts joined.
 func (c *Conn) Notify(ctx context.Context, method string, params any) error {
-	parts, _ := params.(Joined)
-	raw, err := rawOf(params)
+	m, err := notification(method, params)
 	if err != nil {
-		return fmt.Errorf("notify %s: encode params: %w", method, err)
+		return err
 	}
-	if err := c.send(ctx, &Message{Method: method, Params: raw, parts: parts}); err != nil {
+	if err := c.send(ctx, m); err != nil {
 		return fmt.Errorf("notify %s: %w", method, err)
 	}
 	return nil
+}
+
+// notification is the notification of method with params, as Notify
+// sends it.
+func notification(method string, params any) (*Message, error) {
+	parts, _ := params.(Joined)
+	raw, err := rawOf(params)
+	if err != nil {
+		return nil, fmt.Errorf("notify %s: encode params: %w", method, err)
+	}
+	return &Message{Method: method, Params: raw, parts: parts}, nil
 }
 
 // send writes ms, in order, in one write when the framer is a Batcher;

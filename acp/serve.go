@@ -267,9 +267,6 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 			r.Fail(wctx, err)
 			return
 		}
-		if err := st.Taken(wctx); err != nil {
-			return
-		}
 		res := PromptResult{StopReason: ans.StopReason}
 		if res.StopReason == "" {
 			res.StopReason = StopEndTurn
@@ -277,7 +274,7 @@ func (s *server) prompt(ctx context.Context, r *Request) {
 		if ans.Steered {
 			res.Meta = &Meta{Link: contract.LinkMeta{Steered: true}}
 		}
-		if err := r.Reply(wctx, res); err == nil && ans.Delivered != nil {
+		if err := st.answer(wctx, r, res); err == nil && ans.Delivered != nil {
 			ans.Delivered()
 		}
 	}()

@@ -39,6 +39,23 @@ func (s *stream) takenLocked(ctx context.Context) error {
 	return s.conn.Notify(ctx, contract.MethodTaken, contract.TakenParams{SessionID: s.thread})
 }
 
+// answer answers r, the prompt, with res, after _link/taken if the agent
+// has not said it yet (a message answered as soon as it is stored, as a
+// steered one is): then both go in one write, taken first.
+func (s *stream) answer(ctx context.Context, r *Request, res PromptResult) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.taken {
+		return r.Reply(ctx, res)
+	}
+	s.taken = true
+	taken, err := notification(contract.MethodTaken, contract.TakenParams{SessionID: s.thread})
+	if err != nil {
+		return err
+	}
+	return r.replyAfter(ctx, res, taken)
+}
+
 // update sends one session/update, after _link/taken if the agent has not
 // said it yet: the contract has taken come before any answer.
 func (s *stream) update(ctx context.Context, u Update) error {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/lnk-dev/link/acp"
@@ -78,5 +79,48 @@ func TestResumeAndCommandsOneWrite(t *testing.T) {
 	}
 	if resumed != 1 || both != 1 {
 		t.Errorf("session/resume's answer went in %d writes, %d of them with the commands' list, want 1 with it", resumed, both)
+	}
+}
+
+// answersAtOnce answers every prompt steered as soon as it has it,
+// saying nothing first: Serve says _link/taken for it.
+type answersAtOnce struct{ echo }
+
+func (*answersAtOnce) Prompt(ctx context.Context, p acp.Prompt, s acp.Stream) (acp.Outcome, error) {
+	return acp.Outcome{StopReason: acp.StopEndTurn, Steered: true}, nil
+}
+
+// TestTakenWithAnswerOneWrite: a prompt answered as soon as the agent
+// has it (a steered message's) gets _link/taken and its answer in one
+// write, taken first.
+func TestTakenWithAnswerOneWrite(t *testing.T) {
+	s, err := New(Config{Agents: testAgents, Handler: AgentHandler{Agent: &answersAtOnce{}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := &endpointtest.WritesListener{Listener: tcp}
+	go s.Serve(context.Background(), ln)
+	ctx := testCtx(t)
+	conn, err := Dial(ctx, DialOptions{URL: "http://" + tcp.Addr().String() + contract.ACPPath, Key: []byte("key-main")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, err := message(ctx, conn, "telegram:1", "hi")
+	if err != nil || !res.Steered() {
+		t.Fatalf("answered %+v, %v; want steered", res, err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	frames, err := ln.Conns()[0].Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Join(frames, " | "), "result | result | _link/taken+result | close"; got != want {
+		t.Errorf("writes after the upgrade:\n%s\nwant\n%s", got, want)
 	}
 }

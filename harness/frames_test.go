@@ -73,11 +73,20 @@ func countedRig(t *testing.T, p model.Provider) (*rig, *endpointtest.WritesListe
 // closed.
 func say(t *testing.T, url, thread, text string, onChunk func(string)) []string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	chunks, err := sayErr(t.Context(), url, thread, text, onChunk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return chunks
+}
+
+// sayErr is say for a goroutine of the test's own: it returns what failed.
+func sayErr(ctx context.Context, url, thread, text string, onChunk func(string)) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	conn, err := endpoint.Dial(ctx, endpoint.DialOptions{URL: url, Key: harnesstest.Key, Agent: testAgent})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	var mu sync.Mutex
 	var chunks []string
@@ -96,20 +105,23 @@ func say(t *testing.T, url, thread, text string, onChunk func(string)) []string 
 		}
 	})
 	if _, err := c.Initialize(ctx); err != nil {
-		t.Fatal(err)
+		c.Close()
+		return nil, err
 	}
 	if err := c.Resume(ctx, thread); err != nil {
-		t.Fatal(err)
+		c.Close()
+		return nil, err
 	}
 	if _, err := c.Prompt(ctx, thread, []acp.Block{{Type: "text", Text: text}}, nil); err != nil {
-		t.Fatal(err)
+		c.Close()
+		return nil, err
 	}
 	if err := c.Close(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return chunks
+	return chunks, nil
 }
 
 // A turn whose model streams its answer in pieces it already holds
@@ -170,5 +182,48 @@ func TestSlowPiecesStreamAtOnce(t *testing.T) {
 	chunks := say(t, url, "link:slow-pieces", "hello", func(text string) { seen <- text })
 	if want := []string{"one two ", "three four"}; strings.Join(chunks, "|") != strings.Join(want, "|") {
 		t.Fatalf("chunks %q, want %q", chunks, want)
+	}
+}
+
+// A message that joins a running turn is answered steered as soon as it
+// is stored: its _link/taken and its answer go in one write.
+func TestSteeredWritesTakenWithAnswer(t *testing.T) {
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	p := piecesModel{pieces: []model.Delta{{Text: "both done"}}, after: func(ctx context.Context, i int) error {
+		once.Do(func() { close(reached) })
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}}
+	_, ln, url := countedRig(t, p)
+	const thread = "telegram:77"
+	first := make(chan error, 1)
+	go func() {
+		_, err := sayErr(t.Context(), url, thread, "find my keys", nil)
+		first <- err
+	}()
+	<-reached // the first turn's model is streaming
+	say(t, url, thread, "and my wallet", nil)
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	var steered []string
+	for _, c := range ln.Conns() {
+		frames, err := c.Frames()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := strings.Join(frames, " | "); !strings.Contains(s, "agent_message_chunk") {
+			steered = append(steered, s)
+		}
+	}
+	want := "result | result+available_commands_update | _link/taken+result | close"
+	if len(steered) != 1 || steered[0] != want {
+		t.Errorf("the steered message's writes after the upgrade: %q, want one connection's %q", steered, want)
 	}
 }

@@ -137,7 +137,7 @@ func (h *Harness) steer(ctx context.Context, c *conv, msg store.Event, s acp.Str
 	if isLink(c.thread) {
 		h.coverAsync(c, ev.Seq)
 	}
-	s.Taken(ctx)
+	// Answered at once: acp says _link/taken with the answer, in one write.
 	return nil, acp.Outcome{StopReason: acp.StopEndTurn, Steered: true}, nil
 }
 
