@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lnk-dev/link/harness/window"
+	"github.com/lnk-dev/link/model"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -58,6 +59,27 @@ func TestHistoryBound(t *testing.T) {
 	}
 	if none := newHistory(-1); func() bool { none.put("main", "a", keptOf(conv(1, "x")), at); return none.len() != 0 }() {
 		t.Fatal("a history of no bytes kept one")
+	}
+}
+
+// The messages kept with a conversation's events count in the history's
+// bound: a conversation whose events fit alone but not with its messages
+// isn't kept.
+func TestHistoryBoundsMessages(t *testing.T) {
+	at := time.Date(2026, 12, 8, 1, 0, 0, 0, time.UTC)
+	k := keptOf([]store.Event{{Seq: 1, Kind: store.KindMessage, Text: "hello"}})
+	k.msgs = keptMessages{ok: true, msgs: make([]model.Message, 1, 64), parts: 40}
+	if k.msgs.size() <= 0 {
+		t.Fatal("messages kept are counted as no bytes")
+	}
+	hs := newHistory(1 << 20)
+	hs.put("main", "a", k, at)
+	if hs.size != k.bytes+k.msgs.size() {
+		t.Fatalf("kept %d bytes, want the events' %d and the messages' %d", hs.size, k.bytes, k.msgs.size())
+	}
+	small := newHistory(k.bytes + k.msgs.size() - 1)
+	if small.put("main", "a", k, at); small.len() != 0 {
+		t.Fatal("a conversation over the bound with its messages kept")
 	}
 }
 
