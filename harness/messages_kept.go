@@ -25,9 +25,9 @@ import (
 //
 // A request's messages are part of the one array, which a later request
 // extends: what a request was handed is never written again (handed); a
-// message that would change there (a merge into a message sent, a late
-// result) is written in a copy of the array. Memory is bounded with the
-// events, in the history's bound (size).
+// message that would change there (a merge into a message sent) is
+// written in a copy of the array. Memory is bounded with the events, in
+// the history's bound (size).
 type keptMessages struct {
 	ok bool
 	// What they are made for: the window's start, the summary it starts
