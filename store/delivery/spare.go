@@ -24,11 +24,12 @@ import (
 // the let-go. That conversation's next hold writes its answer, under that
 // id, into the spare where it is: one write, no rename. A hold of a
 // conversation with no spare of its own makes a file, or once the spares
-// are many takes another's and renames it to its id (spares.take). Every conversation's
-// holds share chats/sending, and a file made and removed there costs
-// about three times a rename pair (the folder's lock held while an inode
-// is made and freed): 10% of a turn's CPU with 64 conversations at once;
-// each rename takes the folder's lock too (docs/decisions/065).
+// are many takes another's and renames it to its id (spares.take).
+// Every conversation's holds share chats/sending, and a file made and
+// removed there costs about three times a rename pair (the folder's lock
+// held while an inode is made and freed): 10% of a turn's CPU with 64
+// conversations at once; each rename takes the folder's lock too
+// (docs/decisions/065).
 //
 // A spare still holds the answer it held last, under that answer's id,
 // so two things keep it from ever being read as an answer again:
@@ -70,7 +71,7 @@ const stealAt = maxSpares / 2
 
 // staleSpare is how old a spare's last write is when a listing removes
 // it: a process killed leaves its own, and one whose owner still lives
-// writes into none past half of it (spare.stale).
+// writes into none past half of it (holdInto).
 const staleSpare = time.Hour
 
 // errStaleSpare refuses a spare not written for half of staleSpare.
