@@ -70,16 +70,18 @@ type Answers struct {
 	named   sync.Map   // what's already named in the log
 	read    func()     // called once a listing has read the answers sending (tests)
 
-	once   sync.Once       // sets what follows (init)
-	ledger recovery.Ledger // its Store is folders
-	asides recovery.Asides
+	once       sync.Once       // sets what follows (init)
+	ledger     recovery.Ledger // its Store is folders
+	asides     recovery.Asides
+	sendingDir string // chats/sending's path, made once: a turn's hold names its files twice
 }
 
-// init readies a's ledger and asides, once.
+// init readies a's ledger, asides and paths, once.
 func (a *Answers) init() {
 	a.once.Do(func() {
 		a.ledger.Store = folders{a}
 		a.asides.Logger = a.logger()
+		a.sendingDir = filepath.Join(a.Paths.Chats(), SendingDir)
 	})
 }
 

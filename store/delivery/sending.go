@@ -125,8 +125,11 @@ func (a *Answers) sendingNoLink() error {
 	return nil
 }
 
+// sendingPath is the path of the sending file of id, which holds no
+// separator.
 func (a *Answers) sendingPath(id string) string {
-	return filepath.Join(a.Paths.Chats(), SendingDir, id+".json")
+	a.init()
+	return a.sendingDir + string(filepath.Separator) + id + ".json"
 }
 
 // Sending lists the answers sending, in no order: those whose turn is
