@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lnk-dev/link/contract"
@@ -103,6 +104,17 @@ func (sp *spare) close() {
 	}
 }
 
+// maxOpenSpares bounds the spares this process keeps open between holds,
+// of every agent: past it a spare put by is closed, and opened by its
+// name at its next hold, so many agents' spares never take the
+// descriptors the process has. A hold's own file is open while it is
+// sent, one for each answer on its way.
+const maxOpenSpares = 256
+
+// openSpares is how many spares kept between holds are open, of every
+// agent's (spares.put, take).
+var openSpares atomic.Int64
+
 // The calls on names a hold and its let-go make (a test's to count).
 var (
 	openFile   = fsx.Open
@@ -147,7 +159,7 @@ func (s *spares) take(folder string) (spare, bool) {
 			s.free[folder] = list[1:]
 		}
 		s.n--
-		return sp, true
+		return s.taken(sp), true
 	}
 	sp := list[len(list)-1]
 	if len(list) == 1 {
@@ -156,7 +168,15 @@ func (s *spares) take(folder string) (spare, bool) {
 		s.free[folder] = list[:len(list)-1]
 	}
 	s.n--
-	return sp, true
+	return s.taken(sp), true
+}
+
+// taken is sp as it leaves the spares kept: no longer counted open.
+func (s *spares) taken(sp spare) spare {
+	if sp.f != nil {
+		openSpares.Add(-1)
+	}
+	return sp
 }
 
 // put keeps sp, or says no when there are enough or the answers closed.
@@ -165,6 +185,10 @@ func (s *spares) put(sp spare) bool {
 	defer s.mu.Unlock()
 	if s.closed || s.n >= maxSpares {
 		return false
+	}
+	if sp.f != nil && openSpares.Add(1) > maxOpenSpares {
+		openSpares.Add(-1)
+		sp.close()
 	}
 	if s.free == nil {
 		s.free = map[string][]spare{}
@@ -254,30 +278,35 @@ func (a *Answers) holdInto(sp spare, k Answer) (spare, error) {
 	if err == nil && time.Since(sp.written) > staleSpare/2 {
 		err = errStaleSpare
 	}
-	if err == nil && sp.f == nil {
+	f, kept := sp.f, sp.f != nil
+	if err == nil && !kept {
 		if err = a.sendingNoLink(); err == nil {
-			sp.f, err = openFile(name, os.O_WRONLY, 0) // gone: a listing found it stale
+			f, err = openFile(name, os.O_WRONLY, 0) // gone: a listing found it stale
 		}
 	}
 	if err == nil {
-		_, err = sp.f.WriteAt(b, 0)
+		_, err = f.WriteAt(b, 0)
 	}
-	if err == nil && keepOpen && !linked(sp.f) {
+	if err == nil && kept && !linked(f) {
 		err = fs.ErrNotExist // removed while kept: what was written is nowhere
+	}
+	if err == nil && !kept && !keepOpen {
+		err = f.Close() // before its rename: Windows renames no file open
+		f = nil
 	}
 	if err == nil && name != path {
 		err = renameFile(name, path)
 	}
-	if err == nil && !keepOpen {
-		err = sp.f.Close()
-		sp.f = nil
-	}
 	if err != nil {
-		sp.close()
+		if kept {
+			sp.close()
+		} else if f != nil {
+			f.Close()
+		}
 		os.Remove(name)
 		return spare{}, err
 	}
-	return spare{id: k.ID, size: len(b), written: time.Now(), f: sp.f}, nil
+	return spare{id: k.ID, size: len(b), written: time.Now(), f: f}, nil
 }
 
 // letGo lets this process's own hold of id go, its file h: renamed to
@@ -321,6 +350,7 @@ func (a *Answers) Close() error {
 	var errs []error
 	for _, list := range free {
 		for _, sp := range list {
+			sp = a.spares.taken(sp)
 			sp.close()
 			if err := os.Remove(a.sendingPath(sp.id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)

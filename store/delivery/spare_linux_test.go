@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -26,10 +27,9 @@ func TestHoldIsOneWrite(t *testing.T) {
 	p := agent(t)
 	f := &Answers{Paths: p}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	fds := openFDs(t)
 	answerTurn(t, f, nil, "telegram:1", "the first answer", 2, at, true)
-	if n := openFDs(t); n != fds+1 {
-		t.Errorf("after a turn %d descriptors open, want %d (the spare's)", n, fds+1)
+	if n := openFDs(t, p); n != 1 {
+		t.Errorf("after a turn %d descriptors open, want 1 (the spare's)", n)
 	}
 	c := countCalls(t)
 	for i := range 5 {
@@ -53,14 +53,14 @@ func TestHoldIsOneWrite(t *testing.T) {
 			t.Fatalf("after let-go %d: holds %v, spares %v; want one spare", i, holds, spares)
 		}
 	}
-	if n := openFDs(t); n != fds+1 {
-		t.Errorf("after the turns %d descriptors open, want %d (the spare's)", n, fds+1)
+	if n := openFDs(t, p); n != 1 {
+		t.Errorf("after the turns %d descriptors open, want 1 (the spare's)", n)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if n := openFDs(t); n != fds {
-		t.Errorf("after Close %d descriptors open, want %d", n, fds)
+	if n := openFDs(t, p); n != 0 {
+		t.Errorf("after Close %d descriptors open, want none", n)
 	}
 }
 
@@ -163,12 +163,72 @@ func TestSpareKeptOpenThenLink(t *testing.T) {
 	}
 }
 
-// openFDs is how many descriptors the process has open.
-func openFDs(t *testing.T) int {
+// openFDs is how many descriptors the process has open on files of the
+// agents' chats/sending folders (those of other tests, which the
+// collector may close meanwhile, not counted).
+func openFDs(t *testing.T, agents ...store.Paths) int {
 	t.Helper()
 	entries, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		t.Skipf("no list of descriptors here: %v", err)
 	}
-	return len(entries) - 1 // the listing's own
+	n := 0
+	for _, e := range entries {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err != nil {
+			continue // the listing's own, closed since
+		}
+		for _, p := range agents {
+			if strings.HasPrefix(target, filepath.Join(p.Chats(), SendingDir)+string(filepath.Separator)) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestOpenSparesBounded: the spares kept open between holds, of every
+// agent of the process, are at most maxOpenSpares; one past it is kept
+// closed, and its conversation's next hold opens it by its name. Close
+// closes what each agent kept.
+func TestOpenSparesBounded(t *testing.T) {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	before := openSpares.Load()
+	agents := []*Answers{{Paths: agent(t)}, {Paths: agent(t)}}
+	const each = maxOpenSpares/2 + 20
+	for _, f := range agents {
+		dones := make([]func(), each)
+		for i := range dones {
+			_, dones[i] = holdTurn(t, f, nil, "telegram:"+strconv.Itoa(i), "an answer", 2, at)
+		}
+		for _, done := range dones {
+			done()
+		}
+	}
+	if n := openSpares.Load(); n != maxOpenSpares {
+		t.Errorf("%d spares kept open, want %d", n, maxOpenSpares)
+	}
+	if n := openFDs(t, agents[0].Paths, agents[1].Paths); n != int(maxOpenSpares-before) {
+		t.Errorf("%d descriptors open, want %d", n, maxOpenSpares-before)
+	}
+	c := countCalls(t)
+	last := "telegram:" + strconv.Itoa(each-1) // the second agent's last let go: past the bound
+	id := answerTurn(t, agents[1], nil, last, "the next answer", 4, at, false)
+	if c.opens != 1 || c.renames != 0 {
+		t.Errorf("the hold into a spare kept closed: %d opens, %d renames; want 1 and 0", c.opens, c.renames)
+	}
+	if all, err := agents[1].Sending(context.Background()); err != nil || len(all) != 1 || all[0].ID != id {
+		t.Errorf("sending %+v, %v: want the hold", all, err)
+	}
+	for _, f := range agents {
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := openSpares.Load(); n != before {
+		t.Errorf("after Close %d spares kept open, want %d", n, before)
+	}
+	if n := openFDs(t, agents[0].Paths, agents[1].Paths); n != 1 {
+		t.Errorf("after Close %d descriptors open, want 1 (the hold still sent)", n)
+	}
 }
