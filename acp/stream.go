@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"sync"
 	"time"
 
@@ -36,7 +37,19 @@ func (s *stream) takenLocked(ctx context.Context) error {
 		return nil
 	}
 	s.taken = true
-	return s.conn.Notify(ctx, contract.MethodTaken, contract.TakenParams{SessionID: s.thread})
+	m, err := s.takenMessage()
+	if err != nil {
+		return err
+	}
+	if err := s.conn.send(ctx, m); err != nil {
+		return fmt.Errorf("notify %s: %w", contract.MethodTaken, err)
+	}
+	return nil
+}
+
+// takenMessage is _link/taken of the stream's thread.
+func (s *stream) takenMessage() (*Message, error) {
+	return notification(contract.MethodTaken, contract.TakenParams{SessionID: s.thread})
 }
 
 // answer answers r, the prompt, with res, after _link/taken if the agent
@@ -49,7 +62,7 @@ func (s *stream) answer(ctx context.Context, r *Request, res PromptResult) error
 		return r.Reply(ctx, res)
 	}
 	s.taken = true
-	taken, err := notification(contract.MethodTaken, contract.TakenParams{SessionID: s.thread})
+	taken, err := s.takenMessage()
 	if err != nil {
 		return err
 	}
@@ -59,12 +72,30 @@ func (s *stream) answer(ctx context.Context, r *Request, res PromptResult) error
 // update sends one session/update, after _link/taken if the agent has not
 // said it yet: the contract has taken come before any answer.
 func (s *stream) update(ctx context.Context, u Update) error {
+	return s.sendUpdate(ctx, outNotification{SessionID: s.thread, Update: u})
+}
+
+// sendUpdate sends session/update with params, after _link/taken if the
+// agent has not said it yet: then both go in one write, taken first.
+func (s *stream) sendUpdate(ctx context.Context, params any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.takenLocked(ctx); err != nil {
+	if s.taken {
+		return s.conn.Notify(ctx, MethodSessionUpdate, params)
+	}
+	s.taken = true
+	taken, err := s.takenMessage()
+	if err != nil {
 		return err
 	}
-	return s.conn.Notify(ctx, MethodSessionUpdate, outNotification{SessionID: s.thread, Update: u})
+	m, err := notification(MethodSessionUpdate, params)
+	if err != nil {
+		return err
+	}
+	if err := s.conn.send(ctx, taken, m); err != nil {
+		return fmt.Errorf("notify %s: %w", MethodSessionUpdate, err)
+	}
+	return nil
 }
 
 // outNotification is session/update's params as Serve sends them.
@@ -225,12 +256,7 @@ type configOptionsUpdate struct {
 // notify sends one session/update of update, a kind Update doesn't hold,
 // after _link/taken if the agent has not said it yet.
 func (s *stream) notify(ctx context.Context, update any) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.takenLocked(ctx); err != nil {
-		return err
-	}
-	return s.conn.Notify(ctx, MethodSessionUpdate, struct {
+	return s.sendUpdate(ctx, struct {
 		SessionID string `json:"sessionId"`
 		Update    any    `json:"update"`
 	}{s.thread, update})

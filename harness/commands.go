@@ -141,8 +141,7 @@ func (h *Harness) command(ctx context.Context, c *conv, cmd *command, s acp.Stre
 	if err != nil {
 		return acp.Outcome{}, err
 	}
-	s.Taken(ctx)
-	s.Chunk(ctx, text)
+	s.Chunk(ctx, text) // with _link/taken before it, in one write
 	if r, ok := s.(acp.Reporter); ok && r.Reporting() && cmd.name == cmdModelSet && cmd.model != "" {
 		r.ConfigOptions(ctx, h.modelOption(c, cmd.model)) // the editor's model picker (sessions.go)
 	}

@@ -227,3 +227,25 @@ func TestSteeredWritesTakenWithAnswer(t *testing.T) {
 		t.Errorf("the steered message's writes after the upgrade: %q, want one connection's %q", steered, want)
 	}
 }
+
+// An owner's command is answered at once: its _link/taken goes with the
+// chunk saying what holds now, in one write, then the answer.
+func TestCommandWritesTakenWithChunk(t *testing.T) {
+	_, ln, url := countedRig(t, piecesModel{})
+	chunks := say(t, url, "telegram:78", "/chat:verbose on", nil)
+	if len(chunks) != 1 || !strings.Contains(chunks[0], "shown") {
+		t.Fatalf("the command answered %q", chunks)
+	}
+	conns := ln.Conns()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections, want 1", len(conns))
+	}
+	frames, err := conns[0].Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "result | result+available_commands_update | _link/taken+agent_message_chunk | result | close"
+	if got := strings.Join(frames, " | "); got != want {
+		t.Errorf("the command's writes after the upgrade:\n%s\nwant\n%s", got, want)
+	}
+}
