@@ -165,7 +165,12 @@ func (d *Driver) append(ctx context.Context, thread string, e store.Event) error
 		return err
 	}
 	st.Size = end + size
-	c.saw(seen{stamp: st, last: e.Seq})
+	s := seen{stamp: st, last: e.Seq}
+	if size <= maxSeenEvent {
+		ev := store.InUTC(e)
+		s.event = &ev
+	}
+	c.saw(s)
 	return nil
 }
 
@@ -303,28 +308,42 @@ func (d *Driver) opened(ctx context.Context, c *conv) (*fsx.File, error) {
 }
 
 // tailOf reads the last first bytes of c's file f, open under its lock
-// (readTail), with its stamp, unless f is as c last saw it and its last
-// event is before from: then there is nothing to read (none). The caller
-// releases the tail.
-func (c *conv) tailOf(f *fsx.File, first, from int64) (t tail, st fsx.Stamp, none bool, err error) {
+// (readTail), with its stamp, unless f is as c last saw it and what a
+// read from from wants is known from that: then done, with known the
+// events from from, none when its last event is before from, the last
+// when from is its number and c kept it. The caller releases the tail.
+func (c *conv) tailOf(f *fsx.File, first, from int64) (t tail, st fsx.Stamp, known []store.Event, done bool, err error) {
 	if st, err = f.Stamp(); err != nil {
-		return tail{}, st, false, err
+		return tail{}, st, nil, false, err
 	}
-	if s := c.lastSeen(); s.holds(st) && s.last < from {
-		return tail{}, st, true, nil
+	if s := c.lastSeen(); s.holds(st) {
+		switch {
+		case s.last < from:
+			return tail{}, st, nil, true, nil
+		case s.last == from && s.event != nil:
+			return tail{}, st, []store.Event{*s.event}, true, nil
+		}
 	}
 	if t, err = readTail(f, st.Size, first); err != nil {
-		return tail{}, st, false, fmt.Errorf("%s: %w", f.Name(), err)
+		return tail{}, st, nil, false, fmt.Errorf("%s: %w", f.Name(), err)
 	}
-	return t, st, false, nil
+	return t, st, nil, false, nil
 }
 
 // sawRead notes what a read under the lock of c's file stamped st found:
-// es, its last events through the end of its complete lines t.end.
+// es, its last events through the end of its complete lines t.end. The
+// last event kept of the file as it was is kept still.
 func (c *conv) sawRead(st fsx.Stamp, t tail, es []store.Event) {
-	if len(es) > 0 && t.end == st.Size {
-		c.saw(seen{stamp: st, last: es[len(es)-1].Seq})
+	if len(es) == 0 || t.end != st.Size {
+		return
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	last := es[len(es)-1].Seq
+	if c.seen.stamp == st && c.seen.last == last {
+		return
+	}
+	c.seen = seen{stamp: st, last: last}
 }
 
 // Read returns the thread's events numbered from and after. From the
@@ -354,9 +373,9 @@ func (d *Driver) read(ctx context.Context, thread string, from int64) ([]store.E
 // readFrom reads the events numbered from and after of c's file f, open
 // under its lock.
 func (c *conv) readFrom(f *fsx.File, from int64) ([]store.Event, error) {
-	t, st, none, err := c.tailOf(f, smallBlock, max(from, 1))
-	if none || err != nil {
-		return nil, err
+	t, st, known, done, err := c.tailOf(f, smallBlock, max(from, 1))
+	if done || err != nil {
+		return known, err
 	}
 	defer t.release()
 	var es []store.Event
@@ -395,7 +414,7 @@ func (d *Driver) latest(ctx context.Context, thread string, n int) ([]store.Even
 		return nil, err
 	}
 	defer f.Close()
-	t, st, _, err := c.tailOf(f, block, 0)
+	t, st, _, _, err := c.tailOf(f, block, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/internal/fsx"
+	"github.com/lnk-dev/link/store"
 )
 
 // conv is what the driver keeps of one conversation between its calls:
@@ -30,7 +31,20 @@ type conv struct {
 type seen struct {
 	stamp fsx.Stamp
 	last  int64
+	// event is the last event as the call that wrote it had it (at most
+	// maxSeenEvent bytes a line), nil when a read found it or it was
+	// longer: a read from its number finds it without reading or parsing
+	// its line (every driver's Read gives an event as it was appended:
+	// store/storetest), as a turn's read from the last event it kept
+	// does. It shares its parts with the one appended, which no one
+	// changes once it is written.
+	event *store.Event
 }
+
+// maxSeenEvent is the longest line whose event seen keeps: a turn's
+// answer mostly fits, and a driver keeping a thousand conversations holds
+// at most 8 MiB of them.
+const maxSeenEvent = 8 << 10
 
 // holds says whether the file stamped st is the one s saw, as it was.
 func (s seen) holds(st fsx.Stamp) bool { return st.Born != 0 && s.stamp == st }

@@ -3,6 +3,7 @@ package log_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -167,5 +168,38 @@ func TestSeenAnotherWriter(t *testing.T) {
 	want := append(storetest.Events(3, "a"), storetest.Event(4, "o"), storetest.Event(5, "a"))
 	if got, _ := os.ReadFile(path); !bytes.Equal(got, lines(t, want)) {
 		t.Fatalf("file:\n%s\nwant\n%s", got, lines(t, want))
+	}
+}
+
+// A read from the number of the event the driver appended last, which it
+// keeps, gives it as a read of its line does, every field (each kind of
+// event, storetest.Event), byte for byte as JSON; one longer than the
+// driver keeps is read from its line.
+func TestSeenLastEvent(t *testing.T) {
+	ctx := context.Background()
+	chats := t.TempDir()
+	d := log.Open(chats)
+	es := storetest.Events(12, "a")
+	es[11].Text = strings.Repeat("long ", 4<<10)
+	for _, e := range es {
+		if err := d.Append(ctx, "default", e); err != nil {
+			t.Fatal(err)
+		}
+		got, err := d.Read(ctx, "default", e.Seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := log.Open(chats).Read(ctx, "default", e.Seq) // no event kept: read from the line
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || len(fresh) != 1 {
+			t.Fatalf("read from #%d: %d events, and %d read from the line; want 1", e.Seq, len(got), len(fresh))
+		}
+		a, _ := json.Marshal(got[0])
+		b, _ := json.Marshal(fresh[0])
+		if !bytes.Equal(a, b) {
+			t.Fatalf("#%d kept reads as\n%s\nread from its line as\n%s", e.Seq, a, b)
+		}
 	}
 }
