@@ -24,8 +24,8 @@ import (
 // have: <id>.json, the id of its conversation's next answer, chosen at
 // the let-go. That conversation's next hold writes its answer, under that
 // id, into the spare where it is: one write, no rename. A hold of a
-// conversation with no spare of its own makes a file, or once the spares
-// are many takes another's and renames it to its id (spares.take).
+// conversation with no spare of its own takes another's and renames it
+// to its id, or makes a file when there is none (spares.take).
 // Every conversation's holds share chats/sending, and a file made and
 // removed there costs about three times a rename pair (the folder's lock
 // held while an inode is made and freed): 10% of a turn's CPU with 64
@@ -65,11 +65,6 @@ const maxSpare = 4096
 // maxSpares bounds how many spares one agent's answers keep.
 const maxSpares = 256
 
-// stealAt is how many spares an agent's answers keep before a hold of a
-// conversation with none of its own takes another's rather than make
-// one.
-const stealAt = maxSpares / 2
-
 // staleSpare is how old a spare's last write is when a listing removes
 // it: a process killed leaves its own, and one whose owner still lives
 // writes into none past half of it (holdInto).
@@ -88,6 +83,7 @@ type spare struct {
 	size    int
 	written time.Time
 	f       *os.File // nil when closed
+	kept    uint64   // its order among the spares kept (spares.put)
 }
 
 // folder is the folder of the conversation sp is named for.
@@ -128,38 +124,44 @@ type spares struct {
 	mu     sync.Mutex
 	free   map[string][]spare
 	n      int
+	kept   uint64          // how many were ever kept: each spare's order
+	lost   map[string]bool // the folders one of whose spares another took
 	closed bool
 }
 
-// take takes a spare for a hold in folder: one named for it; else, once
-// the spares are many (stealAt), the one written longest ago, of a
-// conversation quiet the longest; false for none, the hold made anew.
-// A conversation that took another's leaves its own owner none, who
-// would take another's in turn: while the spares are few, each
-// conversation makes its own, so one answered again and again writes
-// into its own.
+// take takes a spare for a hold in folder: one named for it; else, for
+// a conversation none of whose spares was taken by another, the one kept
+// last, of any conversation (renamed at the hold); false for none, the
+// hold made anew. A file made costs far more than a rename (ext4 looks
+// for a free inode past those freed lately), so a new conversation takes
+// the spare of the one answered last, which many new ones in turn never
+// answer again. A conversation whose spare another took makes its own:
+// taking another's in turn would leave that one's owner none, and so on
+// at every turn of many conversations taking turns.
 func (s *spares) take(folder string) (spare, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	list := s.free[folder]
 	if len(list) == 0 {
-		if s.n < stealAt {
+		if s.lost[folder] {
+			delete(s.lost, folder)
 			return spare{}, false
 		}
-		var oldest time.Time
+		var last uint64
 		for name, l := range s.free {
-			if w := l[0].written; oldest.IsZero() || w.Before(oldest) {
-				folder, list, oldest = name, l, w
+			if k := l[len(l)-1].kept; list == nil || k > last {
+				folder, list, last = name, l, k
 			}
 		}
-		sp := list[0]
-		if len(list) == 1 {
-			delete(s.free, folder)
-		} else {
-			s.free[folder] = list[1:]
+		if len(list) > 0 {
+			if s.lost == nil || len(s.lost) >= 4*maxSpares {
+				s.lost = map[string]bool{}
+			}
+			s.lost[folder] = true
 		}
-		s.n--
-		return s.taken(sp), true
+	}
+	if len(list) == 0 {
+		return spare{}, false
 	}
 	sp := list[len(list)-1]
 	if len(list) == 1 {
@@ -193,6 +195,8 @@ func (s *spares) put(sp spare) bool {
 	if s.free == nil {
 		s.free = map[string][]spare{}
 	}
+	s.kept++
+	sp.kept = s.kept
 	s.free[sp.folder()] = append(s.free[sp.folder()], sp)
 	s.n++
 	return true

@@ -111,8 +111,8 @@ func countCalls(t *testing.T) *callCount {
 // conversation's next answer, read as no answer by this process or
 // another; that answer's hold is the same file where it is, holding the
 // new answer alone (a shorter one padded, a longer one grown). Another
-// conversation's hold, while the spares are few, makes its own. Close
-// removes the spares.
+// conversation's hold takes it, renamed, and the spare it lets go is
+// named for that conversation. Close removes the spares.
 func TestSpareReused(t *testing.T) {
 	p := agent(t)
 	f := &Answers{Paths: p}
@@ -160,9 +160,15 @@ func TestSpareReused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	answerTurn(t, f, nil, "telegram:2", "another conversation's", 2, at, true)
-	if _, spares = sendingFiles(t, p); len(spares) != 2 {
-		t.Errorf("spares %v: want telegram:1's and telegram:2's", spares)
+	id := answerTurn(t, f, nil, "telegram:2", "another conversation's", 2, at, false)
+	if is, err := os.Stat(filepath.Join(dir, id+".json")); err != nil || !os.SameFile(was, is) {
+		t.Errorf("telegram:2's hold: %v, the spare %v: want telegram:1's spare renamed", err, err == nil && os.SameFile(was, is))
+	}
+	if err := f.letGo(id, spare{size: 300, written: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, spares = sendingFiles(t, p); len(spares) != 1 || !strings.HasPrefix(spares[0], "telegram-2~") {
+		t.Errorf("spares %v: want the one, named for telegram:2", spares)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
@@ -171,37 +177,53 @@ func TestSpareReused(t *testing.T) {
 		t.Errorf("after Close: %v %v, want nothing", holds, spares)
 	}
 	// A hold let go after Close is removed, not kept.
-	id := answerTurn(t, f, nil, "telegram:3", "late", 2, at, true)
+	id = answerTurn(t, f, nil, "telegram:3", "late", 2, at, true)
 	if holds, spares := sendingFiles(t, p); len(holds)+len(spares) != 0 {
 		t.Errorf("%s let go after Close: %v %v, want nothing", id, holds, spares)
 	}
 }
 
-// TestSpareTakenOnceMany: once an agent keeps stealAt spares, a hold of a
-// conversation with none of its own takes the one written longest ago,
-// renamed to its id, rather than make a file.
-func TestSpareTakenOnceMany(t *testing.T) {
+// TestSpareTaken: a hold of a new conversation, with no spare of its
+// own, takes the spare kept last, of another conversation, renamed to
+// its id, rather than make a file; its next hold is its own. The
+// conversation whose spare it took makes its own at its next hold,
+// rather than take another's in turn.
+func TestSpareTaken(t *testing.T) {
 	p := agent(t)
 	f := &Answers{Paths: p}
 	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
-	dones := make([]func(), stealAt)
+	dones := make([]func(), 3)
 	for i := range dones {
 		_, dones[i] = holdTurn(t, f, nil, "telegram:"+strconv.Itoa(100+i), "an answer", 2, at)
 	}
-	for _, done := range dones { // telegram:100's let go first
+	for _, done := range dones { // telegram:102's kept last
 		done()
 	}
-	oldest := f.spares.free["telegram-100"][0].id
+	last := f.spares.free["telegram-102"][0].id
 	c := countCalls(t)
-	id := answerTurn(t, f, nil, "telegram:1", "the answer", 2, at, false)
-	if c.opens != 0 || c.renames != 1 {
-		t.Errorf("the hold opened %d files and renamed %d, want 0 and 1: a spare taken", c.opens, c.renames)
+	id := answerTurn(t, f, nil, "telegram:1", "the answer", 2, at, true)
+	if c.opens != 0 || c.renames != 2 {
+		t.Errorf("the hold and its let-go opened %d files and renamed %d, want 0 and 2: a spare taken", c.opens, c.renames)
 	}
-	if _, err := os.Stat(filepath.Join(p.Chats(), SendingDir, oldest+".json")); !os.IsNotExist(err) {
-		t.Errorf("telegram:100's spare, let go first: %v, want it taken", err)
+	if _, err := os.Stat(filepath.Join(p.Chats(), SendingDir, last+".json")); !os.IsNotExist(err) {
+		t.Errorf("telegram:102's spare, kept last: %v, want it taken", err)
 	}
-	if all, err := f.Sending(context.Background()); err != nil || len(all) != 1 || all[0].ID != id {
-		t.Errorf("sending %+v, %v: want the hold", all, err)
+	_, spares := sendingFiles(t, p)
+	if len(spares) != 3 || !slices.ContainsFunc(spares, func(name string) bool { return strings.HasPrefix(name, "telegram-1~") }) {
+		t.Errorf("spares %v: want three, one named for telegram:1 (%s)", spares, id)
+	}
+	was := *c
+	answerTurn(t, f, nil, "telegram:1", "the next answer", 4, at, true)
+	if c.opens != was.opens || c.renames != was.renames+1 {
+		t.Errorf("telegram:1's next hold and let-go: %d opens, %d renames; want 0 and 1", c.opens-was.opens, c.renames-was.renames)
+	}
+	was = *c
+	answerTurn(t, f, nil, "telegram:102", "its next answer", 4, at, true)
+	if c.opens != was.opens+1 || c.renames != was.renames+1 {
+		t.Errorf("telegram:102's next hold and let-go: %d opens, %d renames; want 1 and 1, a file made", c.opens-was.opens, c.renames-was.renames)
+	}
+	if _, spares = sendingFiles(t, p); len(spares) != 4 {
+		t.Errorf("spares %v: want four, telegram:100's, 101's, 102's and 1's", spares)
 	}
 }
 
