@@ -50,6 +50,17 @@ type Stream interface {
 	ToolCallUpdate(ctx context.Context, id, status string, activity *bool) error
 }
 
+// CallsStreamer is a Stream that streams the tool calls a round begins
+// together in one write, as Serve's streams do.
+type CallsStreamer interface {
+	// ToolCalls streams each of calls as ToolCall does, in order.
+	ToolCalls(ctx context.Context, calls []ToolCallStart, activity *bool) error
+}
+
+// ToolCallStart is a tool call begun: its id, and its title, the tool's
+// name.
+type ToolCallStart struct{ ID, Title string }
+
 // Outcome is how a prompt ended: its stop reason, whether it joined a
 // running turn whose answer answers it, and what to call once its
 // response is written.

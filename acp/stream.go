@@ -23,7 +23,10 @@ type stream struct {
 	message string // the messageId of the chunks streaming now; "" until the next chunk
 }
 
-var _ Stream = (*stream)(nil)
+var (
+	_ Stream        = (*stream)(nil)
+	_ CallsStreamer = (*stream)(nil)
+)
 
 // Taken sends _link/taken once; every later call does nothing.
 func (s *stream) Taken(ctx context.Context) error {
@@ -75,24 +78,32 @@ func (s *stream) update(ctx context.Context, u Update) error {
 	return s.sendUpdate(ctx, outNotification{SessionID: s.thread, Update: u})
 }
 
-// sendUpdate sends session/update with params, after _link/taken if the
-// agent has not said it yet: then both go in one write, taken first.
-func (s *stream) sendUpdate(ctx context.Context, params any) error {
+// sendUpdate sends a session/update of each params, in order, after
+// _link/taken if the agent has not said it yet: all in one write, taken
+// first.
+func (s *stream) sendUpdate(ctx context.Context, params ...any) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.taken {
-		return s.conn.Notify(ctx, MethodSessionUpdate, params)
+	if s.taken && len(params) == 1 {
+		return s.conn.Notify(ctx, MethodSessionUpdate, params[0])
 	}
-	s.taken = true
-	taken, err := s.takenMessage()
-	if err != nil {
-		return err
+	ms := make([]*Message, 0, len(params)+1)
+	if !s.taken {
+		s.taken = true
+		taken, err := s.takenMessage()
+		if err != nil {
+			return err
+		}
+		ms = append(ms, taken)
 	}
-	m, err := notification(MethodSessionUpdate, params)
-	if err != nil {
-		return err
+	for _, p := range params {
+		m, err := notification(MethodSessionUpdate, p)
+		if err != nil {
+			return err
+		}
+		ms = append(ms, m)
 	}
-	if err := s.conn.send(ctx, taken, m); err != nil {
+	if err := s.conn.send(ctx, ms...); err != nil {
 		return fmt.Errorf("notify %s: %w", MethodSessionUpdate, err)
 	}
 	return nil
@@ -125,6 +136,17 @@ func (s *stream) Chunk(ctx context.Context, text string) error {
 func (s *stream) ToolCall(ctx context.Context, id, title string, activity *bool) error {
 	s.endMessage()
 	return s.update(ctx, Update{SessionUpdate: UpdateToolCall, ToolCallID: id, Title: title, Status: ToolInProgress, Meta: activityMeta(activity)})
+}
+
+// ToolCalls streams calls, begun together, as ToolCall does each, in one
+// write; the next chunk begins a message.
+func (s *stream) ToolCalls(ctx context.Context, calls []ToolCallStart, activity *bool) error {
+	s.endMessage()
+	params := make([]any, len(calls))
+	for i, c := range calls {
+		params[i] = outNotification{SessionID: s.thread, Update: Update{SessionUpdate: UpdateToolCall, ToolCallID: c.ID, Title: c.Title, Status: ToolInProgress, Meta: activityMeta(activity)}}
+	}
+	return s.sendUpdate(ctx, params...)
 }
 
 // ToolCallUpdate streams a tool call's end with its status; the next

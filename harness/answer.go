@@ -7,6 +7,7 @@ import (
 
 	"github.com/lnk-dev/link/acp"
 	"github.com/lnk-dev/link/internal/jsonx"
+	"github.com/lnk-dev/link/store"
 )
 
 // cutNote ends an answer cut at the bridge's limit, saying why.
@@ -125,16 +126,34 @@ func (a *answer) flushLocked() {
 	}
 }
 
-// toolCall streams the start of a call, titled with the tool's name.
-func (a *answer) toolCall(id, name string) {
+// toolCalls streams the start of a round's calls, each titled with its
+// tool's name: begun together, in one write when the stream can
+// (acp.CallsStreamer).
+func (a *answer) toolCalls(calls []store.ToolCall) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.flushLocked()
 	if a.gone {
 		return
 	}
-	if ctx, ok := a.caller(); !ok || a.s.ToolCall(ctx, id, name, a.activity) != nil {
+	ctx, ok := a.caller()
+	if !ok {
 		a.gone = true
+		return
+	}
+	if cs, ok := a.s.(acp.CallsStreamer); ok {
+		starts := make([]acp.ToolCallStart, len(calls))
+		for i, c := range calls {
+			starts[i] = acp.ToolCallStart{ID: c.ID, Title: c.Name}
+		}
+		a.gone = cs.ToolCalls(ctx, starts, a.activity) != nil
+		return
+	}
+	for _, c := range calls {
+		if a.s.ToolCall(ctx, c.ID, c.Name, a.activity) != nil {
+			a.gone = true
+			return
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/lnk-dev/link/harness"
 	"github.com/lnk-dev/link/harness/harnesstest"
 	"github.com/lnk-dev/link/model"
+	"github.com/lnk-dev/link/model/scripted"
 	"github.com/lnk-dev/link/store"
 )
 
@@ -247,5 +248,34 @@ func TestCommandWritesTakenWithChunk(t *testing.T) {
 	want := "result | result+available_commands_update | _link/taken+agent_message_chunk | result | close"
 	if got := strings.Join(frames, " | "); got != want {
 		t.Errorf("the command's writes after the upgrade:\n%s\nwant\n%s", got, want)
+	}
+}
+
+// A round's calls, begun together, are streamed as their tool_calls in
+// one write; each call's end goes as it comes.
+func TestCallsWriteTheirStartsTogether(t *testing.T) {
+	search := func(id string) model.ToolCall {
+		return model.ToolCall{ID: id, Name: "memory__search", Input: `{"q":"` + id + `"}`}
+	}
+	p := scripted.New(model.Response{Calls: []model.ToolCall{search("c1"), search("c2"), search("c3")}}, model.Response{Text: "found them"})
+	_, ln, url := countedRig(t, p)
+	if got := strings.Join(say(t, url, "telegram:79", "find them", nil), ""); got != "found them" {
+		t.Fatalf("streamed %q", got)
+	}
+	frames, err := ln.Conns()[0].Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	starts, ends := 0, 0
+	for _, f := range frames {
+		switch f {
+		case "tool_call+tool_call+tool_call":
+			starts++
+		case "tool_call_update":
+			ends++
+		}
+	}
+	if starts != 1 || ends != 3 {
+		t.Errorf("writes after the upgrade %q: want the three tool_calls in one, each tool_call_update in its own", frames)
 	}
 }

@@ -448,8 +448,9 @@ func (t *turn) answered(ctx context.Context, r reply, choice model.ToolChoice) (
 // 4. Make the calls.
 
 // call makes a round's calls, all at once. Each is streamed as a
-// tool_call titled with the tool's name, then its tool_call_update; each
-// answer, kept up to 32 KiB, is an event of its own, written as it comes.
+// tool_call titled with the tool's name (the round's together, in one
+// write), then its tool_call_update; each answer, kept up to 32 KiB, is
+// an event of its own, written as it comes.
 // A call to a tool the round didn't offer is answered as one there
 // isn't, and never made.
 func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
@@ -460,12 +461,12 @@ func (t *turn) call(ctx context.Context, calls []store.ToolCall) error {
 	meta := t.callMeta()
 	t.out.setActivity(t.verbose()) // the conversation's /chat:verbose, as of now
 	errs := make([]error, len(calls))
+	t.out.toolCalls(calls) // begun together: in one write
 	var wg sync.WaitGroup
 	for i, c := range calls {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t.out.toolCall(c.ID, c.Name)
 			var text string
 			var failed bool
 			if slices.Contains(names, c.Name) {
