@@ -57,31 +57,32 @@ func Route(agents []Agent, own, name, id string) (Agent, error) {
 				return a, nil
 			}
 		}
-		var named []Agent
-		for _, a := range agents {
-			if a.Name == name {
-				named = append(named, a)
-			}
-		}
-		if len(named) == 1 && named[0].ID == "" {
-			return named[0], nil
+		if a, n := named(agents, name); n == 1 && a.ID == "" {
+			return a, nil
 		}
 		return Agent{}, fmt.Errorf("route %q: no agent of that name has that Link-Agent-Id: %w", name, ErrUnknownAgent)
 	}
-	var found []Agent
-	for _, a := range agents {
-		if a.Name == name {
-			found = append(found, a)
-		}
-	}
-	switch len(found) {
+	switch a, n := named(agents, name); n {
 	case 0:
 		return Agent{}, fmt.Errorf("route %q: %w", name, ErrUnknownAgent)
 	case 1:
-		return found[0], nil
+		return a, nil
 	default:
 		return Agent{}, fmt.Errorf("route %q: %w", name, ErrAgentShared)
 	}
+}
+
+// named is the first of agents named name, and how many are.
+func named(agents []Agent, name string) (first Agent, n int) {
+	for _, a := range agents {
+		if a.Name == name {
+			if n == 0 {
+				first = a
+			}
+			n++
+		}
+	}
+	return first, n
 }
 
 // validateAgents checks a list of agents can be routed: valid names,

@@ -21,12 +21,15 @@ const (
 )
 
 // Commands lists the owner's commands Link Harness takes, for acp.Serve's
-// available_commands_update.
-func (h *Harness) Commands(agent string) []acp.Command {
-	return []acp.Command{
-		{Name: cmdModelSet, Description: "Run this conversation on a model, by its name or an alias; alone, say which it runs on", Input: &acp.CommandInput{Hint: "model name or alias"}},
-		{Name: cmdChatVerbose, Description: "Show this chat the agent's tool calls, or hide them; alone, switch", Input: &acp.CommandInput{Hint: "on | off"}},
-	}
+// available_commands_update: every connection's session is sent them,
+// the same list for every agent, made once.
+func (h *Harness) Commands(agent string) []acp.Command { return commands }
+
+// commands are the owner's commands, as Commands lists them; acp only
+// encodes them.
+var commands = []acp.Command{
+	{Name: cmdModelSet, Description: "Run this conversation on a model, by its name or an alias; alone, say which it runs on", Input: &acp.CommandInput{Hint: "model name or alias"}},
+	{Name: cmdChatVerbose, Description: "Show this chat the agent's tool calls, or hide them; alone, switch", Input: &acp.CommandInput{Hint: "on | off"}},
 }
 
 var _ acp.Commander = (*Harness)(nil)
