@@ -10,8 +10,14 @@ import (
 )
 
 // DefaultKeepEvents bounds the events a harness keeps between turns, in
-// bytes as estimated (eventSize), over every conversation.
-const DefaultKeepEvents = 8 << 20
+// bytes as estimated (eventSize), over every conversation: about forty
+// conversations whose windows hold 100,000 tokens, with their messages.
+const DefaultKeepEvents = 32 << 20
+
+// keptLately is how lately a conversation kept was used for a
+// conversation not kept to take its place past the bound: none used
+// since is let go for one that would have to be read anyway.
+const keptLately = 30 * time.Second
 
 // history keeps, between turns, the events of the conversations whose
 // turns ran lately, so the next turn reads only what was written after
@@ -22,7 +28,11 @@ const DefaultKeepEvents = 8 << 20
 // written, and a turn proves the conversation is the one kept by reading
 // its last kept event again, byte for byte (history.check); one that
 // isn't is read whole. An entry unused for a sweep's time goes, and the
-// oldest go first past max, so an idle harness holds none.
+// least lately used go first past max, so an idle harness holds none;
+// but a conversation that was not kept takes no place past max from one
+// used lately (keptLately): many conversations taking turns, more than
+// max holds, would each let go the one whose turn is next, and none would
+// ever be found kept. So those kept stay kept, and the rest are read.
 type history struct {
 	mu   sync.Mutex
 	kept map[histKey]*histEntry
@@ -51,6 +61,9 @@ type kept struct {
 	win    windowView
 	msgs   keptMessages
 	sets   lastSets
+	// again: these are the events kept after the conversation's last
+	// turn here, taken and kept again (put).
+	again bool
 }
 
 func newHistory(max int) *history {
@@ -69,13 +82,16 @@ func (hs *history) take(agent, thread string) kept {
 	}
 	delete(hs.kept, k)
 	hs.size -= e.size
+	e.kept.again = true
 	return e.kept
 }
 
 // put keeps k's events (read from the store, in order from the window's
 // start) of thread as of now, with the window counts of the first of
 // them (counts[i] is window.Count(events[i])) and the window among them,
-// letting the least lately used go past max.
+// letting the least lately used go past max; but when k is not kept
+// again (again) and every other one past max was used lately
+// (keptLately), k goes instead.
 func (hs *history) put(agent, thread string, k kept, now time.Time) {
 	if len(k.events) == 0 || hs.max <= 0 {
 		return
@@ -96,13 +112,19 @@ func (hs *history) put(agent, thread string, k kept, now time.Time) {
 	for hs.size > hs.max {
 		var oldest histKey
 		var at time.Time
-		for k, e := range hs.kept {
-			if at.IsZero() || e.used.Before(at) {
-				oldest, at = k, e.used
+		for hk, e := range hs.kept {
+			if hk != key && (at.IsZero() || e.used.Before(at)) {
+				oldest, at = hk, e.used
 			}
+		}
+		if !k.again && now.Sub(at) < keptLately {
+			oldest = key
 		}
 		hs.size -= hs.kept[oldest].size
 		delete(hs.kept, oldest)
+		if oldest == key {
+			return
+		}
 	}
 }
 

@@ -19,8 +19,8 @@ func keptOf(events []store.Event) kept {
 	return k
 }
 
-// history keeps within its bound, the least lately used going first, and
-// lets go what a sweep's time didn't use.
+// history keeps within its bound, the least lately used going first
+// when it wasn't used lately, and lets go what a sweep's time didn't use.
 func TestHistoryBound(t *testing.T) {
 	conv := func(n int, text string) []store.Event {
 		var es []store.Event
@@ -37,7 +37,7 @@ func TestHistoryBound(t *testing.T) {
 	at := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	hs.put("main", "a", keptOf(conv(4, "x")), at)
 	hs.put("main", "b", keptOf(conv(4, "x")), at.Add(time.Second))
-	hs.put("main", "c", keptOf(conv(4, "x")), at.Add(2*time.Second)) // past the bound: a goes
+	hs.put("main", "c", keptOf(conv(4, "x")), at.Add(keptLately)) // past the bound: a, not used lately, goes
 	if take(hs, "a") != nil || hs.len() != 2 {
 		t.Fatalf("the least lately used kept past the bound; %d kept", hs.len())
 	}
@@ -53,12 +53,50 @@ func TestHistoryBound(t *testing.T) {
 		t.Fatalf("took %d events, then again", len(got))
 	}
 	hs.put("main", "b", keptOf(conv(4, "x")), at.Add(time.Second))
-	hs.expire(at.Add(2 * time.Second)) // b unused since before: goes; c stays
+	hs.expire(at.Add(keptLately)) // b unused since before: goes; c stays
 	if hs.len() != 1 || take(hs, "c") == nil || hs.size != 0 {
 		t.Fatalf("after expiry: %d kept, %d bytes", hs.len(), hs.size)
 	}
 	if none := newHistory(-1); func() bool { none.put("main", "a", keptOf(conv(1, "x")), at); return none.len() != 0 }() {
 		t.Fatal("a history of no bytes kept one")
+	}
+}
+
+// Many conversations taking turns, more than the bound holds, don't let
+// go each the one whose turn is next: those kept stay kept, found at each
+// of their turns, and the rest are read. One kept that grows past the
+// bound still lets the least lately used go.
+func TestHistoryKeepsThoseUsedLately(t *testing.T) {
+	events := func(n int) []store.Event {
+		es := make([]store.Event, n)
+		for i := range es {
+			es[i] = store.Event{Seq: int64(i + 1), Kind: store.KindMessage, Text: "x"}
+		}
+		return es
+	}
+	one := eventSize(events(1)[0])
+	hs := newHistory(8 * one) // two conversations of four events
+	at := time.Date(2026, 12, 8, 2, 0, 0, 0, time.UTC)
+	threads := []string{"a", "b", "c", "d"}
+	found := map[string]int{}
+	for turn := range 40 { // each conversation's turn in order, a second apart
+		thread := threads[turn%len(threads)]
+		k := hs.take("main", thread)
+		if k.events != nil {
+			found[thread]++
+		} else {
+			k = keptOf(events(4))
+		}
+		hs.put("main", thread, k, at.Add(time.Duration(turn)*time.Second))
+	}
+	if found["a"] != 9 || found["b"] != 9 || found["c"]+found["d"] != 0 {
+		t.Fatalf("found kept at their turns: %v; want a and b at each after their first, c and d never", found)
+	}
+	k := hs.take("main", "b") // b grows past the bound: a, the least lately used, goes
+	k.events, k.bytes = events(5), 5*one
+	hs.put("main", "b", k, at.Add(time.Minute))
+	if hs.take("main", "a").events != nil || hs.take("main", "b").events == nil {
+		t.Fatal("one kept that grew past the bound did not let the least lately used go")
 	}
 }
 

@@ -40,6 +40,9 @@ type reader struct {
 	// read. What the harness may keep for the conversation's next turn,
 	// which so doesn't read back what the turn wrote.
 	readTo int
+	// again: the events were kept after the conversation's last turn
+	// here, and are kept again after this one (history.put).
+	again bool
 	// anchored: events were kept from an earlier turn, and the next read
 	// reads their last again, to prove the conversation is the one kept.
 	anchored bool
@@ -77,6 +80,7 @@ func (r *reader) resume() {
 	}
 	r.readTo = len(r.events)
 	r.anchored = len(r.events) > 0
+	r.again = r.anchored
 }
 
 // keep keeps the events read, from the window's start, for the
@@ -105,7 +109,7 @@ func (r *reader) keep(now func() time.Time) {
 	for _, e := range read[:i] {
 		bytes -= eventSize(e)
 	}
-	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], bytes: bytes, counts: counts[min(i, len(counts)):], win: win, msgs: msgs, sets: sets}, now())
+	r.hist.put(r.c.agent, r.c.thread, kept{events: read[i:], bytes: bytes, counts: counts[min(i, len(counts)):], win: win, msgs: msgs, sets: sets, again: r.again}, now())
 }
 
 // begun notes e, the message that began the turn, just written: when it
