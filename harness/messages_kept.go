@@ -139,7 +139,18 @@ func (r *reader) keptMessages(v *windowView, withTools bool, name string, takes 
 		}
 		k.frozen, k.n = frozen, max(k.n-1, 0)+settled
 	}
-	for i := range events[:cut] {
+	k.settle(events[:cut], results)
+	k.handed = max(k.handed, len(k.msgs))
+	if len(k.msgs) == 0 {
+		return []model.Message{} // as model.Substitute gives no message
+	}
+	return k.msgs[:len(k.msgs):len(k.msgs)]
+}
+
+// settle notes events, newly settled, as made: their calls' first
+// results, and the calls results didn't answer.
+func (k *keptMessages) settle(events []store.Event, results callResults) {
+	for i := range events {
 		e := &events[i]
 		k.results = addResult(k.results, e)
 		if e.Kind == store.KindAnswer {
@@ -153,12 +164,7 @@ func (r *reader) keptMessages(v *windowView, withTools bool, name string, takes 
 			}
 		}
 	}
-	k.at += cut
-	k.handed = max(k.handed, len(k.msgs))
-	if len(k.msgs) == 0 {
-		return []model.Message{} // as model.Substitute gives no message
-	}
-	return k.msgs[:len(k.msgs):len(k.msgs)]
+	k.at += len(events)
 }
 
 // put sets message i of msgs to m, i at most their length: in place
