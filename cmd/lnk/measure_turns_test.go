@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lnk-dev/link/cmd/internal/floor"
 	"github.com/lnk-dev/link/contract"
 )
 
@@ -21,7 +22,7 @@ func TestMessagesInTurns(t *testing.T) {
 	var got []string
 	conns := make([]*agentConn, 2)
 	for i, name := range []string{"floor", "harness"} {
-		floor := floorHandler(key)
+		floor := floor.Handler(key)
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.URL.Path == contract.ACPPath {
 				mu.Lock()

@@ -5,7 +5,6 @@ package serve
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -20,9 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/lnk-dev/link/acp"
+	"github.com/lnk-dev/link/cmd/internal/floor"
 	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/model/scripted"
@@ -225,64 +223,16 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// startFloor serves the floor on a free loopback port until the test
-// ends, and gives its endpoint's address: the proof of key, the upgrade,
-// and each request answered with an empty result but initialize's, by
-// hand over coder/websocket, as lnk measure's floor-server answers them.
+// startFloor serves the floor (cmd/internal/floor, lnk measure's
+// floor-server's) on a free loopback port until the test ends, and gives
+// its endpoint's address.
 func startFloor(t testing.TB, key []byte) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.HandleFunc(contract.ProofPath, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set(contract.HeaderProof, contract.Proof(key, r.Header.Get(contract.HeaderChallenge)))
-	})
-	mux.HandleFunc(contract.ACPPath, func(w http.ResponseWriter, r *http.Request) {
-		if !contract.KeyMatches(key, r.Header.Get(contract.HeaderAuthorization)) {
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		c, err := websocket.Accept(w, r, &websocket.AcceptOptions{CompressionMode: websocket.CompressionDisabled})
-		if err != nil {
-			return
-		}
-		defer c.CloseNow()
-		floorAnswer(r.Context(), c)
-	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: floor.Handler(key), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	return contract.EndpointURL(ln.Addr().(*net.TCPAddr).Port)
-}
-
-// floorAnswer answers one connection's requests until its client closes
-// it: initialize's result, and an empty one to anything else.
-func floorAnswer(ctx context.Context, c *websocket.Conn) {
-	type result struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Result  any             `json:"result"`
-	}
-	for {
-		_, b, err := c.Read(ctx)
-		if err != nil {
-			return
-		}
-		var req struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(b, &req) != nil {
-			return
-		}
-		res := result{"2.0", req.ID, map[string]any{}}
-		if req.Method == acp.MethodInitialize {
-			res.Result = map[string]any{"protocolVersion": acp.ProtocolVersion, "agentCapabilities": map[string]any{"loadSession": true}, "authMethods": []any{}}
-		}
-		out, _ := json.Marshal(res)
-		if c.Write(ctx, websocket.MessageText, out) != nil {
-			return
-		}
-	}
 }
