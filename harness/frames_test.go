@@ -139,14 +139,7 @@ func TestTurnWritesHeldPiecesAsOneChunk(t *testing.T) {
 		t.Fatalf("chunks %q, want the one %q", chunks, want)
 	}
 	r.Server.Close() // the rig's; the counted endpoint's conns are done once its client closed
-	conns := ln.Conns()
-	if len(conns) != 1 {
-		t.Fatalf("%d connections, want 1", len(conns))
-	}
-	frames, err := conns[0].Frames()
-	if err != nil {
-		t.Fatal(err)
-	}
+	frames := onlyConnFrames(t, ln)
 	got := strings.Join(frames, " | ")
 	wantWrites := "result | result+available_commands_update | _link/taken | agent_message_chunk | result | close"
 	if got != wantWrites {
@@ -237,14 +230,7 @@ func TestCommandWritesTakenWithChunk(t *testing.T) {
 	if len(chunks) != 1 || !strings.Contains(chunks[0], "shown") {
 		t.Fatalf("the command answered %q", chunks)
 	}
-	conns := ln.Conns()
-	if len(conns) != 1 {
-		t.Fatalf("%d connections, want 1", len(conns))
-	}
-	frames, err := conns[0].Frames()
-	if err != nil {
-		t.Fatal(err)
-	}
+	frames := onlyConnFrames(t, ln)
 	want := "result | result+available_commands_update | _link/taken+agent_message_chunk | result | close"
 	if got := strings.Join(frames, " | "); got != want {
 		t.Errorf("the command's writes after the upgrade:\n%s\nwant\n%s", got, want)
@@ -262,10 +248,7 @@ func TestCallsWriteTheirStartsTogether(t *testing.T) {
 	if got := strings.Join(say(t, url, "telegram:79", "find them", nil), ""); got != "found them" {
 		t.Fatalf("streamed %q", got)
 	}
-	frames, err := ln.Conns()[0].Frames()
-	if err != nil {
-		t.Fatal(err)
-	}
+	frames := onlyConnFrames(t, ln)
 	starts, ends := 0, 0
 	for _, f := range frames {
 		switch f {
@@ -278,4 +261,19 @@ func TestCallsWriteTheirStartsTogether(t *testing.T) {
 	if starts != 1 || ends != 3 {
 		t.Errorf("writes after the upgrade %q: want the three tool_calls in one, each tool_call_update in its own", frames)
 	}
+}
+
+// onlyConnFrames is what each write after the upgrade carried, frame by
+// frame, on the one connection ln accepted.
+func onlyConnFrames(t *testing.T, ln *endpointtest.WritesListener) []string {
+	t.Helper()
+	conns := ln.Conns()
+	if len(conns) != 1 {
+		t.Fatalf("%d connections, want 1", len(conns))
+	}
+	frames, err := conns[0].Frames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return frames
 }
