@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"testing"
 
 	"github.com/lnk-dev/link/acp"
-	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint/endpointtest"
 )
 
@@ -28,18 +26,14 @@ func TestResumeAndCommandsOneWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := &endpointtest.WritesListener{Listener: tcp}
+	ln, url := endpointtest.Listen(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(ctx, ln) }()
 
 	tctx := testCtx(t)
-	conn, err := Dial(tctx, DialOptions{URL: "http://" + tcp.Addr().String() + contract.ACPPath, Key: []byte("key-main")})
+	conn, err := Dial(tctx, DialOptions{URL: url, Key: []byte("key-main")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,14 +92,10 @@ func TestTakenWithAnswerOneWrite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := &endpointtest.WritesListener{Listener: tcp}
+	ln, url := endpointtest.Listen(t)
 	go s.Serve(context.Background(), ln)
 	ctx := testCtx(t)
-	conn, err := Dial(ctx, DialOptions{URL: "http://" + tcp.Addr().String() + contract.ACPPath, Key: []byte("key-main")})
+	conn, err := Dial(ctx, DialOptions{URL: url, Key: []byte("key-main")})
 	if err != nil {
 		t.Fatal(err)
 	}

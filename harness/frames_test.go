@@ -3,14 +3,12 @@ package harness_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/lnk-dev/link/acp"
-	"github.com/lnk-dev/link/contract"
 	"github.com/lnk-dev/link/endpoint"
 	"github.com/lnk-dev/link/endpoint/endpointtest"
 	"github.com/lnk-dev/link/harness"
@@ -59,14 +57,10 @@ func countedRig(t *testing.T, p model.Provider) (*rig, *endpointtest.WritesListe
 	if err != nil {
 		t.Fatal(err)
 	}
-	tcp, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln := &endpointtest.WritesListener{Listener: tcp}
+	ln, url := endpointtest.Listen(t)
 	go srv.Serve(context.Background(), ln)
 	t.Cleanup(func() { srv.Close() })
-	return r, ln, "http://" + tcp.Addr().String() + contract.ACPPath
+	return r, ln, url
 }
 
 // say sends text in thread over a connection of its own to url, and

@@ -12,7 +12,22 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"testing"
+
+	"github.com/lnk-dev/link/contract"
 )
+
+// Listen is a WritesListener on a free loopback port, closed when the
+// test ends, and the address of the endpoint's ACP path on it.
+func Listen(t testing.TB) (*WritesListener, string) {
+	t.Helper()
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tcp.Close() })
+	return &WritesListener{Listener: tcp}, "http://" + tcp.Addr().String() + contract.ACPPath
+}
 
 // WritesListener wraps each connection it accepts in a Conn.
 type WritesListener struct {

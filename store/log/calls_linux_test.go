@@ -7,16 +7,14 @@ import (
 	"context"
 	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/lnk-dev/link/internal/stracecount"
 	"github.com/lnk-dev/link/store"
 	"github.com/lnk-dev/link/store/log"
 	"github.com/lnk-dev/link/store/storetest"
@@ -148,49 +146,11 @@ func TestWarmTurnSyscalls(t *testing.T) {
 // warm turns, paired or not, by strace -f -c.
 func straceTurns(t *testing.T, turns int, paired bool) map[string]int {
 	t.Helper()
-	strace, err := exec.LookPath("strace")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("no strace command: .ci/run installs it, and this test needs it in CI")
-		}
-		t.Skip("no strace command (apt-get install strace)")
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "calls")
-	cmd := exec.Command(strace, "-f", "-c", "-o", out, exe, "-test.run=^TestWarmTurnSyscalls$", "-test.count=1")
-	// GOMAXPROCS not looked at again as the process runs: the runtime's
-	// reads of the cgroup's limit would be counted with the turns'.
-	cmd.Env = append(os.Environ(), envChats+"="+t.TempDir(), envTurns+"="+strconv.Itoa(turns), "GODEBUG=updatemaxprocs=0")
+	env := []string{envChats + "=" + t.TempDir(), envTurns + "=" + strconv.Itoa(turns)}
 	if paired {
-		cmd.Env = append(cmd.Env, envPaired+"=1")
+		env = append(env, envPaired+"=1")
 	}
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("strace: %v\n%s", err, b)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Its table's rows: % time, seconds, usecs/call, calls, [errors,] syscall.
-	counts := map[string]int{}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) < 5 || f[0][0] < '0' || f[0][0] > '9' {
-			continue
-		}
-		n, err := strconv.Atoi(f[3])
-		if err != nil {
-			continue
-		}
-		counts[f[len(f)-1]] = n
-	}
-	if len(counts) == 0 {
-		t.Fatalf("no calls counted:\n%s", b)
-	}
-	return counts
+	return stracecount.Count(t, "TestWarmTurnSyscalls", env...)
 }
 
 // readCount is how many read calls (read, pread64, readv) the process
