@@ -1,7 +1,8 @@
 // Package endpointtest is what the tests that count an endpoint's writes
 // share: a listener whose connections record each write made to them, as
-// one system call makes it (WritesListener), and what each write after
-// the WebSocket's upgrade carried, frame by frame (Conn.Frames).
+// one system call makes it (WritesListener, on a loopback port by
+// Listen), and what each write after the WebSocket's upgrade carried,
+// frame by frame (Conn.Frames).
 package endpointtest
 
 import (
